@@ -1,0 +1,192 @@
+#include "database.h"
+
+#include <svc/sdk/util.h>
+
+#include <Poco/Data/SQLite/Connector.h>
+#include <Poco/File.h>
+#include <Poco/Path.h>
+#include <Poco/URI.h>
+#ifdef SVC_WITH_MYSQL
+#include <Poco/Data/MySQL/Connector.h>
+#endif
+
+#include <stdexcept>
+
+using namespace Poco::Data::Keywords;
+
+namespace svc::kernel {
+
+void registerDataConnectors() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    Poco::Data::SQLite::Connector::registerConnector();
+#ifdef SVC_WITH_MYSQL
+    Poco::Data::MySQL::Connector::registerConnector();
+#endif
+  });
+}
+
+namespace {
+
+std::string mysqlConnectionString(const std::string& url) {
+  Poco::URI uri(url);
+  std::string user, password;
+  const std::string& info = uri.getUserInfo();
+  auto colon = info.find(':');
+  std::string raw_user = colon == std::string::npos ? info : info.substr(0, colon);
+  std::string raw_pass = colon == std::string::npos ? "" : info.substr(colon + 1);
+  Poco::URI::decode(raw_user, user);
+  Poco::URI::decode(raw_pass, password);
+  std::string db = uri.getPath().substr(1);
+  unsigned port = uri.getPort() == 0 ? 3306 : uri.getPort();
+  return "host=" + uri.getHost() + ";port=" + std::to_string(port) + ";user=" + user +
+         ";password=" + password + ";db=" + db + ";auto-reconnect=true;secure-auth=true";
+}
+
+}  // namespace
+
+SqlDatabase::SqlDatabase(const std::string& url, int pool_size) {
+  registerDataConnectors();
+  try {
+    if (url.rfind("sqlite:", 0) == 0) {
+      dialect_ = sdk::Dialect::kSqlite;
+      std::string path = url.substr(7);
+      Poco::File(Poco::Path(path).makeAbsolute().parent()).createDirectories();
+      pool_ = std::make_unique<Poco::Data::SessionPool>("SQLite", path, 1, pool_size, 60);
+      Poco::Data::Session s = pool_->get();
+      // WAL lets readers run beside the writer; with synchronous=FULL a commit is on disk before
+      // it is acknowledged, so acknowledged writes survive kill -9 and power loss alike.
+      s << "PRAGMA journal_mode=WAL", now;
+      s << "PRAGMA synchronous=FULL", now;
+    } else if (url.rfind("mysql://", 0) == 0) {
+#ifdef SVC_WITH_MYSQL
+      dialect_ = sdk::Dialect::kMysql;
+      pool_ = std::make_unique<Poco::Data::SessionPool>("MySQL", mysqlConnectionString(url), 1,
+                                                        pool_size, 60);
+      Poco::Data::Session s = pool_->get();
+      s << "SELECT 1", now;
+#else
+      throw std::runtime_error("this svcd was built without MySQL support");
+#endif
+    } else {
+      throw std::runtime_error("db.url must start with sqlite: or mysql://");
+    }
+  } catch (const Poco::Exception& e) {
+    throw std::runtime_error("cannot open database: " + e.displayText());
+  }
+}
+
+SqlDatabase::~SqlDatabase() {
+  if (pool_) pool_->shutdown();
+}
+
+Poco::Data::Session SqlDatabase::session() {
+  Poco::Data::Session s = pool_->get();
+  if (dialect_ == sdk::Dialect::kSqlite) {
+    // Per connection: wait for another process's writer instead of failing at once.
+    s.setConnectionTimeout(5);
+  }
+  return s;
+}
+
+void SqlDatabase::transaction(const std::function<void(Poco::Data::Session&)>& work) {
+  std::unique_lock<std::mutex> lock(sqlite_writer_, std::defer_lock);
+  if (dialect_ == sdk::Dialect::kSqlite) lock.lock();
+  Poco::Data::Session s = session();
+  s.begin();
+  try {
+    work(s);
+    s.commit();
+  } catch (...) {
+    try {
+      s.rollback();
+    } catch (...) {
+    }
+    throw;
+  }
+}
+
+bool SqlDatabase::ping() {
+  try {
+    Poco::Data::Session s = session();
+    int one = 0;
+    s << "SELECT 1", into(one), now;
+    return one == 1;
+  } catch (const Poco::Exception&) {
+    return false;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+void SqlDatabase::migrate(const std::string& plugin, const std::vector<sdk::Migration>& migrations) {
+  {
+    Poco::Data::Session s = session();
+    s << "CREATE TABLE IF NOT EXISTS svc_migrations (plugin VARCHAR(64) NOT NULL, "
+         "version INT NOT NULL, description VARCHAR(255) NOT NULL, applied_us BIGINT NOT NULL, "
+         "PRIMARY KEY (plugin, version))",
+        now;
+  }
+  // Several svcd processes may start at once on one MySQL database: one migrates at a time.
+  std::unique_ptr<Poco::Data::Session> lock_session;
+  if (dialect_ == sdk::Dialect::kMysql) {
+    lock_session = std::make_unique<Poco::Data::Session>(session());
+    int got = 0;
+    *lock_session << "SELECT GET_LOCK('svc_migrations', 60)", into(got), now;
+    if (got != 1) throw std::runtime_error("could not take the migration lock within 60 s");
+  }
+  struct Unlock {
+    Poco::Data::Session* s;
+    ~Unlock() {
+      if (!s) return;
+      try {
+        int released = 0;
+        *s << "SELECT RELEASE_LOCK('svc_migrations')", into(released), now;
+      } catch (...) {
+      }
+    }
+  } unlock{lock_session.get()};
+
+  int previous = 0;
+  for (const auto& m : migrations) {
+    if (m.version <= previous) {
+      throw std::runtime_error("migration " + std::to_string(m.version) + " of plugin '" + plugin +
+                               "' is out of order");
+    }
+    previous = m.version;
+    int applied = 0;
+    {
+      Poco::Data::Session s = session();
+      std::string name = plugin;
+      int version = m.version;
+      s << "SELECT COUNT(*) FROM svc_migrations WHERE plugin = ? AND version = ?", use(name),
+          use(version), into(applied), now;
+    }
+    if (applied) continue;
+    const auto& statements = dialect_ == sdk::Dialect::kSqlite ? m.sqlite : m.mysql;
+    std::size_t index = 0;
+    try {
+      transaction([&](Poco::Data::Session& s) {
+        for (index = 0; index < statements.size(); ++index) {
+          s << statements[index], now;
+        }
+        std::string name = plugin, description = m.description;
+        int version = m.version;
+        Poco::Int64 at = sdk::nowMicros();
+        s << "INSERT INTO svc_migrations (plugin, version, description, applied_us) "
+             "VALUES (?, ?, ?, ?)",
+            use(name), use(version), use(description), use(at), now;
+      });
+    } catch (const Poco::Exception& e) {
+      throw std::runtime_error("migration " + std::to_string(m.version) + " (" + m.description +
+                               ") failed at statement " + std::to_string(index + 1) + ": " +
+                               e.displayText() + "; rolled back");
+    }
+  }
+}
+
+int SqlDatabase::poolCapacity() const { return pool_->capacity(); }
+int SqlDatabase::poolUsed() const { return pool_->used(); }
+int SqlDatabase::poolIdle() const { return pool_->idle(); }
+
+}  // namespace svc::kernel

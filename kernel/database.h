@@ -1,0 +1,48 @@
+// The kernel's database: a Poco SessionPool on SQLite (WAL) or MySQL/MariaDB, transactions, and
+// the per-plugin migration runner with its record table `svc_migrations`.
+#pragma once
+
+#include <svc/sdk/storage.h>
+
+#include <Poco/Data/SessionPool.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace svc::kernel {
+
+class SqlDatabase : public sdk::Database {
+ public:
+  /// @param url `sqlite:PATH` or `mysql://user:pass@host:port/db`.
+  /// @param pool_size the most sessions open at once.
+  /// @throws std::runtime_error when the database cannot be opened.
+  SqlDatabase(const std::string& url, int pool_size);
+  ~SqlDatabase() override;
+
+  sdk::Dialect dialect() const override { return dialect_; }
+  Poco::Data::Session session() override;
+  void transaction(const std::function<void(Poco::Data::Session&)>& work) override;
+  bool ping() override;
+
+  /// Applies a plugin's missing migrations, each in its own transaction, and records them.
+  /// @param plugin the plugin's name (`kernel` for the kernel's own).
+  /// @throws std::runtime_error naming the migration when one fails (it was rolled back).
+  void migrate(const std::string& plugin, const std::vector<sdk::Migration>& migrations);
+
+  /// Pool figures for /metrics.
+  int poolCapacity() const;
+  int poolUsed() const;
+  int poolIdle() const;
+
+ private:
+  sdk::Dialect dialect_;
+  std::unique_ptr<Poco::Data::SessionPool> pool_;
+  std::mutex sqlite_writer_;  // SQLite allows one writer; serialize ours instead of retrying.
+};
+
+/// Registers the Poco Data connectors once.
+void registerDataConnectors();
+
+}  // namespace svc::kernel

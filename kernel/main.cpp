@@ -1,0 +1,6 @@
+#include "svcd_app.h"
+
+int main(int argc, char** argv) {
+  svc::kernel::SvcdApp app;
+  return app.run(argc, argv);
+}

@@ -1,0 +1,407 @@
+#include "pipeline.h"
+
+#include <svc/sdk/auth.h>
+#include <svc/sdk/util.h>
+
+#include <Poco/JSON/Parser.h>
+#include <Poco/Net/HTTPServerRequestImpl.h>
+#include <Poco/Net/NetException.h>
+#include <Poco/String.h>
+#include <Poco/URI.h>
+
+#include <chrono>
+#include <sstream>
+
+namespace svc::kernel {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+sdk::HttpError invalidBody(const std::string& detail) {
+  sdk::HttpError e(400, "invalid", detail);
+  e.field("body", detail);
+  return e;
+}
+
+bool hasControlCharacters(const std::string& value) {
+  for (unsigned char c : value) {
+    if ((c < 0x20 && c != '\t') || c == 0x7f) return true;
+  }
+  return false;
+}
+
+std::string mediaType(const std::string& content_type) {
+  std::string type = content_type.substr(0, content_type.find(';'));
+  return Poco::toLower(Poco::trim(type));
+}
+
+std::string methodList(const std::vector<std::string>& methods) {
+  std::string out;
+  for (const auto& m : methods) out += (out.empty() ? "" : ", ") + m;
+  return out;
+}
+
+}  // namespace
+
+std::string errorBody(const sdk::HttpError& e, const std::string& request_id) {
+  Poco::JSON::Object body;
+  body.set("detail", e.detail());
+  body.set("code", e.code());
+  if (!e.errors().empty()) {
+    Poco::JSON::Object::Ptr errors = new Poco::JSON::Object;
+    for (auto& [field, messages] : e.errors()) {
+      Poco::JSON::Array::Ptr list = new Poco::JSON::Array;
+      for (auto& m : messages) list->add(m);
+      errors->set(field, list);
+    }
+    body.set("errors", errors);
+  }
+  for (auto& [name, value] : e.extras()) body.set(name, value);
+  if (e.status() >= 500 && !body.has("request_id")) body.set("request_id", request_id);
+  std::ostringstream out;
+  body.stringify(out);
+  return out.str();
+}
+
+sdk::Response errorResponse(const sdk::HttpError& e, const std::string& request_id) {
+  sdk::Response r;
+  r.status = e.status();
+  r.body = errorBody(e, request_id);
+  r.headers = e.headers();
+  return r;
+}
+
+std::string chooseRequestId(const std::string& client) {
+  if (!client.empty() && client.size() <= 64) {
+    bool safe = true;
+    for (char c : client) {
+      safe = safe && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ||
+                      c == '.' || c == ':');
+    }
+    if (safe) return client;
+  }
+  return sdk::newUuid();
+}
+
+sdk::Response Pipeline::dispatch(sdk::Request& req, std::string& route_out) {
+  try {
+    RouteMatch match = rt_.router->match(req.method, req.path);
+    if (match.status == RouteMatch::Status::kFound) route_out = match.entry->route.pattern;
+    return dispatchMatched(match, req);
+  } catch (const sdk::HttpError& e) {
+    return errorResponse(e, req.request_id);
+  }
+}
+
+sdk::Response Pipeline::dispatchMatched(const RouteMatch& match, sdk::Request& req) {
+  try {
+    switch (match.status) {
+      case RouteMatch::Status::kNotFound:
+        throw sdk::HttpError(404, "not_found", "No route matches " + req.path + ".");
+      case RouteMatch::Status::kBadPath: {
+        sdk::HttpError e(400, "invalid", "The path is invalid: " + match.problem + ".");
+        e.field("path", match.problem);
+        throw e;
+      }
+      case RouteMatch::Status::kMethodNotAllowed: {
+        sdk::HttpError e(405, "method_not_allowed",
+                         "Method " + req.method + " is not allowed here; use " +
+                             methodList(match.allowed) + ".");
+        e.header("Allow", methodList(match.allowed));
+        throw e;
+      }
+      case RouteMatch::Status::kFound:
+        break;
+    }
+    const RouteEntry& entry = *match.entry;
+    req.route = entry.route.pattern;
+    req.params = match.params;
+    for (auto& [name, value] : req.headers) {
+      if (hasControlCharacters(value)) {
+        sdk::HttpError e(400, "invalid", "Header " + name + " contains control characters.");
+        e.field(name, "contains control characters");
+        throw e;
+      }
+    }
+    for (auto& [name, value] : req.query) {
+      if (!sdk::isValidUtf8(value) || !sdk::isValidUtf8(name)) {
+        throw sdk::HttpError::invalid(sdk::isValidUtf8(name) ? name : "query",
+                                      "must be valid UTF-8");
+      }
+    }
+    parseBody(entry, req);
+    authenticate(entry, req);
+    return entry.route.handler(req);
+  } catch (const sdk::HttpError& e) {
+    return errorResponse(e, req.request_id);
+  } catch (const std::exception& e) {
+    if (rt_.error_log) {
+      rt_.error_log->error("request " + req.request_id + " " + req.method + " " + req.path +
+                           " failed: " + e.what());
+    }
+  } catch (...) {
+    if (rt_.error_log) {
+      rt_.error_log->error("request " + req.request_id + " " + req.method + " " + req.path +
+                           " failed with a non-standard exception");
+    }
+  }
+  return errorResponse(sdk::HttpError(500, "server_error",
+                                      "The server failed to answer this request; it has been "
+                                      "logged with the request id."),
+                       req.request_id);
+}
+
+void Pipeline::parseBody(const RouteEntry& entry, sdk::Request& req) {
+  req.json = new Poco::JSON::Object;
+  if (req.body.empty()) return;
+  const std::string& type = req.content_type;
+  bool json = type == "application/json" || Poco::endsWith(type, std::string("+json"));
+  bool form = type == "application/x-www-form-urlencoded";
+  switch (entry.route.body) {
+    case sdk::BodyKind::kAny:
+      if (!json) return;
+      break;
+    case sdk::BodyKind::kJsonOrForm:
+      if (form) {
+        if (!sdk::isValidUtf8(req.body)) throw invalidBody("The body is not valid UTF-8.");
+        Poco::URI parsed("/?" + req.body);
+        for (auto& [k, v] : parsed.getQueryParameters()) req.form[k] = v;
+        return;
+      }
+      [[fallthrough]];
+    case sdk::BodyKind::kJson:
+      if (!json) {
+        throw sdk::HttpError(415, "unsupported_media_type",
+                             "Content-Type " + (type.empty() ? std::string("(none)") : type) +
+                                 " is not supported here; send application/json.");
+      }
+      break;
+  }
+  if (!sdk::isValidUtf8(req.body)) throw invalidBody("The body is not valid UTF-8.");
+  try {
+    Poco::JSON::Parser parser;
+    parser.setDepth(64);
+    Poco::Dynamic::Var parsed = parser.parse(req.body);
+    if (parsed.type() != typeid(Poco::JSON::Object::Ptr)) {
+      throw invalidBody("The body must be a JSON object.");
+    }
+    req.json = parsed.extract<Poco::JSON::Object::Ptr>();
+  } catch (const Poco::Exception& e) {
+    throw invalidBody("The body is not valid JSON: " + e.message());
+  }
+}
+
+void Pipeline::authenticate(const RouteEntry& entry, sdk::Request& req) {
+  const sdk::AuthNeed need = entry.route.auth;
+  if (need == sdk::AuthNeed::kNone) return;
+  sdk::Credentials creds;
+  creds.authorization = req.header("authorization").value_or("");
+  creds.cookie = req.header("cookie").value_or("");
+  creds.client_address = req.client_address;
+  if (creds.authorization.empty() && creds.cookie.empty()) {
+    throw sdk::HttpError(401, "not_authenticated",
+                         "Authentication credentials were not provided; send Authorization: "
+                         "Bearer <key or token>.")
+        .header("WWW-Authenticate", "Bearer");
+  }
+  auto authenticator =
+      rt_.services->find(sdk::kAuthenticatorService);
+  if (!authenticator) {
+    throw sdk::HttpError(503, "service_unavailable",
+                         "No authentication plugin is enabled on this server.");
+  }
+  auto principal =
+      std::static_pointer_cast<sdk::Authenticator>(authenticator)->authenticate(creds);
+  if (!principal || !principal->authenticated()) {
+    throw sdk::HttpError(401, "not_authenticated",
+                         "Authentication credentials were not provided; send Authorization: "
+                         "Bearer <key or token>.")
+        .header("WWW-Authenticate", "Bearer");
+  }
+  req.principal = *principal;
+  const sdk::PrincipalKind kind = req.principal.kind;
+  if (need == sdk::AuthNeed::kUser && kind != sdk::PrincipalKind::kUser) {
+    throw sdk::HttpError(403, "permission_denied", "This route needs a signed-in user.");
+  }
+  if (need == sdk::AuthNeed::kAccount && kind == sdk::PrincipalKind::kIdentity) {
+    throw sdk::HttpError(403, "permission_denied",
+                         "An identity key cannot call this route; use a management key.");
+  }
+
+  auto from_query = req.queryParam("identity");
+  auto from_header = req.header("x-svc-identity");
+  if (from_query && from_header && Poco::toLower(*from_query) != Poco::toLower(*from_header)) {
+    throw sdk::HttpError::invalid(
+        "identity", "the identity query parameter and the X-Svc-Identity header disagree");
+  }
+  std::string named = Poco::toLower(from_query ? *from_query : from_header.value_or(""));
+  std::string target;
+  if (kind == sdk::PrincipalKind::kIdentity) {
+    if (!named.empty() && named != Poco::toLower(req.principal.bound_identity)) {
+      throw sdk::HttpError(403, "permission_denied",
+                           "This identity key is bound to another identity.");
+    }
+    target = req.principal.bound_identity;
+  } else {
+    target = named;
+  }
+  if (target.empty()) {
+    if (need == sdk::AuthNeed::kIdentity) {
+      throw sdk::HttpError(400, "identity_required",
+                           "Name the identity with ?identity=<uuid> or the X-Svc-Identity "
+                           "header, or use an identity key.");
+    }
+    return;
+  }
+  if (!sdk::isUuid(target)) throw sdk::HttpError::notFound("identity");
+  auto directory = std::static_pointer_cast<sdk::IdentityDirectory>(
+      rt_.services->find(sdk::kIdentityDirectoryService));
+  std::optional<sdk::IdentityRef> found;
+  if (directory) found = directory->find(req.principal.account_id, target);
+  if (!found) throw sdk::HttpError::notFound("identity");
+  req.identity = *found;
+}
+
+bool Pipeline::serve(Poco::Net::HTTPServerRequest& request,
+                     Poco::Net::HTTPServerResponse& response) {
+  const auto started = Clock::now();
+  sdk::Request req;
+  req.request_id = chooseRequestId(request.get("X-Request-Id", ""));
+  req.method = request.getMethod();
+  req.base_url = rt_.base_url;
+  std::string route_name = "unmatched";
+  sdk::Response out;
+  bool close_after = false;
+  try {
+    req.client_address = request.clientAddress().host().toString();
+    for (auto& [name, value] : request) req.headers[Poco::toLower(name)] = value;
+    const std::string& uri = request.getURI();
+    if (uri.empty() || uri.front() != '/') {
+      throw sdk::HttpError(400, "invalid", "The request target must be an absolute path.");
+    }
+    std::size_t cut = uri.find_first_of("?#");
+    req.path = uri.substr(0, cut);
+    if (cut != std::string::npos && uri[cut] == '?') {
+      std::string raw_query = uri.substr(cut + 1, uri.find('#', cut) - cut - 1);
+      try {
+        Poco::URI parsed("/?" + raw_query);
+        for (auto& [k, v] : parsed.getQueryParameters()) req.query.emplace(k, v);
+      } catch (const Poco::Exception&) {
+        throw sdk::HttpError::invalid("query", "malformed query string");
+      }
+    }
+    req.content_type = mediaType(request.getContentType());
+
+    RouteMatch match = rt_.router->match(req.method, req.path);
+    if (match.status == RouteMatch::Status::kFound) route_name = match.entry->route.pattern;
+
+    // The body: bounded by the route's limit (or the server's), and by a deadline so a client
+    // that trickles bytes cannot hold a worker for long.
+    std::size_t limit = rt_.limits.max_body_bytes;
+    if (match.entry && match.entry->route.max_body_bytes) limit = match.entry->route.max_body_bytes;
+    if (request.hasContentLength() && request.getContentLength64() > static_cast<Poco::Int64>(limit)) {
+      close_after = true;
+      throw sdk::HttpError(413, "payload_too_large",
+                           "The body is larger than " + std::to_string(limit) + " bytes.");
+    }
+    if (request.hasContentLength() || request.getChunkedTransferEncoding()) {
+      std::istream& in = request.stream();
+      char buf[16384];
+      const auto deadline = started + std::chrono::seconds(rt_.limits.request_timeout_seconds);
+      try {
+        while (in) {
+          in.read(buf, sizeof buf);
+          std::streamsize n = in.gcount();
+          if (n <= 0) break;
+          req.body.append(buf, static_cast<std::size_t>(n));
+          if (req.body.size() > limit) {
+            close_after = true;
+            throw sdk::HttpError(413, "payload_too_large",
+                                 "The body is larger than " + std::to_string(limit) + " bytes.");
+          }
+          if (Clock::now() > deadline) {
+            close_after = true;
+            throw sdk::HttpError(408, "request_timeout",
+                                 "The request body did not arrive in time.");
+          }
+        }
+      } catch (const Poco::TimeoutException&) {
+        close_after = true;
+        throw sdk::HttpError(408, "request_timeout", "The request body did not arrive in time.");
+      }
+      if (request.hasContentLength() &&
+          req.body.size() != static_cast<std::size_t>(request.getContentLength64())) {
+        close_after = true;
+        throw invalidBody("The body is shorter than its Content-Length.");
+      }
+    }
+    out = dispatchMatched(match, req);
+  } catch (const sdk::HttpError& e) {
+    out = errorResponse(e, req.request_id);
+  } catch (const Poco::Exception& e) {
+    // The connection failed while reading: nothing sensible can be answered on it.
+    close_after = true;
+    out = errorResponse(sdk::HttpError(400, "invalid", "The request could not be read."),
+                        req.request_id);
+  }
+
+  auto finish = [this, started, method = req.method, path = req.path, route_name,
+                 rid = req.request_id, client = req.client_address](int status) {
+    double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    if (rt_.metrics) rt_.metrics->observe(method, route_name, status, seconds);
+    if (rt_.access_log && rt_.access_log->information()) {
+      Poco::Message msg(rt_.access_log->name(),
+                        method + " " + path + " " + std::to_string(status) + " " +
+                            std::to_string(seconds * 1000.0).substr(0, 6) + "ms rid=" + rid,
+                        Poco::Message::PRIO_INFORMATION);
+      msg.set("method", method);
+      msg.set("path", path);
+      msg.set("status", std::to_string(status));
+      msg.set("duration_ms", std::to_string(seconds * 1000.0));
+      msg.set("request_id", rid);
+      msg.set("client", client);
+      rt_.access_log->log(msg);
+    }
+  };
+
+  if (out.on_hold) {
+    auto* impl = dynamic_cast<Poco::Net::HTTPServerRequestImpl*>(&request);
+    if (impl && rt_.hub) {
+      response.setKeepAlive(false);
+      auto stream = rt_.hub->adopt(impl->detachSocket(), req.request_id, finish);
+      try {
+        out.on_hold(stream);
+      } catch (const std::exception& e) {
+        if (rt_.error_log) rt_.error_log->error("request " + req.request_id + ": " + e.what());
+        stream->respond(errorResponse(
+            sdk::HttpError(500, "server_error", "The server failed to answer this request."),
+            req.request_id));
+      }
+      return true;
+    }
+    out = errorResponse(sdk::HttpError(500, "server_error", "Held responses are unavailable."),
+                        req.request_id);
+  }
+
+  try {
+    response.setStatusAndReason(static_cast<Poco::Net::HTTPResponse::HTTPStatus>(out.status));
+    if (!out.content_type.empty()) response.setContentType(out.content_type);
+    response.set("X-Request-Id", req.request_id);
+    for (auto& [name, value] : out.headers) response.set(name, value);
+    if (close_after) response.setKeepAlive(false);
+    response.setContentLength(static_cast<std::streamsize>(out.body.size()));
+    if (out.status == 204 || out.status == 304) {
+      response.setContentLength(Poco::Net::HTTPMessage::UNKNOWN_CONTENT_LENGTH);
+      response.send();
+    } else {
+      response.sendBuffer(out.body.data(), out.body.size());
+    }
+  } catch (const Poco::Exception&) {
+    // The peer went away mid-answer; nothing more to do on this connection.
+  }
+  finish(out.status);
+  return false;
+}
+
+}  // namespace svc::kernel

@@ -1,0 +1,47 @@
+// The HTTP pipeline: one request in, one response out, in the contract's shape.
+//
+// Order: request id → route match (404/405/400 bad path) → header checks → body (413, 408, 415,
+// 400 malformed JSON / invalid UTF-8) → authentication hook (401/403) → identity resolution
+// (400/403/404) → handler (HttpError, or 500 with the request id) → response → access log and
+// metrics. Handlers that hold their response are handed to the StreamHub.
+#pragma once
+
+#include "runtime.h"
+
+#include <svc/sdk/http.h>
+
+#include <Poco/Net/HTTPServerRequest.h>
+#include <Poco/Net/HTTPServerResponse.h>
+
+#include <string>
+
+namespace svc::kernel {
+
+/// The JSON error body for an HttpError. @param e the error. @param request_id added for 500s.
+std::string errorBody(const sdk::HttpError& e, const std::string& request_id);
+/// @return the error as a complete Response (headers included).
+sdk::Response errorResponse(const sdk::HttpError& e, const std::string& request_id);
+/// @param client the client's X-Request-Id or empty. @return it when it is a short safe token,
+/// else a new UUID.
+std::string chooseRequestId(const std::string& client);
+
+class Pipeline {
+ public:
+  explicit Pipeline(Runtime& runtime) : rt_(runtime) {}
+  /// Serves one request; never throws. @return true when the connection was handed to the hub.
+  bool serve(Poco::Net::HTTPServerRequest& request, Poco::Net::HTTPServerResponse& response);
+  /// Runs a parsed request through matching, auth and the handler (no socket involved): the
+  /// in-process round trip that the benchmarks and unit tests drive.
+  /// @param req the request; method, path, query, headers, body and content_type filled in.
+  /// @param route_out the matched route pattern, for logs and metrics.
+  /// @return the response, or the error it became.
+  sdk::Response dispatch(sdk::Request& req, std::string& route_out);
+
+ private:
+  sdk::Response dispatchMatched(const RouteMatch& match, sdk::Request& req);
+  void authenticate(const RouteEntry& entry, sdk::Request& req);
+  void parseBody(const RouteEntry& entry, sdk::Request& req);
+  Runtime& rt_;
+};
+
+}  // namespace svc::kernel

@@ -1,0 +1,84 @@
+// Loading plugins and driving their lifecycle.
+//
+// load → handshake → dependency order → configure → migrate → register → start; stop in reverse.
+// Any failure refuses start with a PluginError that names the plugin and the cause. Libraries are
+// never unloaded: every object, std::function or exception a plugin made must not outlive its code.
+#pragma once
+
+#include "config.h"
+#include "database.h"
+#include "router.h"
+#include "services.h"
+
+#include <svc/sdk/plugin.h>
+
+#include <Poco/Util/LayeredConfiguration.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace svc::kernel {
+
+/// Why a plugin could not be used; what() is one log line naming the plugin and the cause.
+class PluginError : public std::runtime_error {
+ public:
+  PluginError(const std::string& plugin, const std::string& cause)
+      : std::runtime_error("plugin '" + plugin + "': " + cause), plugin_(plugin) {}
+  const std::string& plugin() const { return plugin_; }
+
+ private:
+  std::string plugin_;
+};
+
+/// One loaded plugin.
+struct LoadedPlugin {
+  enum class Status { kLoaded, kConfigured, kMigrated, kRegistered, kStarted, kStopped };
+  std::string name;
+  std::string file;
+  std::unique_ptr<sdk::Plugin> plugin;
+  Status status = Status::kLoaded;
+  std::vector<std::string> routes;  ///< "METHOD pattern", filled at register.
+  std::unique_ptr<sdk::PluginContext> context;
+  std::unique_ptr<OwnedServices> services;
+};
+
+/// @return the status as a word for `svcctl plugins`.
+const char* statusName(LoadedPlugin::Status status);
+
+/// Loads one plugin library and checks its handshake; the library stays loaded for good.
+/// @param path the file. @param expected_name the name it should have (from the file), or empty.
+/// @throws PluginError for a missing file or export, or an ABI mismatch.
+std::unique_ptr<LoadedPlugin> loadPluginFile(const std::string& path,
+                                             const std::string& expected_name);
+
+/// Puts plugins in dependency order (dependencies first; otherwise by name).
+/// @throws PluginError for a missing dependency or a cycle (naming the cycle).
+void orderByDependency(std::vector<std::unique_ptr<LoadedPlugin>>& plugins);
+
+class PluginHost {
+ public:
+  PluginHost(Poco::Util::LayeredConfiguration& config, ConfigLayers& layers, std::string data_dir);
+  ~PluginHost();
+
+  /// Loads the enabled plugins from dir (`*`: every svc_plugin_*.so there), checks handshakes,
+  /// rejects duplicate names, orders by dependency, and adds their declared keys to the config.
+  void load(const std::string& dir, const std::string& enabled);
+  /// configure → migrate → register (routes, services) for each, in order.
+  void prepare(SqlDatabase& db, sdk::EventBus& events, ServiceTable& services, Router& router);
+  /// start each, in order.
+  void start();
+  /// stop each started plugin, in reverse order; never throws.
+  void stop();
+
+  const std::vector<std::unique_ptr<LoadedPlugin>>& plugins() const { return plugins_; }
+
+ private:
+  Poco::Util::LayeredConfiguration& config_;
+  ConfigLayers& layers_;
+  std::string data_dir_;
+  std::vector<std::unique_ptr<LoadedPlugin>> plugins_;
+};
+
+}  // namespace svc::kernel

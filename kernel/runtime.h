@@ -1,0 +1,33 @@
+// What the request pipeline needs from the rest of the kernel, gathered in one place.
+#pragma once
+
+#include "database.h"
+#include "metrics.h"
+#include "router.h"
+#include "services.h"
+#include "stream_hub.h"
+
+#include <Poco/Logger.h>
+
+#include <cstddef>
+#include <string>
+
+namespace svc::kernel {
+
+struct PipelineLimits {
+  std::size_t max_body_bytes = 1 << 20;
+  int request_timeout_seconds = 30;
+};
+
+struct Runtime {
+  Router* router = nullptr;
+  ServiceTable* services = nullptr;
+  StreamHub* hub = nullptr;
+  Metrics* metrics = nullptr;
+  PipelineLimits limits;
+  std::string base_url;
+  Poco::Logger* access_log = nullptr;
+  Poco::Logger* error_log = nullptr;
+};
+
+}  // namespace svc::kernel

@@ -1,0 +1,361 @@
+#include "stream_hub.h"
+
+#include <Poco/DateTimeFormat.h>
+#include <Poco/DateTimeFormatter.h>
+#include <Poco/Net/HTTPResponse.h>
+#include <Poco/Timestamp.h>
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <stdexcept>
+#include <vector>
+
+namespace svc::kernel {
+
+class HeldStream : public sdk::Stream, public std::enable_shared_from_this<HeldStream> {
+ public:
+  HeldStream(StreamHub& hub, Poco::Net::StreamSocket socket, std::string request_id,
+             std::function<void(int)> on_done)
+      : hub_(hub),
+        socket_(std::move(socket)),
+        fd_(socket_.impl()->sockfd()),
+        request_id_(std::move(request_id)),
+        on_done_(std::move(on_done)) {}
+
+  int fd() const { return fd_; }
+
+  bool respond(const sdk::Response& response) override {
+    std::string head = statusAndHeaders(response.status, response.content_type, response.headers);
+    head += "Content-Length: " + std::to_string(response.body.size()) + "\r\n\r\n";
+    {
+      std::lock_guard lock(mutex_);
+      if (state_ != State::kHeld) return false;
+      state_ = State::kFinishing;
+      status_ = response.status;
+      out_ += head;
+      out_ += response.body;
+    }
+    flush();
+    return true;
+  }
+
+  bool begin(int status, const std::string& content_type,
+             const std::vector<std::pair<std::string, std::string>>& headers) override {
+    std::string head = statusAndHeaders(status, content_type, headers) + "\r\n";
+    {
+      std::lock_guard lock(mutex_);
+      if (state_ != State::kHeld) return false;
+      state_ = State::kStreaming;
+      status_ = status;
+      out_ += head;
+    }
+    return flush();
+  }
+
+  bool write(const std::string& data) override {
+    bool overflow = false;
+    {
+      std::lock_guard lock(mutex_);
+      if (state_ != State::kStreaming) return false;
+      if (out_.size() - sent_ + data.size() > hub_.max_buffer_) {
+        overflow = true;
+      } else {
+        out_ += data;
+      }
+    }
+    if (overflow) {
+      close();
+      return false;
+    }
+    return flush();
+  }
+
+  void finish() override {
+    {
+      std::lock_guard lock(mutex_);
+      if (state_ == State::kClosed || state_ == State::kFinishing) return;
+      state_ = State::kFinishing;
+    }
+    flush();
+  }
+
+  bool isOpen() const override {
+    std::lock_guard lock(mutex_);
+    return state_ != State::kClosed && state_ != State::kFinishing;
+  }
+
+  void onClose(std::function<void()> fn) override {
+    {
+      std::lock_guard lock(mutex_);
+      if (state_ != State::kClosed) {
+        on_close_.push_back(std::move(fn));
+        return;
+      }
+    }
+    fn();
+  }
+
+  void expireAfter(std::chrono::milliseconds delay, std::function<void()> fn) override {
+    std::uint64_t generation;
+    {
+      std::lock_guard lock(mutex_);
+      if (state_ == State::kClosed) return;
+      timer_fn_ = std::move(fn);
+      generation = ++timer_generation_;
+    }
+    hub_.addTimer(StreamHub::Clock::now() + delay, weak_from_this(), generation);
+  }
+
+  const std::string& requestId() const override { return request_id_; }
+
+  void fireTimer(std::uint64_t generation) {
+    std::function<void()> fn;
+    {
+      std::lock_guard lock(mutex_);
+      if (state_ == State::kClosed || generation != timer_generation_) return;
+      fn = std::move(timer_fn_);
+    }
+    if (fn) fn();
+  }
+
+  /// Sends what it can without blocking. @return false when the stream is (now) closed.
+  bool flush() {
+    bool done = false;
+    {
+      std::lock_guard lock(mutex_);
+      if (state_ == State::kClosed) return false;
+      while (sent_ < out_.size()) {
+        ssize_t n = ::send(fd_, out_.data() + sent_, out_.size() - sent_, MSG_NOSIGNAL);
+        if (n > 0) {
+          sent_ += static_cast<std::size_t>(n);
+          continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+        failed_ = true;
+        break;
+      }
+      if (sent_ == out_.size()) {
+        out_.clear();
+        sent_ = 0;
+      } else if (sent_ > 65536) {
+        out_.erase(0, sent_);
+        sent_ = 0;
+      }
+      if (!failed_) hub_.wantWrite(fd_, !out_.empty());
+      done = failed_ || (state_ == State::kFinishing && out_.empty());
+    }
+    if (done) {
+      close();
+      return false;
+    }
+    return true;
+  }
+
+  void close() {
+    std::vector<std::function<void()>> callbacks;
+    int status;
+    {
+      std::lock_guard lock(mutex_);
+      if (state_ == State::kClosed) return;
+      state_ = State::kClosed;
+      callbacks.swap(on_close_);
+      timer_fn_ = nullptr;
+      status = status_;
+    }
+    hub_.forget(fd_);
+    try {
+      socket_.shutdown();
+    } catch (...) {
+    }
+    try {
+      socket_.close();
+    } catch (...) {
+    }
+    for (auto& fn : callbacks) fn();
+    if (on_done_) on_done_(status);
+  }
+
+ private:
+  enum class State { kHeld, kStreaming, kFinishing, kClosed };
+
+  std::string statusAndHeaders(int status, const std::string& content_type,
+                               const std::vector<std::pair<std::string, std::string>>& headers) {
+    std::string head = "HTTP/1.1 " + std::to_string(status) + " " +
+                       Poco::Net::HTTPResponse::getReasonForStatus(
+                           static_cast<Poco::Net::HTTPResponse::HTTPStatus>(status)) +
+                       "\r\n";
+    head += "Date: " +
+            Poco::DateTimeFormatter::format(Poco::Timestamp(), Poco::DateTimeFormat::HTTP_FORMAT) +
+            "\r\n";
+    if (!content_type.empty()) head += "Content-Type: " + content_type + "\r\n";
+    head += "X-Request-Id: " + request_id_ + "\r\nConnection: close\r\n";
+    for (auto& [name, value] : headers) head += name + ": " + value + "\r\n";
+    return head;
+  }
+
+  StreamHub& hub_;
+  Poco::Net::StreamSocket socket_;
+  const int fd_;
+  const std::string request_id_;
+  std::function<void(int)> on_done_;
+  mutable std::mutex mutex_;
+  State state_ = State::kHeld;
+  int status_ = 0;
+  std::string out_;
+  std::size_t sent_ = 0;
+  bool failed_ = false;
+  std::vector<std::function<void()>> on_close_;
+  std::function<void()> timer_fn_;
+  std::uint64_t timer_generation_ = 0;
+};
+
+StreamHub::StreamHub(std::size_t max_buffer) : max_buffer_(max_buffer) {
+  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (epoll_fd_ < 0 || wake_fd_ < 0) throw std::runtime_error("cannot create the stream hub");
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = wake_fd_;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
+}
+
+StreamHub::~StreamHub() {
+  stop();
+  ::close(wake_fd_);
+  ::close(epoll_fd_);
+}
+
+void StreamHub::start() {
+  if (running_.exchange(true)) return;
+  thread_ = std::thread([this] { run(); });
+}
+
+void StreamHub::stop() {
+  if (running_.exchange(false)) {
+    wake();
+    thread_.join();
+  }
+  std::map<int, std::shared_ptr<HeldStream>> streams;
+  {
+    std::lock_guard lock(mutex_);
+    streams = streams_;
+  }
+  for (auto& [fd, s] : streams) s->close();
+}
+
+std::shared_ptr<sdk::Stream> StreamHub::adopt(Poco::Net::StreamSocket socket,
+                                              std::string request_id,
+                                              std::function<void(int)> on_done) {
+  socket.setBlocking(false);
+  socket.setNoDelay(true);
+  auto stream =
+      std::make_shared<HeldStream>(*this, std::move(socket), std::move(request_id), std::move(on_done));
+  {
+    std::lock_guard lock(mutex_);
+    streams_[stream->fd()] = stream;
+  }
+  ++open_;
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLRDHUP;
+  ev.data.fd = stream->fd();
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, stream->fd(), &ev);
+  return stream;
+}
+
+void StreamHub::wantWrite(int fd, bool on) {
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLRDHUP | (on ? EPOLLOUT : 0u);
+  ev.data.fd = fd;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &ev);
+}
+
+void StreamHub::forget(int fd) {
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+  std::lock_guard lock(mutex_);
+  if (streams_.erase(fd)) --open_;
+}
+
+void StreamHub::addTimer(Clock::time_point when, std::weak_ptr<HeldStream> stream,
+                         std::uint64_t generation) {
+  {
+    std::lock_guard lock(mutex_);
+    timers_.emplace(when, std::make_pair(std::move(stream), generation));
+  }
+  wake();
+}
+
+void StreamHub::wake() {
+  std::uint64_t one = 1;
+  ssize_t n = ::write(wake_fd_, &one, sizeof one);
+  (void)n;
+}
+
+void StreamHub::run() {
+  std::vector<epoll_event> events(256);
+  char scratch[4096];
+  while (running_.load()) {
+    int timeout_ms = 1000;
+    {
+      std::lock_guard lock(mutex_);
+      if (!timers_.empty()) {
+        auto until = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         timers_.begin()->first - Clock::now())
+                         .count();
+        timeout_ms = static_cast<int>(std::max<long long>(0, std::min<long long>(until + 1, 1000)));
+      }
+    }
+    int n = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), timeout_ms);
+    for (int i = 0; i < n; ++i) {
+      int fd = events[i].data.fd;
+      if (fd == wake_fd_) {
+        std::uint64_t value;
+        while (::read(wake_fd_, &value, sizeof value) > 0) {
+        }
+        continue;
+      }
+      std::shared_ptr<HeldStream> stream;
+      {
+        std::lock_guard lock(mutex_);
+        auto it = streams_.find(fd);
+        if (it != streams_.end()) stream = it->second;
+      }
+      if (!stream) continue;
+      bool gone = (events[i].events & (EPOLLHUP | EPOLLERR)) != 0;
+      if (events[i].events & (EPOLLIN | EPOLLRDHUP)) {
+        // The request was read whole; anything more is ignored, and end-of-stream means the
+        // peer went away.
+        while (true) {
+          ssize_t r = ::recv(fd, scratch, sizeof scratch, 0);
+          if (r > 0) continue;
+          if (r == 0) gone = true;
+          if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) gone = true;
+          break;
+        }
+      }
+      if (gone) {
+        stream->close();
+        continue;
+      }
+      if (events[i].events & EPOLLOUT) stream->flush();
+    }
+    std::vector<std::pair<std::weak_ptr<HeldStream>, std::uint64_t>> due;
+    {
+      std::lock_guard lock(mutex_);
+      auto now = Clock::now();
+      while (!timers_.empty() && timers_.begin()->first <= now) {
+        due.push_back(timers_.begin()->second);
+        timers_.erase(timers_.begin());
+      }
+    }
+    for (auto& [weak, generation] : due) {
+      if (auto s = weak.lock()) s->fireTimer(generation);
+    }
+  }
+}
+
+}  // namespace svc::kernel

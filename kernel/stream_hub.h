@@ -1,0 +1,65 @@
+// Held responses without held threads.
+//
+// A handler that returns Response::hold() gets its connection taken from Poco's HTTP server
+// (HTTPServerRequestImpl::detachSocket) and adopted here. One thread waits on all held sockets with
+// epoll: it notices peers that go away, flushes queued bytes as sockets drain, and fires timers.
+// Writes from any thread go straight to the non-blocking socket when it has room, so a stream
+// costs a socket, a small struct and its queued bytes, not a worker.
+#pragma once
+
+#include <svc/sdk/http.h>
+
+#include <Poco/Net/StreamSocket.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+namespace svc::kernel {
+
+class HeldStream;
+
+class StreamHub {
+ public:
+  /// @param max_buffer bytes queued for one peer before it is disconnected as too slow.
+  explicit StreamHub(std::size_t max_buffer);
+  ~StreamHub();
+  StreamHub(const StreamHub&) = delete;
+  StreamHub& operator=(const StreamHub&) = delete;
+
+  void start();
+  /// Closes every held stream and stops the thread.
+  void stop();
+
+  /// Takes a connection. @param socket the detached socket. @param request_id its X-Request-Id.
+  /// @param on_done called once when the stream closes, with the status it answered (0: none).
+  std::shared_ptr<sdk::Stream> adopt(Poco::Net::StreamSocket socket, std::string request_id,
+                                     std::function<void(int status)> on_done);
+  /// @return held streams now open.
+  std::size_t openCount() const { return open_.load(); }
+
+ private:
+  friend class HeldStream;
+  using Clock = std::chrono::steady_clock;
+  void run();
+  void wantWrite(int fd, bool on);
+  void forget(int fd);
+  void addTimer(Clock::time_point when, std::weak_ptr<HeldStream> stream, std::uint64_t generation);
+  void wake();
+
+  std::size_t max_buffer_;
+  int epoll_fd_ = -1;
+  int wake_fd_ = -1;
+  std::atomic<bool> running_{false};
+  std::atomic<std::size_t> open_{0};
+  std::thread thread_;
+  mutable std::mutex mutex_;
+  std::map<int, std::shared_ptr<HeldStream>> streams_;
+  std::multimap<Clock::time_point, std::pair<std::weak_ptr<HeldStream>, std::uint64_t>> timers_;
+};
+
+}  // namespace svc::kernel

@@ -1,0 +1,389 @@
+#include "svcd_app.h"
+
+#include "admin_server.h"
+#include "api_server.h"
+#include "config.h"
+#include "database.h"
+#include "logging.h"
+#include "plugin_host.h"
+#include "services.h"
+#include "stream_hub.h"
+
+#include <svc/sdk/util.h>
+#include <svc/sdk/version.h>
+
+#include <Poco/Environment.h>
+#include <Poco/File.h>
+#include <Poco/FileStream.h>
+#include <Poco/JSON/Array.h>
+#include <Poco/JSON/Object.h>
+#include <Poco/Net/Context.h>
+#include <Poco/Net/SecureServerSocket.h>
+#include <Poco/Net/ServerSocket.h>
+#include <Poco/Net/SocketAddress.h>
+#include <Poco/Path.h>
+#include <Poco/Process.h>
+#include <Poco/Util/HelpFormatter.h>
+#include <Poco/Util/Option.h>
+#include <Poco/Util/OptionSet.h>
+
+#include <openssl/rand.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <iostream>
+#include <sstream>
+
+extern char** environ;
+
+namespace svc::kernel {
+
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+
+void raiseOpenFileLimit(Poco::Logger& log) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    rlim_t before = limit.rlim_cur;
+    limit.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &limit) == 0) {
+      log.debug("open-files limit raised from " + std::to_string(before) + " to " +
+                std::to_string(limit.rlim_cur));
+    }
+  }
+}
+
+std::map<std::string, std::string> processEnvironment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string entry(*e);
+    auto eq = entry.find('=');
+    if (eq != std::string::npos && entry.rfind("SVC_", 0) == 0) {
+      env[entry.substr(0, eq)] = entry.substr(eq + 1);
+    }
+  }
+  return env;
+}
+
+// The operator token: configured, or generated once and kept in data.dir/admin.token (0600) so
+// svcctl on this machine can read it.
+std::string operatorToken(const std::string& configured, const std::string& data_dir,
+                          Poco::Logger& log) {
+  if (!configured.empty()) return configured;
+  std::string path = Poco::Path(data_dir).append("admin.token").toString();
+  if (Poco::File(path).exists()) {
+    Poco::FileInputStream in(path);
+    std::string token;
+    std::getline(in, token);
+    if (token.size() >= 32) return token;
+  }
+  unsigned char raw[32];
+  if (RAND_bytes(raw, sizeof raw) != 1) throw std::runtime_error("no randomness for admin.token");
+  static const char* kHex = "0123456789abcdef";
+  std::string token;
+  for (unsigned char c : raw) {
+    token.push_back(kHex[c >> 4]);
+    token.push_back(kHex[c & 15]);
+  }
+  mode_t old = ::umask(077);
+  {
+    Poco::FileOutputStream out(path);
+    out << token << "\n";
+  }
+  ::umask(old);
+  ::chmod(path.c_str(), 0600);
+  log.information("operator token written to " + path);
+  return token;
+}
+
+}  // namespace
+
+void SvcdApp::initialize(Poco::Util::Application& self) {
+  // Configuration is layered by ConfigLayers in run(), not by Application's own file lookup.
+  ServerApplication::initialize(self);
+}
+
+void SvcdApp::defineOptions(Poco::Util::OptionSet& options) {
+  ServerApplication::defineOptions(options);
+  using Poco::Util::Option;
+  options.addOption(Option("help", "h", "print this help and exit"));
+  options.addOption(Option("version", "", "print the version and exit"));
+  options.addOption(Option("config", "", "read configuration from FILE instead of "
+                                         "etc/svc/svcd.properties")
+                        .argument("FILE"));
+  options.addOption(
+      Option("set", "", "set a configuration key (repeatable)").argument("key=value").repeatable(true));
+  options.addOption(Option("port", "", "listen on port N (= --set server.port=N)").argument("N"));
+  options.addOption(
+      Option("data-dir", "", "keep data in DIR (= --set data.dir=DIR)").argument("DIR"));
+  options.addOption(Option("check-config", "",
+                           "validate the configuration and plugins, print the effective "
+                           "configuration (secrets redacted), exit non-zero on any error"));
+}
+
+void SvcdApp::handleOption(const std::string& name, const std::string& value) {
+  ServerApplication::handleOption(name, value);
+  if (name == "help") {
+    help_ = true;
+    stopOptionsProcessing();
+  } else if (name == "version") {
+    version_ = true;
+  } else if (name == "config") {
+    config_file_ = value;
+  } else if (name == "set") {
+    sets_.push_back(value);
+  } else if (name == "port") {
+    sets_.push_back("server.port=" + value);
+  } else if (name == "data-dir") {
+    sets_.push_back("data.dir=" + value);
+  } else if (name == "check-config") {
+    check_config_ = true;
+  }
+}
+
+int SvcdApp::main(const std::vector<std::string>& /*args*/) {
+  if (help_) {
+    Poco::Util::HelpFormatter help(options());
+    help.setUnixStyle(true);
+    help.setCommand("svcd");
+    help.setUsage("[--config FILE] [--set key=value ...] [--port N] [--data-dir DIR] "
+                  "[--check-config]");
+    help.setHeader("svcd: the agent identity service. Loads its plugins, serves the REST API.");
+    help.setFooter("Every key can also be set as SVC_<KEY> (dots as underscores, upper-case).");
+    help.format(std::cout);
+    return EXIT_OK;
+  }
+  if (version_) {
+    std::cout << "svcd " << kVersion << " (SDK " << SVC_SDK_VERSION_MAJOR << "."
+              << SVC_SDK_VERSION_MINOR << ", " << SVC_SDK_BUILD_SIGNATURE << ")\n";
+    return EXIT_OK;
+  }
+  try {
+    return serve();
+  } catch (const std::exception& e) {
+    Poco::Logger::get("svcd").fatal(e.what());
+    return EXIT_SOFTWARE;
+  }
+}
+
+int SvcdApp::serve() {
+  const auto started = std::chrono::steady_clock::now();
+  Poco::Logger& log = Poco::Logger::get("svcd");
+  Poco::Util::LayeredConfiguration& conf = config();
+  std::string exe_dir =
+      Poco::Path(conf.getString("application.dir", Poco::Path::current())).toString();
+  ConfigLayers layers(conf, exe_dir, processEnvironment());
+  if (!config_file_.empty()) {
+    if (!Poco::File(config_file_).exists()) {
+      std::cerr << "svcd: configuration file " << config_file_ << " does not exist\n";
+      return EXIT_CONFIG;
+    }
+    layers.setConfigFile(config_file_);
+  }
+  for (const auto& s : sets_) {
+    if (!layers.addSet(s)) {
+      std::cerr << "svcd: --set needs key=value, got '" << s << "'\n";
+      return EXIT_CONFIG;
+    }
+  }
+  std::vector<std::string> problems = layers.build();
+  auto validation = layers.validate();
+  problems.insert(problems.end(), validation.begin(), validation.end());
+  configureLogging(conf.getString("log.format", "text") == "json" ? "json" : "text",
+                   problems.empty() ? conf.getString("log.level", "information") : "information");
+
+  PluginHost host(conf, layers, conf.getString("data.dir"));
+  if (problems.empty()) {
+    try {
+      host.load(conf.getString("plugins.dir"), conf.getString("plugins.enabled"));
+    } catch (const PluginError& e) {
+      problems.push_back(e.what());
+    }
+  }
+  if (check_config_) {
+    std::cout << layers.dump();
+    for (const auto& p : problems) std::cerr << "error: " << p << "\n";
+    if (problems.empty()) {
+      std::cerr << "configuration OK (" << host.plugins().size() << " plugins)\n";
+    }
+    return problems.empty() ? EXIT_OK : EXIT_CONFIG;
+  }
+  if (!problems.empty()) {
+    for (const auto& p : problems) log.fatal(p);
+    bool plugin_problem = problems.back().rfind("plugin '", 0) == 0;
+    return plugin_problem ? EXIT_SOFTWARE : EXIT_CONFIG;
+  }
+  raiseOpenFileLimit(log);
+
+  const std::string data_dir = conf.getString("data.dir");
+  Poco::File(data_dir).createDirectories();
+  const int threads = conf.getInt("server.threads");
+  int pool_size = conf.getInt("db.pool_size");
+  if (pool_size == 0) pool_size = threads + 4;
+
+  std::unique_ptr<SqlDatabase> db;
+  try {
+    db = std::make_unique<SqlDatabase>(conf.getString("db.url"), pool_size);
+    db->migrate("kernel", {});
+  } catch (const std::exception& e) {
+    log.fatal(std::string("database: ") + e.what());
+    return EXIT_CONFIG;
+  }
+
+  Router router;
+  ServiceTable services;
+  InProcessEventBus events;
+  Metrics metrics;
+  StreamHub hub(static_cast<std::size_t>(conf.getInt("server.stream_buffer_bytes")));
+
+  // The kernel's own routes.
+  router.add(
+      sdk::Route{"GET", "/api/health/", sdk::AuthNeed::kNone, sdk::BodyKind::kJson, 0,
+                 "Liveness, database reachability and the loaded plugins.",
+                 [&](sdk::Request&) {
+                   bool db_ok = db->ping();
+                   Poco::JSON::Object::Ptr body = new Poco::JSON::Object;
+                   body->set("status", db_ok ? "ok" : "unavailable");
+                   body->set("database", db_ok ? "ok" : "unreachable");
+                   Poco::JSON::Array::Ptr list = new Poco::JSON::Array;
+                   for (const auto& p : host.plugins()) {
+                     Poco::JSON::Object::Ptr item = new Poco::JSON::Object;
+                     item->set("name", p->name);
+                     item->set("version", p->plugin->info().version);
+                     list->add(item);
+                   }
+                   body->set("plugins", list);
+                   return sdk::Response::json(db_ok ? 200 : 503, body);
+                 }},
+      "kernel");
+
+  try {
+    host.prepare(*db, events, services, router);
+  } catch (const PluginError& e) {
+    log.fatal(e.what());
+    return EXIT_SOFTWARE;
+  }
+
+  Runtime runtime;
+  runtime.router = &router;
+  runtime.services = &services;
+  runtime.hub = &hub;
+  runtime.metrics = &metrics;
+  runtime.limits.max_body_bytes = static_cast<std::size_t>(conf.getInt("server.max_body_bytes"));
+  runtime.limits.request_timeout_seconds = conf.getInt("server.request_timeout_seconds");
+  runtime.base_url = conf.getString("public.base_url");
+  runtime.access_log = &Poco::Logger::get("access");
+  runtime.error_log = &Poco::Logger::get("svcd");
+
+  metrics.gauge("svc_db_pool_capacity", "database sessions the pool may open",
+                [&] { return static_cast<double>(db->poolCapacity()); });
+  metrics.gauge("svc_db_pool_used", "database sessions in use",
+                [&] { return static_cast<double>(db->poolUsed()); });
+  metrics.gauge("svc_db_pool_idle", "database sessions idle in the pool",
+                [&] { return static_cast<double>(db->poolIdle()); });
+  metrics.gauge("svc_held_responses_open", "long-lived responses held open",
+                [&] { return static_cast<double>(hub.openCount()); });
+
+  std::unique_ptr<ApiServer> api;
+  std::string scheme = "http";
+  try {
+    Poco::Net::SocketAddress address(conf.getString("server.host"),
+                                     static_cast<Poco::UInt16>(conf.getInt("server.port")));
+    const std::string cert = conf.getString("server.tls.cert", "");
+    Poco::Net::ServerSocket socket;
+    if (!cert.empty()) {
+      Poco::Net::Context::Ptr context = new Poco::Net::Context(
+          Poco::Net::Context::TLS_SERVER_USE, conf.getString("server.tls.key"), cert, "",
+          Poco::Net::Context::VERIFY_NONE);
+      context->disableProtocols(Poco::Net::Context::PROTO_SSLV2 | Poco::Net::Context::PROTO_SSLV3 |
+                                Poco::Net::Context::PROTO_TLSV1 | Poco::Net::Context::PROTO_TLSV1_1);
+      socket = Poco::Net::SecureServerSocket(address, 256, context);
+      scheme = "https";
+    } else {
+      socket = Poco::Net::ServerSocket(address, 256);
+    }
+    api = std::make_unique<ApiServer>(runtime, socket, threads, conf.getInt("server.queue"),
+                                      conf.getInt("server.idle_timeout_seconds"));
+  } catch (const Poco::Exception& e) {
+    log.fatal("cannot listen on " + conf.getString("server.host") + ":" +
+              conf.getString("server.port") + ": " + e.displayText());
+    return EXIT_CONFIG;
+  }
+
+  std::unique_ptr<AdminServer> admin;
+  const std::string admin_listen = conf.getString("admin.listen", "");
+  if (!admin_listen.empty()) {
+    std::vector<AdminRoute> admin_routes;
+    admin_routes.push_back({"GET", "/admin/plugins", [&](const std::string&) {
+                              Poco::JSON::Array::Ptr list = new Poco::JSON::Array;
+                              for (const auto& p : host.plugins()) {
+                                Poco::JSON::Object::Ptr item = new Poco::JSON::Object;
+                                const auto& info = p->plugin->info();
+                                item->set("name", p->name);
+                                item->set("version", info.version);
+                                item->set("description", info.description);
+                                item->set("status", statusName(p->status));
+                                item->set("file", p->file);
+                                Poco::JSON::Array::Ptr requires_list = new Poco::JSON::Array;
+                                for (auto& r : info.requires_plugins) requires_list->add(r);
+                                item->set("requires", requires_list);
+                                Poco::JSON::Array::Ptr routes = new Poco::JSON::Array;
+                                for (auto& r : p->routes) routes->add(r);
+                                item->set("routes", routes);
+                                list->add(item);
+                              }
+                              Poco::JSON::Object::Ptr body = new Poco::JSON::Object;
+                              body->set("plugins", list);
+                              std::ostringstream out;
+                              body->stringify(out);
+                              return std::make_pair(200, out.str());
+                            }});
+    try {
+      admin = std::make_unique<AdminServer>(
+          admin_listen, operatorToken(conf.getString("admin.token", ""), data_dir, log), metrics,
+          std::move(admin_routes));
+    } catch (const std::exception& e) {
+      log.fatal("cannot start the operator listener on " + admin_listen + ": " + e.what());
+      return EXIT_CONFIG;
+    }
+  }
+
+  hub.start();
+  try {
+    host.start();
+  } catch (const PluginError& e) {
+    log.fatal(e.what());
+    host.stop();
+    hub.stop();
+    return EXIT_SOFTWARE;
+  }
+  api->start();
+  if (admin) admin->start();
+  const double ready_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  log.information("svcd ready: api " + scheme + "://" + conf.getString("server.host") + ":" +
+                  std::to_string(api->port()) +
+                  (admin ? " admin http://" + Poco::Net::SocketAddress(admin_listen).host().toString() +
+                               ":" + std::to_string(admin->port())
+                         : std::string(" admin disabled")) +
+                  " plugins " + std::to_string(host.plugins().size()) + " in " +
+                  std::to_string(static_cast<int>(ready_ms)) + " ms");
+
+  waitForTerminationRequest();
+
+  log.information("svcd stopping: draining in-flight requests");
+  bool drained =
+      api->drain(std::chrono::seconds(conf.getInt("server.drain_seconds")));
+  if (!drained) log.warning("some requests did not finish within server.drain_seconds");
+  hub.stop();
+  if (admin) admin->stop();
+  host.stop();
+  services.clear();
+  api.reset();
+  log.information("svcd stopped");
+  return EXIT_OK;
+}
+
+}  // namespace svc::kernel

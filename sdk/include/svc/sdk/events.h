@@ -1,0 +1,47 @@
+// Publishing events.
+//
+// A plugin publishes what happened (`email.received`, `key.revoked`, ...) with the account and
+// identity it concerns and the object as its own GET shows it, minus bodies and secret values.
+// Consumers (the SSE stream, other plugins) subscribe in-process; the durable, multi-process log
+// behind this interface is the kernel's business.
+#pragma once
+
+#include <Poco/JSON/Object.h>
+#include <Poco/Data/Session.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace svc::sdk {
+
+/// One event.
+struct Event {
+  std::int64_t sequence = 0;        ///< Assigned by the kernel; increases.
+  std::string id;                   ///< A UUID assigned by the kernel.
+  std::string type;                 ///< For example `email.received`.
+  std::int64_t created_us = 0;      ///< Microseconds since the epoch, assigned by the kernel.
+  std::string account;              ///< The account it concerns.
+  std::string identity;             ///< The identity it concerns, or empty.
+  Poco::JSON::Object::Ptr object;   ///< The resource as its GET shows it, minus secrets.
+};
+
+/// Publishes events and lets consumers subscribe. Available to every plugin.
+class EventBus {
+ public:
+  virtual ~EventBus();
+  /// Publishes an event. @param type the type. @param account the account. @param identity the
+  /// identity or empty. @param object the resource. @param transaction the session of the
+  /// transaction that made the change, so the event is stored with it; nullptr when none.
+  /// @return the stored event with its sequence number.
+  virtual Event publish(const std::string& type, const std::string& account,
+                        const std::string& identity, Poco::JSON::Object::Ptr object,
+                        Poco::Data::Session* transaction) = 0;
+  /// Calls fn for every event published from now on, on the publisher's thread, after the change
+  /// committed. fn must not block. @param fn the consumer. @return a token for unsubscribe().
+  virtual std::uint64_t subscribe(std::function<void(const Event&)> fn) = 0;
+  /// Stops calling a consumer. @param token what subscribe() returned.
+  virtual void unsubscribe(std::uint64_t token) = 0;
+};
+
+}  // namespace svc::sdk

@@ -1,0 +1,179 @@
+// Requests, responses and errors as a route handler sees them.
+//
+// Handlers never touch sockets or threads: they read a parsed Request, return a Response or throw
+// HttpError, and the kernel writes the answer in the contract's shape. A handler that must answer
+// later (a long-poll) or keep writing (a stream) returns Response::hold(); the kernel then hands the
+// connection to its event-driven hub and gives the handler a Stream to finish it with.
+#pragma once
+
+#include <Poco/Dynamic/Var.h>
+#include <Poco/JSON/Object.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace svc::sdk {
+
+/// What kind of caller a principal is.
+enum class PrincipalKind {
+  kNone,        ///< No credential was presented (or the route needs none).
+  kUser,        ///< A signed-in human: a JWT access token or the dashboard's session.
+  kManagement,  ///< A management key: the whole account.
+  kIdentity,    ///< An identity key: exactly one identity.
+};
+
+/// Who is calling, as the registered Authenticator established it.
+struct Principal {
+  PrincipalKind kind = PrincipalKind::kNone;  ///< kNone when unauthenticated.
+  std::string account_id;                      ///< The account the credential belongs to.
+  std::string user_id;                         ///< The user (kUser, or who created a key).
+  std::string key_id;                          ///< The key's id, for key credentials.
+  std::string key_label;                       ///< The key's label, for key credentials.
+  std::string key_prefix;                      ///< The key's visible prefix, for key credentials.
+  std::string bound_identity;                  ///< For kIdentity: the identity the key is bound to.
+  /// @return true when a credential was accepted.
+  bool authenticated() const { return kind != PrincipalKind::kNone; }
+};
+
+/// The identity a request targets, resolved by the kernel through the IdentityDirectory.
+struct IdentityRef {
+  std::string uuid;  ///< The identity's id.
+  std::string name;  ///< Its display name.
+};
+
+/// A parsed request. Header names are stored lower-case.
+struct Request {
+  std::string method;                          ///< GET, POST, ...
+  std::string path;                            ///< The decoded-per-segment path, without query.
+  std::string route;                           ///< The matched route pattern.
+  std::map<std::string, std::string> params;   ///< Named path parameters, percent-decoded.
+  std::multimap<std::string, std::string> query;  ///< Query parameters, decoded, in order.
+  std::map<std::string, std::string> headers;  ///< Headers, lower-case names (last value wins).
+  std::string body;                            ///< The raw body (already size-checked).
+  std::string content_type;                    ///< The media type without parameters, lower-case.
+  Poco::JSON::Object::Ptr json;                ///< The body as a JSON object, when it was JSON.
+  std::map<std::string, std::string> form;     ///< The body's fields, when it was form-encoded.
+  Principal principal;                         ///< Who is calling.
+  std::optional<IdentityRef> identity;         ///< The targeted identity, when one was named.
+  std::string request_id;                      ///< The X-Request-Id of this request.
+  std::string client_address;                  ///< The peer's IP address.
+  std::string base_url;                        ///< public.base_url, for absolute links.
+
+  /// @param name a query parameter name.
+  /// @return its first value, or nullopt when absent.
+  std::optional<std::string> queryParam(const std::string& name) const;
+  /// @param name a header name, any case.
+  /// @return its value, or nullopt when absent.
+  std::optional<std::string> header(const std::string& name) const;
+};
+
+/// An error a handler throws; the kernel answers it in the contract's error shape
+/// `{"detail", "code", "errors"?}` plus any extra fields and headers.
+class HttpError : public std::runtime_error {
+ public:
+  /// @param status the HTTP status.
+  /// @param code the machine code (for example `not_found`).
+  /// @param detail a sentence for a human or agent that says what to do next.
+  HttpError(int status, std::string code, std::string detail);
+  ~HttpError() override;
+
+  /// Adds a validation message for a field (makes the body carry `errors`).
+  /// @param field the field name. @param message what is wrong with it. @return *this.
+  HttpError& field(const std::string& field, const std::string& message);
+  /// Adds a top-level member to the error body. @return *this.
+  HttpError& extra(const std::string& name, const Poco::Dynamic::Var& value);
+  /// Adds a response header. @return *this.
+  HttpError& header(const std::string& name, const std::string& value);
+
+  /// @return the HTTP status.
+  int status() const { return status_; }
+  /// @return the machine code.
+  const std::string& code() const { return code_; }
+  /// @return the human sentence.
+  const std::string& detail() const { return detail_; }
+  /// @return the field errors.
+  const std::map<std::string, std::vector<std::string>>& errors() const { return errors_; }
+  /// @return the extra members.
+  const std::vector<std::pair<std::string, Poco::Dynamic::Var>>& extras() const { return extras_; }
+  /// @return the extra headers.
+  const std::vector<std::pair<std::string, std::string>>& headers() const { return headers_; }
+
+  /// 400 `invalid` with one field error. @param field the field. @param message the problem.
+  static HttpError invalid(const std::string& field, const std::string& message);
+  /// 404 `not_found`. @param what the kind of thing that was not found.
+  static HttpError notFound(const std::string& what = "resource");
+
+ private:
+  int status_;
+  std::string code_;
+  std::string detail_;
+  std::map<std::string, std::vector<std::string>> errors_;
+  std::vector<std::pair<std::string, Poco::Dynamic::Var>> extras_;
+  std::vector<std::pair<std::string, std::string>> headers_;
+};
+
+class Stream;
+
+/// A complete answer, or a request to hold the connection open (see hold()).
+struct Response {
+  int status = 200;                                           ///< HTTP status.
+  std::string content_type = "application/json";              ///< Content-Type.
+  std::string body;                                           ///< The body bytes.
+  std::vector<std::pair<std::string, std::string>> headers;   ///< Extra headers.
+  /// When set, the kernel writes nothing, hands the connection to its hub and calls this with the
+  /// Stream that answers it later. status/body are then ignored.
+  std::function<void(std::shared_ptr<Stream>)> on_hold;
+
+  /// @param status the status. @param body a JSON value (usually an Object). @return the response.
+  static Response json(int status, const Poco::Dynamic::Var& body);
+  /// @param status the status. @param body the JSON object. @return the response.
+  static Response json(int status, const Poco::JSON::Object::Ptr& body);
+  /// @param status the status. @param body the text. @param type its content type.
+  /// @return the response.
+  static Response text(int status, std::string body, std::string type = "text/plain; charset=utf-8");
+  /// @return a 204 with no body.
+  static Response noContent();
+  /// @param on_hold called with the Stream once the connection belongs to the hub.
+  /// @return a response that keeps the connection open without holding a worker thread.
+  static Response hold(std::function<void(std::shared_ptr<Stream>)> on_hold);
+};
+
+/// A held connection. All methods are thread-safe and never block: writes are queued and the
+/// kernel's hub flushes them as the peer reads. A peer that falls behind by more than the
+/// configured buffer is disconnected.
+class Stream {
+ public:
+  virtual ~Stream();
+  /// Answers the held request with a complete response and closes the connection.
+  /// Only valid before begin(). @param response the answer. @return false if already closed.
+  virtual bool respond(const Response& response) = 0;
+  /// Starts a streamed body: writes the status line and headers (no Content-Length; the body ends
+  /// when the stream finishes). @param status the status. @param content_type the type.
+  /// @param headers extra headers. @return false if already closed.
+  virtual bool begin(int status, const std::string& content_type,
+                     const std::vector<std::pair<std::string, std::string>>& headers) = 0;
+  /// Queues bytes of a streamed body. @param data the bytes.
+  /// @return false when closed, or when the peer is too slow and was disconnected.
+  virtual bool write(const std::string& data) = 0;
+  /// Flushes what is queued, then closes the connection.
+  virtual void finish() = 0;
+  /// @return true until the stream is finished, the peer goes away, or it overflowed.
+  virtual bool isOpen() const = 0;
+  /// Calls fn once when the stream closes for any reason (immediately if already closed).
+  /// @param fn the callback; it runs on the hub's thread and must not block.
+  virtual void onClose(std::function<void()> fn) = 0;
+  /// Calls fn on the hub's thread after the delay unless the stream closed first. A new call
+  /// replaces the previous timer. @param delay how long. @param fn the callback.
+  virtual void expireAfter(std::chrono::milliseconds delay, std::function<void()> fn) = 0;
+  /// @return the X-Request-Id of the request this stream answers.
+  virtual const std::string& requestId() const = 0;
+};
+
+}  // namespace svc::sdk

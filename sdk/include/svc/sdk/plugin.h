@@ -1,0 +1,102 @@
+// The plugin interface, its metadata, the context the kernel gives it, and the export macro.
+//
+// Lifecycle, driven by the kernel in this order: load all → handshake → order by dependency →
+// configure() → migrations applied → registerRoutes()/registerServices() → start() → serve →
+// stop() in reverse order → objects destroyed. Libraries stay loaded until the process exits, so
+// nothing a plugin made can outlive its code.
+#pragma once
+
+#include <svc/sdk/auth.h>
+#include <svc/sdk/events.h>
+#include <svc/sdk/http.h>
+#include <svc/sdk/routes.h>
+#include <svc/sdk/services.h>
+#include <svc/sdk/storage.h>
+#include <svc/sdk/version.h>
+
+#include <Poco/Logger.h>
+#include <Poco/Util/AbstractConfiguration.h>
+
+#include <boost/dll/alias.hpp>
+
+#include <string>
+#include <vector>
+
+namespace svc::sdk {
+
+/// A configuration key a plugin reads, with its default.
+struct ConfigKey {
+  std::string key;            ///< The full key, for example `email.smtp.listen`.
+  std::string default_value;  ///< Its default (always a string, as in a .properties file).
+  std::string description;    ///< One line for --check-config and the docs.
+  bool secret = false;        ///< Redacted when the configuration is printed.
+};
+
+/// What a plugin says about itself.
+struct PluginInfo {
+  std::string name;                   ///< Unique, lower-case: `auth`, `email`.
+  std::string version;                ///< The plugin's own version.
+  std::string description;            ///< One line.
+  std::vector<std::string> requires_plugins;  ///< Plugins that must be loaded and start first.
+  std::vector<ConfigKey> config;      ///< The keys it reads, with defaults.
+};
+
+/// What the kernel gives a plugin at configure time; valid until the plugin is destroyed.
+class PluginContext {
+ public:
+  virtual ~PluginContext();
+  /// @return the whole effective configuration (read-only by convention).
+  virtual const Poco::Util::AbstractConfiguration& config() const = 0;
+  /// @return the plugin's logger (named `plugin.<name>`).
+  virtual Poco::Logger& logger() const = 0;
+  /// @return the kernel's database.
+  virtual Database& database() const = 0;
+  /// @return the event bus.
+  virtual EventBus& events() const = 0;
+  /// @return the service registry (for lookups; offers happen in registerServices()).
+  virtual ServiceRegistry& services() const = 0;
+  /// @return data.dir, where a plugin keeps files (in a subdirectory named after itself).
+  virtual std::string dataDir() const = 0;
+};
+
+/// A plugin. Implement it, then export it with SVC_PLUGIN(YourClass).
+class Plugin {
+ public:
+  virtual ~Plugin();
+  /// @return the plugin's metadata (called before anything else, possibly several times).
+  virtual const PluginInfo& info() const = 0;
+  /// Reads configuration and keeps the context. Throw to refuse start.
+  /// @param context the kernel's services for this plugin.
+  virtual void configure(PluginContext& context) = 0;
+  /// @return the plugin's migrations, in version order.
+  virtual std::vector<Migration> migrations() const = 0;
+  /// Registers the plugin's routes. @param routes the registry.
+  virtual void registerRoutes(RouteRegistry& routes) = 0;
+  /// Offers the plugin's services. @param services the registry.
+  virtual void registerServices(ServiceRegistry& services) = 0;
+  /// Starts background work (listeners, senders). Throw to refuse start.
+  virtual void start() = 0;
+  /// Stops background work; called once, in reverse start order.
+  virtual void stop() = 0;
+};
+
+}  // namespace svc::sdk
+
+/// The signature of `svc_plugin_create`.
+using svc_plugin_create_fn = svc::sdk::Plugin*();
+/// The signature of `svc_plugin_abi`.
+using svc_plugin_abi_fn = const svc::sdk::AbiInfo*();
+
+/// Exports a plugin class: defines `svc_plugin_abi` (the handshake, built from the headers this
+/// plugin was compiled with) and `svc_plugin_create` (a factory returning a new instance).
+#define SVC_PLUGIN(PluginClass)                                                       \
+  namespace svc_plugin_export {                                                      \
+  const ::svc::sdk::AbiInfo* abi() {                                                 \
+    static const ::svc::sdk::AbiInfo info{SVC_SDK_VERSION_MAJOR, SVC_SDK_VERSION_MINOR, \
+                                          SVC_SDK_BUILD_SIGNATURE};                  \
+    return &info;                                                                    \
+  }                                                                                  \
+  ::svc::sdk::Plugin* create() { return new PluginClass(); }                         \
+  }                                                                                  \
+  BOOST_DLL_ALIAS(svc_plugin_export::abi, svc_plugin_abi)                            \
+  BOOST_DLL_ALIAS(svc_plugin_export::create, svc_plugin_create)

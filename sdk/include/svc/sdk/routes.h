@@ -1,0 +1,57 @@
+// Route registration.
+//
+// A plugin registers each route with its method, a path pattern with named parameters
+// (`/api/email-messages/{id}/reply/`), the credential it needs, its body rules and a handler. The
+// kernel matches paths with or without the trailing slash, answers 404/405/413/415/400 itself, and
+// calls the handler only with a request that passed all of that and the authentication hook.
+#pragma once
+
+#include <svc/sdk/http.h>
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace svc::sdk {
+
+/// The credential a route needs. The kernel enforces it before the handler runs.
+enum class AuthNeed {
+  kNone,      ///< Public. No credential is read.
+  kUser,      ///< A signed-in human (JWT access token or dashboard session).
+  kAccount,   ///< The account: a user or a management key. An identity key gets 403.
+  kAnyKey,    ///< Any accepted credential; an identity is resolved when one is named.
+  kIdentity,  ///< An identity: an identity key, or a user/management key naming one (else 400).
+};
+
+/// What the kernel accepts as the request body.
+enum class BodyKind {
+  kJson,  ///< application/json objects (and an empty body). The default.
+  kJsonOrForm,  ///< JSON, or application/x-www-form-urlencoded parsed into Request::form.
+  kAny,   ///< Any content type; the raw bytes in Request::body.
+};
+
+/// A route's handler.
+using Handler = std::function<Response(Request&)>;
+
+/// One route.
+struct Route {
+  std::string method;                  ///< GET, POST, PUT, PATCH or DELETE.
+  std::string pattern;                 ///< `/api/things/{id}/`; `{name}` matches one segment.
+  AuthNeed auth = AuthNeed::kAccount;  ///< The credential it needs.
+  BodyKind body = BodyKind::kJson;     ///< What body it accepts.
+  std::size_t max_body_bytes = 0;      ///< 0: server.max_body_bytes.
+  std::string summary;                 ///< One line for the API reference.
+  Handler handler;                     ///< Called for matching, authorized requests.
+};
+
+/// Where a plugin registers its routes (during the register step only).
+class RouteRegistry {
+ public:
+  virtual ~RouteRegistry();
+  /// Registers a route. Registering the same method and pattern twice (by any plugin) refuses
+  /// start. @param route the route.
+  virtual void add(Route route) = 0;
+};
+
+}  // namespace svc::sdk

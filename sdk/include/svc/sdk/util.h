@@ -1,0 +1,22 @@
+// Small helpers every plugin needs in the same shape: ids, timestamps, UTF-8 checks.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace svc::sdk {
+
+/// @return a new random (version 4) UUID, lower-case and hyphenated.
+std::string newUuid();
+/// @param text a candidate. @return true for a lower- or upper-case hyphenated UUID.
+bool isUuid(std::string_view text);
+/// @return the current time in microseconds since the Unix epoch.
+std::int64_t nowMicros();
+/// @param micros microseconds since the epoch.
+/// @return ISO 8601 UTC with microseconds: `2026-11-22T10:40:38.123456Z`.
+std::string isoTimestamp(std::int64_t micros);
+/// @param text bytes. @return true when they are well-formed UTF-8 (no overlongs, no surrogates).
+bool isValidUtf8(std::string_view text);
+
+}  // namespace svc::sdk

@@ -1,0 +1,93 @@
+#include <svc/sdk/http.h>
+
+#include <Poco/JSON/Stringifier.h>
+#include <Poco/String.h>
+
+#include <sstream>
+
+namespace svc::sdk {
+
+std::optional<std::string> Request::queryParam(const std::string& name) const {
+  auto it = query.find(name);
+  if (it == query.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<std::string> Request::header(const std::string& name) const {
+  auto it = headers.find(Poco::toLower(name));
+  if (it == headers.end()) return std::nullopt;
+  return it->second;
+}
+
+HttpError::HttpError(int status, std::string code, std::string detail)
+    : std::runtime_error(detail), status_(status), code_(std::move(code)), detail_(std::move(detail)) {}
+
+HttpError::~HttpError() = default;
+
+HttpError& HttpError::field(const std::string& field, const std::string& message) {
+  errors_[field].push_back(message);
+  return *this;
+}
+
+HttpError& HttpError::extra(const std::string& name, const Poco::Dynamic::Var& value) {
+  extras_.emplace_back(name, value);
+  return *this;
+}
+
+HttpError& HttpError::header(const std::string& name, const std::string& value) {
+  headers_.emplace_back(name, value);
+  return *this;
+}
+
+HttpError HttpError::invalid(const std::string& field, const std::string& message) {
+  HttpError e(400, "invalid", "The request is invalid: " + field + ": " + message);
+  e.field(field, message);
+  return e;
+}
+
+HttpError HttpError::notFound(const std::string& what) {
+  return HttpError(404, "not_found", "The " + what + " was not found.");
+}
+
+Response Response::json(int status, const Poco::Dynamic::Var& body) {
+  Response r;
+  r.status = status;
+  std::ostringstream out;
+  Poco::JSON::Stringifier::stringify(body, out);
+  r.body = out.str();
+  return r;
+}
+
+Response Response::json(int status, const Poco::JSON::Object::Ptr& body) {
+  Response r;
+  r.status = status;
+  std::ostringstream out;
+  body->stringify(out);
+  r.body = out.str();
+  return r;
+}
+
+Response Response::text(int status, std::string body, std::string type) {
+  Response r;
+  r.status = status;
+  r.body = std::move(body);
+  r.content_type = std::move(type);
+  return r;
+}
+
+Response Response::noContent() {
+  Response r;
+  r.status = 204;
+  r.content_type.clear();
+  return r;
+}
+
+Response Response::hold(std::function<void(std::shared_ptr<Stream>)> on_hold) {
+  Response r;
+  r.on_hold = std::move(on_hold);
+  return r;
+}
+
+Stream::~Stream() = default;
+
+}  // namespace svc::sdk

@@ -1,0 +1,26 @@
+// Out-of-line destructors: each interface's vtable and type information live in the SDK library,
+// once, instead of in every plugin.
+#include <svc/sdk/plugin.h>
+
+namespace svc::sdk {
+
+RouteRegistry::~RouteRegistry() = default;
+Authenticator::~Authenticator() = default;
+IdentityDirectory::~IdentityDirectory() = default;
+Database::~Database() = default;
+EventBus::~EventBus() = default;
+ServiceRegistry::~ServiceRegistry() = default;
+PluginContext::~PluginContext() = default;
+Plugin::~Plugin() = default;
+
+Migration Migration::portable(int version, std::string description,
+                              std::vector<std::string> statements) {
+  Migration m;
+  m.version = version;
+  m.description = std::move(description);
+  m.sqlite = statements;
+  m.mysql = std::move(statements);
+  return m;
+}
+
+}  // namespace svc::sdk
