@@ -82,12 +82,22 @@ class ApiConnection : public Poco::Net::TCPServerConnection {
       std::string body = errorBody(e, rid);
       Poco::Net::HTTPServerResponseImpl response(session);
       response.setVersion(Poco::Net::HTTPMessage::HTTP_1_1);
-      response.setStatus(Poco::Net::HTTPResponse::HTTP_BAD_REQUEST);
+      response.setStatusAndReason(Poco::Net::HTTPResponse::HTTP_BAD_REQUEST);
       response.setContentType("application/json");
       response.set("X-Request-Id", rid);
       response.setKeepAlive(false);
-      response.sendBuffer(body.data(), body.size());
+      response.setContentLength(static_cast<std::streamsize>(body.size()));
+      std::ostream& out = response.send();
+      out << body;
+      out.flush();
       session.setKeepAlive(false);
+      // Closing with unread bytes would reset the connection and could destroy the answer in
+      // flight: finish sending, then drain briefly.
+      socket().shutdownSend();
+      socket().setReceiveTimeout(Poco::Timespan(0, 200000));
+      char scratch[4096];
+      for (int i = 0; i < 16 && socket().receiveBytes(scratch, sizeof scratch) > 0; ++i) {
+      }
       if (server_.runtime_.metrics) server_.runtime_.metrics->observe("?", "malformed", 400, 0);
     } catch (...) {
     }

@@ -199,7 +199,9 @@ std::string redactUrl(const std::string& url) {
 std::vector<std::string> ConfigLayers::validate() const {
   std::vector<std::string> problems;
   auto get = [&](const std::string& k) { return target_.getString(k, ""); };
-  if (!isInt(get("server.port"), 1, 65535)) problems.push_back("server.port must be 1-65535");
+  if (!isInt(get("server.port"), 0, 65535)) {
+    problems.push_back("server.port must be 0-65535 (0: any free port)");
+  }
   if (!isInt(get("server.threads"), 1, 1024)) problems.push_back("server.threads must be 1-1024");
   if (!isInt(get("server.queue"), 1, 100000)) problems.push_back("server.queue must be 1-100000");
   if (!isInt(get("server.max_body_bytes"), 1, 1 << 30)) {

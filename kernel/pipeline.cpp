@@ -310,9 +310,10 @@ bool Pipeline::serve(Poco::Net::HTTPServerRequest& request,
       char buf[16384];
       const auto deadline = started + std::chrono::seconds(rt_.limits.request_timeout_seconds);
       try {
-        while (in) {
-          in.read(buf, sizeof buf);
-          std::streamsize n = in.gcount();
+        // peek() waits for the next bytes (one socket read, bounded by the idle timeout);
+        // readsome() takes what arrived. The deadline is checked between reads.
+        while (in.peek() != std::char_traits<char>::eof()) {
+          std::streamsize n = in.readsome(buf, sizeof buf);
           if (n <= 0) break;
           req.body.append(buf, static_cast<std::size_t>(n));
           if (req.body.size() > limit) {

@@ -1,0 +1,278 @@
+#include "harness.h"
+
+#include <Poco/Data/Session.h>
+#include <Poco/Data/MySQL/Connector.h>
+#include <Poco/Environment.h>
+#include <Poco/File.h>
+#include <Poco/FileStream.h>
+#include <Poco/JSON/Parser.h>
+#include <Poco/Net/HTTPClientSession.h>
+#include <Poco/Net/HTTPRequest.h>
+#include <Poco/Net/HTTPResponse.h>
+#include <Poco/Net/NetException.h>
+#include <Poco/Net/StreamSocket.h>
+#include <Poco/Path.h>
+#include <Poco/StreamCopier.h>
+#include <Poco/String.h>
+#include <Poco/TemporaryFile.h>
+#include <Poco/URI.h>
+#include <Poco/UUIDGenerator.h>
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+using namespace Poco::Data::Keywords;
+
+namespace svc::testing {
+
+std::string binDir() { return SVC_TEST_BIN_DIR; }
+std::string testPluginDir() { return SVC_TEST_PLUGIN_DIR; }
+
+Poco::JSON::Object::Ptr HttpReply::json() const {
+  try {
+    return Poco::JSON::Parser().parse(body).extract<Poco::JSON::Object::Ptr>();
+  } catch (...) {
+    ADD_FAILURE() << "not a JSON object: " << body;
+    return new Poco::JSON::Object;
+  }
+}
+
+std::string HttpReply::code() const {
+  try {
+    auto o = Poco::JSON::Parser().parse(body).extract<Poco::JSON::Object::Ptr>();
+    return o->optValue<std::string>("code", "");
+  } catch (...) {
+    return "";
+  }
+}
+
+std::string HttpReply::header(const std::string& name) const {
+  auto it = headers.find(Poco::toLower(name));
+  return it == headers.end() ? "" : it->second;
+}
+
+HttpReply http(int port, const std::string& method, const std::string& path,
+               const std::string& body, std::map<std::string, std::string> headers) {
+  Poco::Net::HTTPClientSession session("127.0.0.1", static_cast<Poco::UInt16>(port));
+  session.setTimeout(Poco::Timespan(30, 0));
+  Poco::Net::HTTPRequest request(method, path, Poco::Net::HTTPMessage::HTTP_1_1);
+  for (auto& [k, v] : headers) request.set(k, v);
+  if (!body.empty() || method == "POST" || method == "PUT" || method == "PATCH") {
+    request.setContentLength(static_cast<std::streamsize>(body.size()));
+  }
+  std::ostream& out = session.sendRequest(request);
+  out << body;
+  Poco::Net::HTTPResponse response;
+  std::istream& in = session.receiveResponse(response);
+  HttpReply reply;
+  reply.status = response.getStatus();
+  for (auto& [k, v] : response) reply.headers[Poco::toLower(k)] = v;
+  Poco::StreamCopier::copyToString(in, reply.body);
+  return reply;
+}
+
+std::string rawExchange(int port, const std::string& bytes, int timeout_ms) {
+  Poco::Net::StreamSocket socket;
+  socket.connect(Poco::Net::SocketAddress("127.0.0.1", static_cast<Poco::UInt16>(port)));
+  socket.setReceiveTimeout(Poco::Timespan(timeout_ms / 1000, (timeout_ms % 1000) * 1000));
+  if (!bytes.empty()) socket.sendBytes(bytes.data(), static_cast<int>(bytes.size()));
+  std::string out;
+  char buf[4096];
+  try {
+    int n;
+    while ((n = socket.receiveBytes(buf, sizeof buf)) > 0) out.append(buf, n);
+  } catch (const Poco::TimeoutException&) {
+  } catch (const Poco::Net::NetException&) {
+  }
+  return out;
+}
+
+std::string databaseKind() {
+  return Poco::Environment::get("SVC_TEST_DB", "sqlite") == "mariadb" ? "mariadb" : "sqlite";
+}
+
+Svcd::Svcd() : Svcd(Options{}) {}
+
+Svcd::Svcd(Options options) : options_(std::move(options)) {
+  root_ = Poco::TemporaryFile::tempName("/tmp/") + "-svcd";
+  data_dir_ = root_ + "/data";
+  plugin_dir_ = root_ + "/plugins";
+  log_file_ = root_ + "/svcd.log";
+  Poco::File(data_dir_).createDirectories();
+  Poco::File(plugin_dir_).createDirectories();
+  for (const auto& p : options_.plugins) {
+    std::string file = "svc_plugin_" + p + ".so";
+    std::string target = testPluginDir() + "/" + file;
+    if (!Poco::File(target).exists()) target = SVC_BUNDLED_PLUGIN_DIR "/" + file;
+    EXPECT_EQ(::symlink(target.c_str(), (plugin_dir_ + "/" + file).c_str()), 0) << target;
+  }
+  if (databaseKind() == "mariadb") {
+    static std::once_flag once;
+    std::call_once(once, [] { Poco::Data::MySQL::Connector::registerConnector(); });
+    std::string server = Poco::Environment::get("SVC_TEST_MYSQL_URL");  // mysql://u:p@h:port
+    Poco::URI uri(server);
+    std::string info = uri.getUserInfo();
+    std::string user = info.substr(0, info.find(':'));
+    std::string pass = info.find(':') == std::string::npos ? "" : info.substr(info.find(':') + 1);
+    mysql_db_ = "svc_t_" + Poco::replace(Poco::UUIDGenerator::defaultGenerator().createRandom()
+                                             .toString().substr(0, 13), "-", "");
+    Poco::Data::Session s("MySQL", "host=" + uri.getHost() + ";port=" +
+                                       std::to_string(uri.getPort()) + ";user=" + user +
+                                       ";password=" + pass);
+    s << "CREATE DATABASE " + mysql_db_ + " CHARACTER SET utf8mb4", now;
+    db_url_ = "mysql://" + info + "@" + uri.getHost() + ":" + std::to_string(uri.getPort()) +
+              "/" + mysql_db_;
+  } else {
+    db_url_ = "sqlite:" + data_dir_ + "/svc.db";
+  }
+}
+
+Svcd::~Svcd() {
+  if (pid_ > 0 && running()) kill9();
+  if (!mysql_db_.empty()) {
+    try {
+      std::string server = Poco::Environment::get("SVC_TEST_MYSQL_URL");
+      Poco::URI uri(server);
+      std::string info = uri.getUserInfo();
+      Poco::Data::Session s("MySQL", "host=" + uri.getHost() + ";port=" +
+                                         std::to_string(uri.getPort()) + ";user=" +
+                                         info.substr(0, info.find(':')) + ";password=" +
+                                         info.substr(info.find(':') + 1));
+      s << "DROP DATABASE IF EXISTS " + mysql_db_, now;
+    } catch (...) {
+    }
+  }
+  if (!::testing::Test::HasFailure()) {
+    try {
+      Poco::File(root_).remove(true);
+    } catch (...) {
+    }
+  } else {
+    std::cerr << "svcd log kept at " << log_file_ << "\n";
+  }
+}
+
+void Svcd::launch() {
+  std::ostringstream cmd;
+  cmd << "exec env";
+  for (auto& [k, v] : options_.env) cmd << " " << k << "='" << v << "'";
+  cmd << " '" << binDir() << "/svcd' --port 0 --data-dir '" << data_dir_ << "' --set 'plugins.dir="
+      << plugin_dir_ << "' --set 'db.url=" << db_url_ << "' --set admin.listen=127.0.0.1:0"
+      << " --set server.drain_seconds=5";
+  for (auto& a : options_.args) cmd << " '" << a << "'";
+  cmd << " >> '" << log_file_ << "' 2>&1";
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    ::execl("/bin/sh", "sh", "-c", cmd.str().c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+}
+
+bool Svcd::start() {
+  std::size_t before = log().size();
+  launch();
+  static const std::regex ready(R"(svcd ready: api https?://[^:]+:(\d+) admin (?:http://[^:]+:(\d+)|disabled))");
+  for (int i = 0; i < 1000; ++i) {
+    std::string text = log().substr(before);
+    std::smatch m;
+    if (std::regex_search(text, m, ready)) {
+      port_ = std::stoi(m[1]);
+      admin_port_ = m[2].matched ? std::stoi(m[2]) : 0;
+      return true;
+    }
+    if (!running()) {
+      ADD_FAILURE() << "svcd exited before it was ready:\n" << log();
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ADD_FAILURE() << "svcd was not ready within 10 s:\n" << log();
+  return false;
+}
+
+int Svcd::startExpectingFailure() {
+  launch();
+  return waitExit(10000);
+}
+
+int Svcd::waitExit(int timeout_ms) {
+  for (int i = 0; i < timeout_ms / 5; ++i) {
+    int status = 0;
+    pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) {
+      pid_ = -1;
+      if (WIFEXITED(status)) return WEXITSTATUS(status);
+      if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return -1;
+}
+
+bool Svcd::running() {
+  if (pid_ <= 0) return false;
+  int status = 0;
+  pid_t r = ::waitpid(pid_, &status, WNOHANG);
+  if (r == pid_) {
+    pid_ = -1;
+    return false;
+  }
+  return true;
+}
+
+int Svcd::terminate() {
+  if (pid_ <= 0) return -1;
+  ::kill(pid_, SIGTERM);
+  int code = waitExit(20000);
+  if (code == -1 && pid_ > 0) kill9();
+  return code;
+}
+
+void Svcd::kill9() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
+}
+
+std::string Svcd::adminToken() const {
+  std::ifstream in(data_dir_ + "/admin.token");
+  std::string token;
+  std::getline(in, token);
+  return token;
+}
+
+std::string Svcd::log() const {
+  std::ifstream in(log_file_);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace svc::testing
+
+// The MariaDB run cannot run without a server: fail when the test command promised one, and
+// report "skipped" (exit 77, ctest's SKIP_RETURN_CODE) when run by hand without one.
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  if (svc::testing::databaseKind() == "mariadb" && !Poco::Environment::has("SVC_TEST_MYSQL_URL")) {
+    if (Poco::Environment::get("SVC_TEST_REQUIRE_MYSQL", "") == "1") {
+      std::cerr << "SVC_TEST_MYSQL_URL is not set but SVC_TEST_REQUIRE_MYSQL=1\n";
+      return 1;
+    }
+    std::cerr << "skipped: SVC_TEST_DB=mariadb needs SVC_TEST_MYSQL_URL (tools/test.sh sets it)\n";
+    return 77;
+  }
+  return RUN_ALL_TESTS();
+}

@@ -1,0 +1,92 @@
+// The integration harness: starts the real build/bin/svcd on a free port with a temporary data
+// directory and plugin directory, on SQLite or (when SVC_TEST_DB=mariadb) on a fresh MariaDB
+// database, and talks HTTP to it over loopback.
+#pragma once
+
+#include <Poco/JSON/Object.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace svc::testing {
+
+struct HttpReply {
+  int status = 0;
+  std::map<std::string, std::string> headers;  ///< lower-case names
+  std::string body;
+  /// @return the body parsed as a JSON object (fails the test when it is not one).
+  Poco::JSON::Object::Ptr json() const;
+  /// @return the contract's error `code`, or "" when absent.
+  std::string code() const;
+  std::string header(const std::string& name) const;
+};
+
+/// One HTTP request over a new connection. @param headers extra headers.
+HttpReply http(int port, const std::string& method, const std::string& path,
+               const std::string& body = "", std::map<std::string, std::string> headers = {});
+
+/// Sends raw bytes on a new connection and returns everything the server answers until it
+/// closes or `timeout_ms` passes.
+std::string rawExchange(int port, const std::string& bytes, int timeout_ms = 3000);
+
+/// @return "sqlite" or "mariadb": which database this run uses.
+std::string databaseKind();
+
+class Svcd {
+ public:
+  struct Options {
+    std::vector<std::string> plugins = {"testkit"};  ///< test plugins linked into plugins.dir
+    std::vector<std::string> args;                   ///< extra svcd arguments
+    std::map<std::string, std::string> env;          ///< extra environment
+  };
+  Svcd();
+  explicit Svcd(Options options);
+  ~Svcd();
+  Svcd(const Svcd&) = delete;
+  Svcd& operator=(const Svcd&) = delete;
+
+  /// Starts svcd and waits until it says it is ready. @return false when it exited instead.
+  bool start();
+  /// Starts svcd expecting it to refuse. @return its exit code (-1 if it did not exit in time).
+  int startExpectingFailure();
+  /// SIGTERM, then wait. @return the exit code.
+  int terminate();
+  /// SIGKILL, then reap.
+  void kill9();
+  /// @return whether the process is still running.
+  bool running();
+
+  HttpReply get(const std::string& path, std::map<std::string, std::string> headers = {}) {
+    return http(port_, "GET", path, "", std::move(headers));
+  }
+  HttpReply post(const std::string& path, const std::string& body,
+                 std::map<std::string, std::string> headers = {}) {
+    headers.emplace("Content-Type", "application/json");
+    return http(port_, "POST", path, body, std::move(headers));
+  }
+  int port() const { return port_; }
+  int adminPort() const { return admin_port_; }
+  std::string adminToken() const;
+  std::string log() const;
+  const std::string& dataDir() const { return data_dir_; }
+  const std::string& pluginDir() const { return plugin_dir_; }
+  const std::string& dbUrl() const { return db_url_; }
+  pid_t pid() const { return pid_; }
+
+ private:
+  void launch();
+  int waitExit(int timeout_ms);
+  Options options_;
+  std::string root_, data_dir_, plugin_dir_, log_file_, db_url_, mysql_db_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+  int admin_port_ = 0;
+};
+
+/// The directory holding build/bin (svcd, svcctl).
+std::string binDir();
+/// The directory holding the test plugins.
+std::string testPluginDir();
+
+}  // namespace svc::testing

@@ -1,0 +1,311 @@
+// The real svcd's life: plugin loading and refusals, configuration layers, the operator listener,
+// draining on SIGTERM, durability across kill -9, and many held responses at once.
+#include "harness.h"
+
+#include <Poco/Net/StreamSocket.h>
+#include <Poco/Pipe.h>
+#include <Poco/PipeStream.h>
+#include <Poco/Process.h>
+#include <Poco/StreamCopier.h>
+
+#include <gtest/gtest.h>
+
+#include <sys/resource.h>
+
+#include <fstream>
+#include <future>
+#include <regex>
+#include <thread>
+
+namespace svc::testing {
+namespace {
+
+int countLines(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (std::size_t p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
+  return n;
+}
+
+struct Refusal {
+  std::vector<std::string> plugins;
+  std::string enabled;
+  std::string expected;  // what the one fatal line must say
+};
+
+class PluginRefusal : public ::testing::TestWithParam<Refusal> {};
+
+TEST_P(PluginRefusal, RefusesToStartWithOneLineNamingPluginAndCause) {
+  const Refusal& c = GetParam();
+  Svcd::Options o;
+  o.plugins = c.plugins;
+  if (!c.enabled.empty()) o.args = {"--set", "plugins.enabled=" + c.enabled};
+  Svcd svcd(o);
+  int code = svcd.startExpectingFailure();
+  EXPECT_NE(code, 0);
+  EXPECT_NE(code, -1) << "svcd did not exit";
+  std::string log = svcd.log();
+  EXPECT_EQ(countLines(log, "Fatal"), 1) << log;
+  EXPECT_NE(log.find(c.expected), std::string::npos) << log;
+  EXPECT_EQ(log.find("svcd ready"), std::string::npos) << log;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kernel, PluginRefusal,
+    ::testing::Values(
+        Refusal{{"alpha"}, "alpha,ghost", "plugin 'ghost': file "},
+        Refusal{{"wrongabi"}, "", "plugin 'wrongabi': SDK major version mismatch: plugin built for SDK 999.0, kernel provides SDK 1.0"},
+        Refusal{{"nocreate"}, "", "plugin 'nocreate': missing export svc_plugin_create"},
+        Refusal{{"alpha", "alphacopy"}, "", "plugin 'alpha': duplicate plugin name"},
+        Refusal{{"needsghost"}, "", "plugin 'needsghost': requires plugin 'ghost', which is not enabled"},
+        Refusal{{"cyclea", "cycleb"}, "", "dependency cycle: cyclea -> cycleb -> cyclea"},
+        Refusal{{"throwsconfigure"}, "", "plugin 'throwsconfigure': failed to configure: configure refused on purpose"},
+        Refusal{{"badmigration"}, "", "plugin 'badmigration': failed to migrate: migration 1 (creates then fails) failed at statement 2"},
+        Refusal{{"throwsstart", "alpha"}, "", "plugin 'throwsstart': failed to start: start refused on purpose"}),
+    [](const auto& info) { return info.param.plugins.front() + std::to_string(info.index); });
+
+TEST(KernelPlugins, ADisabledPluginsRoutesAnswer404AndItIsNotListed) {
+  Svcd::Options o;
+  o.plugins = {"testkit", "alpha", "beta"};
+  o.args = {"--set", "plugins.enabled=alpha, beta"};
+  Svcd svcd(o);
+  ASSERT_TRUE(svcd.start());
+  EXPECT_EQ(svcd.get("/api/alpha/").status, 200);
+  EXPECT_EQ(svcd.get("/api/beta/").status, 200);
+  EXPECT_EQ(svcd.get("/api/testkit/greeting/").status, 404);
+  // Without testkit there is no authenticator: a route needing one cannot be reached either.
+  auto plugins = svcd.get("/api/health/").json()->getArray("plugins");
+  ASSERT_EQ(plugins->size(), 2u);
+  EXPECT_EQ(plugins->getObject(0)->getValue<std::string>("name"), "alpha");  // dependency first
+  EXPECT_EQ(plugins->getObject(1)->getValue<std::string>("name"), "beta");
+  EXPECT_EQ(svcd.terminate(), 0);
+}
+
+TEST(KernelPlugins, AFailedMigrationLeavesNothingBehind) {
+  if (databaseKind() != "sqlite") GTEST_SKIP() << "MySQL DDL is not transactional";
+  Svcd::Options o;
+  o.plugins = {"badmigration"};
+  Svcd svcd(o);
+  EXPECT_NE(svcd.startExpectingFailure(), 0);
+  Poco::Pipe out;
+  std::string db = svcd.dbUrl().substr(7);
+  Poco::ProcessHandle ph = Poco::Process::launch(
+      "sqlite3", {db, "SELECT name FROM sqlite_master WHERE name LIKE 'fixture_%';"}, nullptr, &out,
+      nullptr);
+  Poco::PipeInputStream in(out);
+  std::string tables;
+  Poco::StreamCopier::copyToString(in, tables);
+  ph.wait();
+  EXPECT_EQ(tables, "");
+}
+
+TEST(KernelConfig, LayersApplyInOrderEndToEnd) {
+  {
+    Svcd::Options o;
+    o.env = {{"SVC_TESTKIT_GREETING", "from-env"}};
+    Svcd svcd(o);
+    ASSERT_TRUE(svcd.start());
+    EXPECT_EQ(svcd.get("/api/testkit/greeting/").json()->getValue<std::string>("greeting"),
+              "from-env");
+  }
+  {
+    Svcd::Options o;
+    o.env = {{"SVC_TESTKIT_GREETING", "from-env"}};
+    o.args = {"--set", "testkit.greeting=from-flag"};
+    Svcd svcd(o);
+    ASSERT_TRUE(svcd.start());
+    EXPECT_EQ(svcd.get("/api/testkit/greeting/").json()->getValue<std::string>("greeting"),
+              "from-flag");
+  }
+  {
+    std::string file = "/tmp/svc-config-test-" + std::to_string(::getpid()) + ".properties";
+    std::ofstream(file) << "testkit.greeting = from-file\nlog.format = json\n";
+    Svcd::Options o;
+    o.args = {"--config", file};
+    Svcd svcd(o);
+    ASSERT_TRUE(svcd.start());
+    EXPECT_EQ(svcd.get("/api/testkit/greeting/").json()->getValue<std::string>("greeting"),
+              "from-file");
+    // JSON log lines: every line is an object with ts, level, logger, msg.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::string log = svcd.log();
+    EXPECT_NE(log.find("{\"ts\":"), std::string::npos) << log;
+    EXPECT_NE(log.find("\"logger\":\"access\""), std::string::npos) << log;
+    EXPECT_NE(log.find("\"status\":\"200\""), std::string::npos) << log;
+    std::remove(file.c_str());
+  }
+}
+
+std::pair<int, std::string> runCommand(const std::string& cmd) {
+  std::string out;
+  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int status = ::pclose(p);
+  return {WEXITSTATUS(status), out};
+}
+
+TEST(KernelConfig, CheckConfigPrintsTheEffectiveConfigurationRedacted) {
+  std::string base = binDir() + "/svcd --set plugins.dir=" + testPluginDir() +
+                     " --set plugins.enabled=testkit --set admin.token=hush-hush";
+  auto [code, out] = runCommand(base + " --check-config");
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("testkit.greeting = hello"), std::string::npos) << out;
+  EXPECT_NE(out.find("testkit.api_secret = ***"), std::string::npos) << out;
+  EXPECT_NE(out.find("admin.token = ***"), std::string::npos) << out;
+  EXPECT_EQ(out.find("hush-hush"), std::string::npos) << out;
+  EXPECT_EQ(out.find("s3cr3t"), std::string::npos) << out;
+
+  auto [bad, why] = runCommand(base + " --check-config --set server.threads=0 --set log.format=xml");
+  EXPECT_NE(bad, 0);
+  EXPECT_NE(why.find("server.threads"), std::string::npos) << why;
+  EXPECT_NE(why.find("log.format"), std::string::npos) << why;
+
+  auto [broken, plugin_why] = runCommand(binDir() + "/svcd --check-config --set plugins.dir=" +
+                                         testPluginDir() + " --set plugins.enabled=wrongabi");
+  EXPECT_NE(broken, 0);
+  EXPECT_NE(plugin_why.find("plugin 'wrongabi'"), std::string::npos) << plugin_why;
+
+  auto [v, version] = runCommand(binDir() + "/svcd --version");
+  EXPECT_EQ(v, 0);
+  EXPECT_NE(version.find("SDK 1.0"), std::string::npos);
+  auto [h, help] = runCommand(binDir() + "/svcd --help");
+  EXPECT_EQ(h, 0);
+  for (const char* flag : {"--config", "--set", "--port", "--data-dir", "--check-config", "--version"}) {
+    EXPECT_NE(help.find(flag), std::string::npos) << flag;
+  }
+}
+
+TEST(KernelOperator, AdminListenerNeedsTheTokenAndServesMetricsAndPlugins) {
+  Svcd svcd;
+  ASSERT_TRUE(svcd.start());
+  ASSERT_GT(svcd.adminPort(), 0);
+  EXPECT_EQ(http(svcd.adminPort(), "GET", "/metrics").status, 401);
+  EXPECT_EQ(http(svcd.adminPort(), "GET", "/metrics", "", {{"Authorization", "Bearer wrong"}}).status,
+            401);
+  svcd.get("/api/testkit/greeting/");
+  auto m = http(svcd.adminPort(), "GET", "/metrics", "",
+                {{"Authorization", "Bearer " + svcd.adminToken()}});
+  ASSERT_EQ(m.status, 200);
+  EXPECT_NE(m.body.find("svc_http_requests_total{method=\"GET\",route=\"/api/testkit/greeting/\","
+                        "status=\"200\"} 1"),
+            std::string::npos)
+      << m.body;
+  EXPECT_NE(m.body.find("svc_http_request_duration_seconds_bucket"), std::string::npos);
+  EXPECT_NE(m.body.find("svc_db_pool_capacity"), std::string::npos);
+  EXPECT_NE(m.body.find("svc_held_responses_open 0"), std::string::npos);
+
+  auto [code, out] = runCommand(binDir() + "/svcctl --admin http://127.0.0.1:" +
+                                std::to_string(svcd.adminPort()) + " --admin-token-file " +
+                                svcd.dataDir() + "/admin.token plugins");
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex("testkit\\s+1\\.2\\.3\\s+started\\s+\\d+")))
+      << out;
+  EXPECT_NE(out.find("GET /api/testkit/greeting/"), std::string::npos) << out;
+  auto [wrong, why] = runCommand(binDir() + "/svcctl --admin http://127.0.0.1:" +
+                                 std::to_string(svcd.adminPort()) + " --admin-token nope plugins");
+  EXPECT_NE(wrong, 0);
+  EXPECT_NE(why.find("authentication_failed"), std::string::npos) << why;
+}
+
+TEST(KernelOperator, AdminListenerRefusesANonLoopbackAddress) {
+  Svcd::Options o;
+  o.args = {"--set", "admin.listen=0.0.0.0:0"};
+  Svcd svcd(o);
+  EXPECT_NE(svcd.startExpectingFailure(), 0);
+  EXPECT_NE(svcd.log().find("admin.listen must be a loopback address"), std::string::npos);
+}
+
+TEST(KernelProcess, RaisesItsOpenFilesSoftLimitToTheHardLimit) {
+  Svcd svcd;
+  ASSERT_TRUE(svcd.start());
+  std::ifstream limits("/proc/" + std::to_string(svcd.pid()) + "/limits");
+  std::string line;
+  bool seen = false;
+  while (std::getline(limits, line)) {
+    if (line.rfind("Max open files", 0) != 0) continue;
+    std::istringstream fields(line.substr(14));
+    std::string soft, hard;
+    fields >> soft >> hard;
+    EXPECT_EQ(soft, hard) << line;
+    seen = true;
+  }
+  EXPECT_TRUE(seen);
+}
+
+TEST(KernelProcess, SigtermLetsInFlightRequestsFinishThenStopsCleanly) {
+  Svcd svcd;
+  ASSERT_TRUE(svcd.start());
+  auto slow = std::async(std::launch::async,
+                         [&] { return svcd.get("/api/testkit/slow/?ms=1500"); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(svcd.terminate(), 0);
+  auto r = slow.get();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.json()->getValue<int>("slept_ms"), 1500);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+  EXPECT_NE(svcd.log().find("svcd stopped"), std::string::npos);
+}
+
+TEST(KernelStorage, AcknowledgedWritesSurviveKill9) {
+  Svcd svcd;
+  ASSERT_TRUE(svcd.start());
+  std::vector<std::string> acknowledged;
+  for (int i = 0; i < 40; ++i) {
+    auto r = svcd.post("/api/testkit/notes/", "{\"text\":\"note " + std::to_string(i) + "\"}");
+    ASSERT_EQ(r.status, 201);
+    acknowledged.push_back(r.json()->getValue<std::string>("id"));
+  }
+  svcd.kill9();
+  ASSERT_TRUE(svcd.start());
+  auto list = svcd.get("/api/testkit/notes/").json()->getArray("ids");
+  std::set<std::string> stored;
+  for (std::size_t i = 0; i < list->size(); ++i) stored.insert(list->getElement<std::string>(i));
+  for (auto& id : acknowledged) EXPECT_TRUE(stored.count(id)) << id;
+  EXPECT_EQ(stored.size(), acknowledged.size());
+}
+
+TEST(KernelHeld, AThousandHeldResponsesHoldNoWorkers) {
+  rlimit limit{};
+  getrlimit(RLIMIT_NOFILE, &limit);
+  limit.rlim_cur = limit.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &limit);
+  if (limit.rlim_cur < 2200) GTEST_SKIP() << "open-files limit too low";
+
+  Svcd::Options o;
+  o.args = {"--set", "server.threads=4"};  // far fewer workers than held responses
+  Svcd svcd(o);
+  ASSERT_TRUE(svcd.start());
+  constexpr int kHeld = 1000;
+  std::vector<Poco::Net::StreamSocket> sockets(kHeld);
+  const std::string request = "GET /api/testkit/hold/?ms=4000 HTTP/1.1\r\nHost: x\r\n\r\n";
+  for (auto& s : sockets) {
+    s.connect(Poco::Net::SocketAddress("127.0.0.1", static_cast<Poco::UInt16>(svcd.port())));
+    s.sendBytes(request.data(), static_cast<int>(request.size()));
+  }
+  // Every one of them is held...
+  int held = 0;
+  for (int i = 0; i < 300 && held < kHeld; ++i) {
+    held = svcd.get("/api/testkit/held-count/").json()->getValue<int>("held");
+    if (held < kHeld) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(held, kHeld);
+  // ...while ordinary requests are still served by the 4 workers.
+  for (int i = 0; i < 50; ++i) ASSERT_EQ(svcd.get("/api/health/").status, 200);
+  auto metrics = http(svcd.adminPort(), "GET", "/metrics", "",
+                      {{"Authorization", "Bearer " + svcd.adminToken()}});
+  EXPECT_NE(metrics.body.find("svc_held_responses_open 1000"), std::string::npos);
+  // And each held request is answered in the end.
+  int answered = 0;
+  for (auto& s : sockets) {
+    s.setReceiveTimeout(Poco::Timespan(10, 0));
+    char buf[512];
+    int n = s.receiveBytes(buf, sizeof buf);
+    if (n > 12 && std::string(buf, 12) == "HTTP/1.1 200") ++answered;
+  }
+  EXPECT_EQ(answered, kHeld);
+}
+
+}  // namespace
+}  // namespace svc::testing

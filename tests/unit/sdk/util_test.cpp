@@ -1,0 +1,67 @@
+#include <svc/sdk/http.h>
+#include <svc/sdk/util.h>
+#include <svc/sdk/version.h>
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace svc::sdk {
+namespace {
+
+TEST(Utf8, AcceptsWellFormedAndRefusesMalformed) {
+  EXPECT_TRUE(isValidUtf8("plain ascii"));
+  EXPECT_TRUE(isValidUtf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));
+  EXPECT_FALSE(isValidUtf8("\xc3"));              // truncated
+  EXPECT_FALSE(isValidUtf8("\xc0\xaf"));          // overlong slash
+  EXPECT_FALSE(isValidUtf8("\xed\xa0\x80"));      // surrogate
+  EXPECT_FALSE(isValidUtf8("\xf4\x90\x80\x80"));  // beyond U+10FFFF
+  EXPECT_FALSE(isValidUtf8("\xff"));
+  EXPECT_FALSE(isValidUtf8("\xe2\x28\xa1"));
+}
+
+TEST(Uuid, NewUuidsAreVersion4LowercaseAndDistinct) {
+  std::set<std::string> seen;
+  for (int i = 0; i < 1000; ++i) {
+    std::string id = newUuid();
+    EXPECT_TRUE(isUuid(id));
+    EXPECT_EQ(id[14], '4');
+    EXPECT_EQ(id.find_first_of("ABCDEF"), std::string::npos);
+    seen.insert(id);
+  }
+  EXPECT_EQ(seen.size(), 1000u);
+  EXPECT_FALSE(isUuid("not-a-uuid"));
+  EXPECT_FALSE(isUuid("a1a1a1a1-0000-4000-8000-00000000000g"));
+}
+
+TEST(Timestamps, IsoWithMicroseconds) {
+  EXPECT_EQ(isoTimestamp(0), "1970-01-01T00:00:00.000000Z");
+  EXPECT_EQ(isoTimestamp(1795344038123456LL), "2026-11-22T10:40:38.123456Z");
+}
+
+TEST(Abi, KernelIsCompatibleWithItselfAndNamesBothSidesOtherwise) {
+  EXPECT_EQ(abiMismatch(kernelAbi()), "");
+  AbiInfo other{SVC_SDK_VERSION_MAJOR + 1, 0, kernelAbi().signature};
+  std::string why = abiMismatch(other);
+  EXPECT_NE(why.find("plugin built for SDK 2.0"), std::string::npos) << why;
+  EXPECT_NE(why.find("kernel provides SDK 1."), std::string::npos) << why;
+  AbiInfo sig{SVC_SDK_VERSION_MAJOR, 0, "clang-99;cxx11abi=0;ptr=4;poco=0"};
+  why = abiMismatch(sig);
+  EXPECT_NE(why.find("clang-99"), std::string::npos) << why;
+  EXPECT_NE(why.find(kernelAbi().signature), std::string::npos) << why;
+  AbiInfo newer{SVC_SDK_VERSION_MAJOR, SVC_SDK_VERSION_MINOR + 1, kernelAbi().signature};
+  EXPECT_NE(abiMismatch(newer), "");
+}
+
+TEST(HttpError, CarriesFieldErrorsExtrasAndHeaders) {
+  HttpError e = HttpError::invalid("name", "must not be empty");
+  EXPECT_EQ(e.status(), 400);
+  EXPECT_EQ(e.code(), "invalid");
+  EXPECT_EQ(e.errors().at("name").front(), "must not be empty");
+  e.extra("retry_after_seconds", 3).header("Retry-After", "3");
+  EXPECT_EQ(e.extras().size(), 1u);
+  EXPECT_EQ(e.headers().front().second, "3");
+}
+
+}  // namespace
+}  // namespace svc::sdk

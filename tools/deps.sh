@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what building, running and testing svc needs on Debian 12, only what is missing.
+# Sourced by run.sh and test.sh; idempotent.
+set -euo pipefail
+
+SVC_BUILD_PACKAGES=(build-essential cmake ccache pkg-config git libpoco-dev libboost-dev
+  libboost-filesystem-dev libssl-dev libsodium-dev libsqlite3-dev sqlite3 libmariadb-dev)
+SVC_TEST_PACKAGES=(googletest libgtest-dev libbenchmark-dev mariadb-server wrk procps)
+
+svc_install_packages() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" != 0 ]; then
+      echo "missing packages: ${missing[*]} (run as root to install them)" >&2
+      return 1
+    fi
+    echo "installing: ${missing[*]}"
+    apt-get update -qq
+    # Debian's mariadb-server tries to start a service; a container has none to start.
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" \
+      >/dev/null
+  fi
+}
+
+svc_build() {  # svc_build BUILD_DIR [cmake args...]
+  local dir=$1
+  shift
+  cmake -S "$SVC_ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  cmake --build "$dir" -j "${SVC_JOBS:-2}"
+}
