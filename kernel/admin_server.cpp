@@ -92,7 +92,8 @@ class AdminHandler : public Poco::Net::HTTPRequestHandler {
 class AdminFactory : public Poco::Net::HTTPRequestHandlerFactory {
  public:
   explicit AdminFactory(std::shared_ptr<AdminState> state) : state_(std::move(state)) {}
-  Poco::Net::HTTPRequestHandler* createRequestHandler(const Poco::Net::HTTPServerRequest&) override {
+  Poco::Net::HTTPRequestHandler* createRequestHandler(
+      const Poco::Net::HTTPServerRequest&) override {
     return new AdminHandler(*state_);
   }
 
@@ -110,16 +111,21 @@ AdminServer::AdminServer(const std::string& listen, std::string token, Metrics& 
   }
   Poco::Net::ServerSocket socket(address, 64);
   port_ = socket.address().port();
-  auto state = std::make_shared<AdminState>(AdminState{std::move(token), &metrics, std::move(routes)});
+  auto state =
+      std::make_shared<AdminState>(AdminState{std::move(token), &metrics, std::move(routes)});
   Poco::Net::HTTPServerParams::Ptr params = new Poco::Net::HTTPServerParams;
   params->setMaxThreads(2);
   params->setTimeout(Poco::Timespan(10, 0));
   server_ = std::make_unique<Poco::Net::HTTPServer>(new AdminFactory(state), socket, params);
 }
 
-AdminServer::~AdminServer() { stop(); }
+AdminServer::~AdminServer() {
+  stop();
+}
 
-void AdminServer::start() { server_->start(); }
+void AdminServer::start() {
+  server_->start();
+}
 
 void AdminServer::stop() {
   if (server_) server_->stopAll(true);

@@ -7,9 +7,18 @@
 #include <Poco/Net/TCPServerConnectionFactory.h>
 #include <Poco/Timestamp.h>
 
+#include <chrono>
 #include <thread>
 
 namespace svc::kernel {
+
+// Poco's session, with the size of its read buffer visible: a pipelined request already buffered
+// must be served before the connection is considered idle.
+class ApiSession : public Poco::Net::HTTPServerSession {
+ public:
+  using HTTPServerSession::HTTPServerSession;
+  int pending() const { return buffered(); }
+};
 
 class ApiConnection : public Poco::Net::TCPServerConnection {
  public:
@@ -40,8 +49,10 @@ class ApiConnection : public Poco::Net::TCPServerConnection {
  private:
   void serveAll() {
     using namespace Poco::Net;
-    HTTPServerSession session(socket(), server_.params_);
-    while (!server_.stopping_.load() && session.hasMoreRequests()) {
+    ApiSession session(socket(), server_.params_);
+    bool first = true;
+    while (!server_.stopping_.load() && nextRequest(session, first)) {
+      first = false;
       {
         std::lock_guard lock(mutex_);
         busy_ = true;
@@ -72,6 +83,25 @@ class ApiConnection : public Poco::Net::TCPServerConnection {
       }
       if (detached) break;
     }
+  }
+
+  // Waits for the next request on a keep-alive connection. An idle connection holds a worker, so
+  // after a second of idleness it gives the worker up when other connections are waiting for one.
+  bool nextRequest(ApiSession& session, bool first) {
+    if (first || session.pending() > 0) return session.hasMoreRequests();
+    if (!session.getKeepAlive()) return false;
+    const auto idle_limit =
+        std::chrono::microseconds(server_.params_->getKeepAliveTimeout().totalMicroseconds());
+    const auto started = std::chrono::steady_clock::now();
+    while (!server_.stopping_.load()) {
+      if (socket().poll(Poco::Timespan(0, 250000), Poco::Net::Socket::SELECT_READ)) {
+        return session.hasMoreRequests();
+      }
+      auto idle = std::chrono::steady_clock::now() - started;
+      if (idle >= idle_limit) return false;
+      if (idle >= std::chrono::seconds(1) && server_.server_->queuedConnections() > 0) return false;
+    }
+    return false;
   }
 
   // A request Poco could not even parse (bad request line, oversized or malformed headers).
@@ -142,7 +172,9 @@ ApiServer::~ApiServer() {
   pool_.joinAll();
 }
 
-void ApiServer::start() { server_->start(); }
+void ApiServer::start() {
+  server_->start();
+}
 
 int ApiServer::activeConnections() const {
   std::lock_guard lock(mutex_);

@@ -27,14 +27,16 @@ const std::vector<sdk::ConfigKey>& kernelConfigKeys() {
   static const std::vector<sdk::ConfigKey> keys = {
       {"server.host", "127.0.0.1", "address the HTTP API listens on", false},
       {"server.port", "8080", "port the HTTP API listens on", false},
-      {"server.threads", "16", "worker threads serving requests", false},
-      {"server.queue", "256", "accepted connections waiting for a worker", false},
+      {"server.threads", "64", "worker threads serving requests", false},
+      {"server.queue", "1024", "accepted connections waiting for a worker", false},
       {"server.max_body_bytes", "1048576", "largest request body accepted (413 above)", false},
       {"server.idle_timeout_seconds", "15", "an idle keep-alive connection is closed after", false},
       {"server.request_timeout_seconds", "30", "a request must arrive whole within", false},
       {"server.drain_seconds", "10", "on SIGTERM, in-flight requests may finish within", false},
-      {"server.stream_buffer_bytes", "1048576", "held-response bytes queued before a slow peer "
-                                                 "is disconnected", false},
+      {"server.stream_buffer_bytes", "1048576",
+       "held-response bytes queued before a slow peer "
+       "is disconnected",
+       false},
       {"server.tls.cert", "", "PEM certificate file; with server.tls.key, serve HTTPS", false},
       {"server.tls.key", "", "PEM private key file for server.tls.cert", false},
       {"data.dir", "", "directory for the database and files (default: <prefix>/var/lib/svc)",
@@ -51,8 +53,10 @@ const std::vector<sdk::ConfigKey>& kernelConfigKeys() {
       {"admin.token", "", "operator token; empty: generated into data.dir/admin.token", true},
       {"public.base_url", "http://${server.host}:${server.port}", "the API's public URL", false},
       {"dashboard.url", "${public.base_url}/dashboard", "the dashboard's public URL", false},
-      {"log.level", "information", "fatal, critical, error, warning, notice, information, debug, "
-                                   "trace", false},
+      {"log.level", "information",
+       "fatal, critical, error, warning, notice, information, debug, "
+       "trace",
+       false},
       {"log.format", "text", "text or json (one JSON object a line)", false},
   };
   return keys;
@@ -61,7 +65,9 @@ const std::vector<sdk::ConfigKey>& kernelConfigKeys() {
 std::string envNameForKey(const std::string& key) {
   std::string name = "SVC_";
   for (char c : key) {
-    name.push_back(c == '.' || c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+    name.push_back(c == '.' || c == '-'
+                       ? '_'
+                       : static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
   }
   return name;
 }
@@ -207,8 +213,8 @@ std::vector<std::string> ConfigLayers::validate() const {
   if (!isInt(get("server.max_body_bytes"), 1, 1 << 30)) {
     problems.push_back("server.max_body_bytes must be 1-1073741824");
   }
-  for (const char* k : {"server.idle_timeout_seconds", "server.request_timeout_seconds",
-                        "server.drain_seconds"}) {
+  for (const char* k :
+       {"server.idle_timeout_seconds", "server.request_timeout_seconds", "server.drain_seconds"}) {
     if (!isInt(get(k), 1, 86400)) problems.push_back(std::string(k) + " must be 1-86400");
   }
   if (!isInt(get("server.stream_buffer_bytes"), 1024, 1 << 30)) {
@@ -239,9 +245,8 @@ std::vector<std::string> ConfigLayers::validate() const {
     problems.push_back("db.url must start with sqlite: or mysql://");
   }
   std::string level = get("log.level");
-  static const std::set<std::string> levels = {"none", "fatal", "critical", "error",
-                                               "warning", "notice", "information", "debug",
-                                               "trace"};
+  static const std::set<std::string> levels = {
+      "none", "fatal", "critical", "error", "warning", "notice", "information", "debug", "trace"};
   if (!levels.count(level)) problems.push_back("log.level '" + level + "' is not a log level");
   std::string format = get("log.format");
   if (format != "text" && format != "json") problems.push_back("log.format must be text or json");

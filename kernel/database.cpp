@@ -119,7 +119,8 @@ bool SqlDatabase::ping() {
   }
 }
 
-void SqlDatabase::migrate(const std::string& plugin, const std::vector<sdk::Migration>& migrations) {
+void SqlDatabase::migrate(const std::string& plugin,
+                          const std::vector<sdk::Migration>& migrations) {
   {
     Poco::Data::Session s = session();
     s << "CREATE TABLE IF NOT EXISTS svc_migrations (plugin VARCHAR(64) NOT NULL, "
@@ -185,8 +186,14 @@ void SqlDatabase::migrate(const std::string& plugin, const std::vector<sdk::Migr
   }
 }
 
-int SqlDatabase::poolCapacity() const { return pool_->capacity(); }
-int SqlDatabase::poolUsed() const { return pool_->used(); }
-int SqlDatabase::poolIdle() const { return pool_->idle(); }
+int SqlDatabase::poolCapacity() const {
+  return pool_->capacity();
+}
+int SqlDatabase::poolUsed() const {
+  return pool_->used();
+}
+int SqlDatabase::poolIdle() const {
+  return pool_->idle();
+}
 
 }  // namespace svc::kernel

@@ -21,8 +21,8 @@ namespace {
 class JsonLineFormatter : public Poco::Formatter {
  public:
   void format(const Poco::Message& msg, std::string& text) override {
-    static const char* kLevels[] = {"",       "fatal",  "critical",    "error", "warning",
-                                    "notice", "information", "debug", "trace"};
+    static const char* kLevels[] = {"",       "fatal",       "critical", "error", "warning",
+                                    "notice", "information", "debug",    "trace"};
     Poco::JSON::Object line(Poco::JSON_PRESERVE_KEY_ORDER);
     line.set("ts", Poco::DateTimeFormatter::format(msg.getTime(), "%Y-%m-%dT%H:%M:%S.%FZ"));
     int prio = static_cast<int>(msg.getPriority());

@@ -10,6 +10,8 @@
 #include <Poco/URI.h>
 
 #include <chrono>
+#include <cstdio>
+#include <random>
 #include <sstream>
 
 namespace svc::kernel {
@@ -34,6 +36,15 @@ bool hasControlCharacters(const std::string& value) {
 std::string mediaType(const std::string& content_type) {
   std::string type = content_type.substr(0, content_type.find(';'));
   return Poco::toLower(Poco::trim(type));
+}
+
+// Metrics label for a method: the usual ones as they are, anything else as OTHER, so a client
+// inventing methods cannot grow the metrics without bound.
+std::string metricMethod(const std::string& method) {
+  for (const char* m : {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}) {
+    if (method == m) return method;
+  }
+  return "OTHER";
 }
 
 std::string methodList(const std::vector<std::string>& methods) {
@@ -81,7 +92,22 @@ std::string chooseRequestId(const std::string& client) {
     }
     if (safe) return client;
   }
-  return sdk::newUuid();
+  // Request ids need to be unique, not secret: a per-thread generator seeded from the system's
+  // randomness, formatted as a version 4 UUID, costs no lock and no system call.
+  thread_local std::mt19937_64 generator = [] {
+    std::random_device device;
+    std::seed_seq seed{device(), device(), device(), device()};
+    return std::mt19937_64(seed);
+  }();
+  std::uint64_t hi = generator(), lo = generator();
+  hi = (hi & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
+  lo = (lo & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // RFC 4122 variant
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
+                static_cast<unsigned>((hi >> 16) & 0xffff), static_cast<unsigned>(hi & 0xffff),
+                static_cast<unsigned>(lo >> 48),
+                static_cast<unsigned long long>(lo & 0xffffffffffffULL));
+  return buf;
 }
 
 sdk::Response Pipeline::dispatch(sdk::Request& req, std::string& route_out) {
@@ -205,14 +231,12 @@ void Pipeline::authenticate(const RouteEntry& entry, sdk::Request& req) {
                          "Bearer <key or token>.")
         .header("WWW-Authenticate", "Bearer");
   }
-  auto authenticator =
-      rt_.services->find(sdk::kAuthenticatorService);
+  auto authenticator = rt_.services->find(sdk::kAuthenticatorService);
   if (!authenticator) {
     throw sdk::HttpError(503, "service_unavailable",
                          "No authentication plugin is enabled on this server.");
   }
-  auto principal =
-      std::static_pointer_cast<sdk::Authenticator>(authenticator)->authenticate(creds);
+  auto principal = std::static_pointer_cast<sdk::Authenticator>(authenticator)->authenticate(creds);
   if (!principal || !principal->authenticated()) {
     throw sdk::HttpError(401, "not_authenticated",
                          "Authentication credentials were not provided; send Authorization: "
@@ -271,6 +295,7 @@ bool Pipeline::serve(Poco::Net::HTTPServerRequest& request,
   req.method = request.getMethod();
   req.base_url = rt_.base_url;
   std::string route_name = "unmatched";
+  const RouteEntry* matched_entry = nullptr;
   sdk::Response out;
   bool close_after = false;
   try {
@@ -294,13 +319,17 @@ bool Pipeline::serve(Poco::Net::HTTPServerRequest& request,
     req.content_type = mediaType(request.getContentType());
 
     RouteMatch match = rt_.router->match(req.method, req.path);
-    if (match.status == RouteMatch::Status::kFound) route_name = match.entry->route.pattern;
+    if (match.status == RouteMatch::Status::kFound) {
+      route_name = match.entry->route.pattern;
+      matched_entry = match.entry;
+    }
 
     // The body: bounded by the route's limit (or the server's), and by a deadline so a client
     // that trickles bytes cannot hold a worker for long.
     std::size_t limit = rt_.limits.max_body_bytes;
     if (match.entry && match.entry->route.max_body_bytes) limit = match.entry->route.max_body_bytes;
-    if (request.hasContentLength() && request.getContentLength64() > static_cast<Poco::Int64>(limit)) {
+    if (request.hasContentLength() &&
+        request.getContentLength64() > static_cast<Poco::Int64>(limit)) {
       close_after = true;
       throw sdk::HttpError(413, "payload_too_large",
                            "The body is larger than " + std::to_string(limit) + " bytes.");
@@ -347,23 +376,20 @@ bool Pipeline::serve(Poco::Net::HTTPServerRequest& request,
                         req.request_id);
   }
 
-  auto finish = [this, started, method = req.method, path = req.path, route_name,
-                 rid = req.request_id, client = req.client_address](int status) {
-    double seconds = std::chrono::duration<double>(Clock::now() - started).count();
-    if (rt_.metrics) rt_.metrics->observe(method, route_name, status, seconds);
-    if (rt_.access_log && rt_.access_log->information()) {
-      Poco::Message msg(rt_.access_log->name(),
-                        method + " " + path + " " + std::to_string(status) + " " +
-                            std::to_string(seconds * 1000.0).substr(0, 6) + "ms rid=" + rid,
-                        Poco::Message::PRIO_INFORMATION);
-      msg.set("method", method);
-      msg.set("path", path);
-      msg.set("status", std::to_string(status));
-      msg.set("duration_ms", std::to_string(seconds * 1000.0));
-      msg.set("request_id", rid);
-      msg.set("client", client);
-      rt_.access_log->log(msg);
+  RouteStats* stats = nullptr;
+  if (rt_.metrics) {
+    const RouteEntry* entry = matched_entry;
+    stats = entry ? entry->stats.load(std::memory_order_acquire) : nullptr;
+    if (!stats) {
+      stats = &rt_.metrics->stats(metricMethod(req.method), route_name);
+      if (entry) entry->stats.store(stats, std::memory_order_release);
     }
+  }
+  auto finish = [this, started, stats, method = req.method, path = req.path, rid = req.request_id,
+                 client = req.client_address](int status) {
+    double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    if (stats) stats->observe(status, seconds);
+    if (rt_.access_log) rt_.access_log->record(method, path, status, seconds * 1000.0, rid, client);
   };
 
   if (out.on_hold) {
@@ -401,7 +427,12 @@ bool Pipeline::serve(Poco::Net::HTTPServerRequest& request,
   } catch (const Poco::Exception&) {
     // The peer went away mid-answer; nothing more to do on this connection.
   }
-  finish(out.status);
+  double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  if (stats) stats->observe(out.status, seconds);
+  if (rt_.access_log) {
+    rt_.access_log->record(req.method, req.path, out.status, seconds * 1000.0, req.request_id,
+                           req.client_address);
+  }
   return false;
 }
 

@@ -98,12 +98,18 @@ std::string describe(const std::exception_ptr& error) {
 
 const char* statusName(LoadedPlugin::Status status) {
   switch (status) {
-    case LoadedPlugin::Status::kLoaded: return "loaded";
-    case LoadedPlugin::Status::kConfigured: return "configured";
-    case LoadedPlugin::Status::kMigrated: return "migrated";
-    case LoadedPlugin::Status::kRegistered: return "registered";
-    case LoadedPlugin::Status::kStarted: return "started";
-    case LoadedPlugin::Status::kStopped: return "stopped";
+    case LoadedPlugin::Status::kLoaded:
+      return "loaded";
+    case LoadedPlugin::Status::kConfigured:
+      return "configured";
+    case LoadedPlugin::Status::kMigrated:
+      return "migrated";
+    case LoadedPlugin::Status::kRegistered:
+      return "registered";
+    case LoadedPlugin::Status::kStarted:
+      return "started";
+    case LoadedPlugin::Status::kStopped:
+      return "stopped";
   }
   return "unknown";
 }
@@ -209,8 +215,8 @@ void PluginHost::load(const std::string& dir, const std::string& enabled) {
     std::sort(files.begin(), files.end());
     names.assign(files.size(), std::string());
   } else if (!list.empty()) {
-    Poco::StringTokenizer tokens(list, ",",
-                                 Poco::StringTokenizer::TOK_TRIM | Poco::StringTokenizer::TOK_IGNORE_EMPTY);
+    Poco::StringTokenizer tokens(
+        list, ",", Poco::StringTokenizer::TOK_TRIM | Poco::StringTokenizer::TOK_IGNORE_EMPTY);
     std::set<std::string> seen;
     for (const auto& name : tokens) {
       if (!seen.insert(name).second) continue;
@@ -237,8 +243,7 @@ void PluginHost::prepare(SqlDatabase& db, sdk::EventBus& events, ServiceTable& s
   for (auto& p : plugins_) {
     p->services = std::make_unique<OwnedServices>(services, p->name);
     std::string dir = Poco::Path(data_dir_).append(p->name + "/").toString();
-    p->context =
-        std::make_unique<ContextImpl>(config_, p->name, db, events, *p->services, dir);
+    p->context = std::make_unique<ContextImpl>(config_, p->name, db, events, *p->services, dir);
     try {
       p->plugin->configure(*p->context);
     } catch (...) {
@@ -280,8 +285,8 @@ void PluginHost::stop() {
     try {
       p->plugin->stop();
     } catch (...) {
-      Poco::Logger::get("svcd").error("plugin '" + p->name + "': failed to stop: " +
-                                      describe(std::current_exception()));
+      Poco::Logger::get("svcd").error("plugin '" + p->name +
+                                      "': failed to stop: " + describe(std::current_exception()));
     }
     p->status = LoadedPlugin::Status::kStopped;
   }

@@ -25,7 +25,8 @@ bool Router::split(std::string_view path, std::vector<std::string_view>& out) {
   std::size_t start = 0;
   while (true) {
     std::size_t slash = path.find('/', start);
-    std::string_view seg = path.substr(start, slash == std::string_view::npos ? path.npos : slash - start);
+    std::string_view seg =
+        path.substr(start, slash == std::string_view::npos ? path.npos : slash - start);
     if (seg.empty()) return false;
     out.push_back(seg);
     if (slash == std::string_view::npos) break;
@@ -72,7 +73,10 @@ void Router::add(sdk::Route route, const std::string& plugin) {
     throw std::invalid_argument("route " + route.method + " " + route.pattern +
                                 " is registered twice (second time by plugin '" + plugin + "')");
   }
-  entries_.push_back(std::make_unique<RouteEntry>(RouteEntry{std::move(route), plugin}));
+  auto entry = std::make_unique<RouteEntry>();
+  entry->route = std::move(route);
+  entry->plugin = plugin;
+  entries_.push_back(std::move(entry));
   node->methods[entries_.back()->route.method] = entries_.back().get();
 }
 

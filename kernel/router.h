@@ -4,6 +4,8 @@
 
 #include <svc/sdk/routes.h>
 
+#include <atomic>
+
 #include <map>
 #include <memory>
 #include <string>
@@ -13,9 +15,12 @@
 namespace svc::kernel {
 
 /// A registered route plus who registered it.
+struct RouteStats;
+
 struct RouteEntry {
   sdk::Route route;
   std::string plugin;
+  mutable std::atomic<RouteStats*> stats{nullptr};  ///< set by the pipeline on first use
 };
 
 /// The outcome of a lookup.

@@ -1,6 +1,7 @@
 // What the request pipeline needs from the rest of the kernel, gathered in one place.
 #pragma once
 
+#include "access_log.h"
 #include "database.h"
 #include "metrics.h"
 #include "router.h"
@@ -26,7 +27,7 @@ struct Runtime {
   Metrics* metrics = nullptr;
   PipelineLimits limits;
   std::string base_url;
-  Poco::Logger* access_log = nullptr;
+  AccessLog* access_log = nullptr;  ///< null when log.level is above information
   Poco::Logger* error_log = nullptr;
 };
 

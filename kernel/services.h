@@ -35,7 +35,9 @@ class OwnedServices : public sdk::ServiceRegistry {
   void offerRaw(const std::string& name, std::shared_ptr<void> service) override {
     table_.offer(name, owner_, std::move(service));
   }
-  std::shared_ptr<void> findRaw(const std::string& name) const override { return table_.find(name); }
+  std::shared_ptr<void> findRaw(const std::string& name) const override {
+    return table_.find(name);
+  }
 
  private:
   ServiceTable& table_;

@@ -3,6 +3,7 @@
 #include <Poco/DateTimeFormat.h>
 #include <Poco/DateTimeFormatter.h>
 #include <Poco/Net/HTTPResponse.h>
+#include <Poco/Net/SecureStreamSocketImpl.h>
 #include <Poco/Timestamp.h>
 
 #include <sys/epoll.h>
@@ -23,6 +24,7 @@ class HeldStream : public sdk::Stream, public std::enable_shared_from_this<HeldS
       : hub_(hub),
         socket_(std::move(socket)),
         fd_(socket_.impl()->sockfd()),
+        secure_(dynamic_cast<Poco::Net::SecureStreamSocketImpl*>(socket_.impl()) != nullptr),
         request_id_(std::move(request_id)),
         on_done_(std::move(on_done)) {}
 
@@ -122,6 +124,28 @@ class HeldStream : public sdk::Stream, public std::enable_shared_from_this<HeldS
     if (fn) fn();
   }
 
+  /// Reads and discards what the peer sent. @return false when the peer has gone.
+  bool drainInput() {
+    char scratch[4096];
+    while (true) {
+      long r;
+      if (secure_) {
+        try {
+          r = socket_.receiveBytes(scratch, sizeof scratch);
+        } catch (...) {
+          return false;
+        }
+        if (r == 0) return false;
+        if (r < 0) return true;  // TLS wants more: nothing to read now
+        continue;
+      }
+      r = ::recv(fd_, scratch, sizeof scratch, 0);
+      if (r > 0) continue;
+      if (r == 0) return false;
+      return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+    }
+  }
+
   /// Sends what it can without blocking. @return false when the stream is (now) closed.
   bool flush() {
     bool done = false;
@@ -129,13 +153,12 @@ class HeldStream : public sdk::Stream, public std::enable_shared_from_this<HeldS
       std::lock_guard lock(mutex_);
       if (state_ == State::kClosed) return false;
       while (sent_ < out_.size()) {
-        ssize_t n = ::send(fd_, out_.data() + sent_, out_.size() - sent_, MSG_NOSIGNAL);
+        long n = sendSome(out_.data() + sent_, out_.size() - sent_);
         if (n > 0) {
           sent_ += static_cast<std::size_t>(n);
           continue;
         }
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+        if (n == 0) break;  // would block
         failed_ = true;
         break;
       }
@@ -183,6 +206,25 @@ class HeldStream : public sdk::Stream, public std::enable_shared_from_this<HeldS
  private:
   enum class State { kHeld, kStreaming, kFinishing, kClosed };
 
+  // One non-blocking send: bytes sent, 0 when it would block, -1 when the connection failed.
+  // TLS connections go through Poco's SSL socket, which answers "would block" with a negative.
+  long sendSome(const char* data, std::size_t size) {
+    if (secure_) {
+      try {
+        int n = socket_.sendBytes(data, static_cast<int>(size));
+        return n > 0 ? n : 0;
+      } catch (...) {
+        return -1;
+      }
+    }
+    while (true) {
+      ssize_t n = ::send(fd_, data, size, MSG_NOSIGNAL);
+      if (n >= 0) return n;
+      if (errno == EINTR) continue;
+      return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+    }
+  }
+
   std::string statusAndHeaders(int status, const std::string& content_type,
                                const std::vector<std::pair<std::string, std::string>>& headers) {
     std::string head = "HTTP/1.1 " + std::to_string(status) + " " +
@@ -201,6 +243,7 @@ class HeldStream : public sdk::Stream, public std::enable_shared_from_this<HeldS
   StreamHub& hub_;
   Poco::Net::StreamSocket socket_;
   const int fd_;
+  const bool secure_;
   const std::string request_id_;
   std::function<void(int)> on_done_;
   mutable std::mutex mutex_;
@@ -253,8 +296,8 @@ std::shared_ptr<sdk::Stream> StreamHub::adopt(Poco::Net::StreamSocket socket,
                                               std::function<void(int)> on_done) {
   socket.setBlocking(false);
   socket.setNoDelay(true);
-  auto stream =
-      std::make_shared<HeldStream>(*this, std::move(socket), std::move(request_id), std::move(on_done));
+  auto stream = std::make_shared<HeldStream>(*this, std::move(socket), std::move(request_id),
+                                             std::move(on_done));
   {
     std::lock_guard lock(mutex_);
     streams_[stream->fd()] = stream;
@@ -297,14 +340,13 @@ void StreamHub::wake() {
 
 void StreamHub::run() {
   std::vector<epoll_event> events(256);
-  char scratch[4096];
   while (running_.load()) {
     int timeout_ms = 1000;
     {
       std::lock_guard lock(mutex_);
       if (!timers_.empty()) {
-        auto until = std::chrono::duration_cast<std::chrono::milliseconds>(
-                         timers_.begin()->first - Clock::now())
+        auto until = std::chrono::duration_cast<std::chrono::milliseconds>(timers_.begin()->first -
+                                                                           Clock::now())
                          .count();
         timeout_ms = static_cast<int>(std::max<long long>(0, std::min<long long>(until + 1, 1000)));
       }
@@ -329,13 +371,7 @@ void StreamHub::run() {
       if (events[i].events & (EPOLLIN | EPOLLRDHUP)) {
         // The request was read whole; anything more is ignored, and end-of-stream means the
         // peer went away.
-        while (true) {
-          ssize_t r = ::recv(fd, scratch, sizeof scratch, 0);
-          if (r > 0) continue;
-          if (r == 0) gone = true;
-          if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) gone = true;
-          break;
-        }
+        if (!stream->drainInput()) gone = true;
       }
       if (gone) {
         stream->close();

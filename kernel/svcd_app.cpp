@@ -18,6 +18,7 @@
 #include <Poco/JSON/Array.h>
 #include <Poco/JSON/Object.h>
 #include <Poco/Net/Context.h>
+#include <Poco/Net/SSLManager.h>
 #include <Poco/Net/SecureServerSocket.h>
 #include <Poco/Net/ServerSocket.h>
 #include <Poco/Net/SocketAddress.h>
@@ -31,6 +32,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <chrono>
 #include <iostream>
 #include <sstream>
@@ -110,11 +112,13 @@ void SvcdApp::defineOptions(Poco::Util::OptionSet& options) {
   using Poco::Util::Option;
   options.addOption(Option("help", "h", "print this help and exit"));
   options.addOption(Option("version", "", "print the version and exit"));
-  options.addOption(Option("config", "", "read configuration from FILE instead of "
-                                         "etc/svc/svcd.properties")
+  options.addOption(Option("config", "",
+                           "read configuration from FILE instead of "
+                           "etc/svc/svcd.properties")
                         .argument("FILE"));
-  options.addOption(
-      Option("set", "", "set a configuration key (repeatable)").argument("key=value").repeatable(true));
+  options.addOption(Option("set", "", "set a configuration key (repeatable)")
+                        .argument("key=value")
+                        .repeatable(true));
   options.addOption(Option("port", "", "listen on port N (= --set server.port=N)").argument("N"));
   options.addOption(
       Option("data-dir", "", "keep data in DIR (= --set data.dir=DIR)").argument("DIR"));
@@ -148,8 +152,9 @@ int SvcdApp::main(const std::vector<std::string>& /*args*/) {
     Poco::Util::HelpFormatter help(options());
     help.setUnixStyle(true);
     help.setCommand("svcd");
-    help.setUsage("[--config FILE] [--set key=value ...] [--port N] [--data-dir DIR] "
-                  "[--check-config]");
+    help.setUsage(
+        "[--config FILE] [--set key=value ...] [--port N] [--data-dir DIR] "
+        "[--check-config]");
     help.setHeader("svcd: the agent identity service. Loads its plugins, serves the REST API.");
     help.setFooter("Every key can also be set as SVC_<KEY> (dots as underscores, upper-case).");
     help.format(std::cout);
@@ -238,26 +243,48 @@ int SvcdApp::serve() {
   Metrics metrics;
   StreamHub hub(static_cast<std::size_t>(conf.getInt("server.stream_buffer_bytes")));
 
+  // Health asks the database at most once a second; requests in between see the last answer.
+  struct DatabaseHealth {
+    std::atomic<std::int64_t> checked_us{0};
+    std::atomic<bool> ok{false};
+    bool check(SqlDatabase& database) {
+      std::int64_t now = sdk::nowMicros(), last = checked_us.load();
+      if (now - last >= 1000000 && checked_us.compare_exchange_strong(last, now)) {
+        ok = database.ping();
+      }
+      return ok.load();
+    }
+  } db_health;
+  db_health.ok = db->ping();
+  db_health.checked_us = sdk::nowMicros();
+
   // The kernel's own routes.
-  router.add(
-      sdk::Route{"GET", "/api/health/", sdk::AuthNeed::kNone, sdk::BodyKind::kJson, 0,
-                 "Liveness, database reachability and the loaded plugins.",
-                 [&](sdk::Request&) {
-                   bool db_ok = db->ping();
-                   Poco::JSON::Object::Ptr body = new Poco::JSON::Object;
-                   body->set("status", db_ok ? "ok" : "unavailable");
-                   body->set("database", db_ok ? "ok" : "unreachable");
-                   Poco::JSON::Array::Ptr list = new Poco::JSON::Array;
-                   for (const auto& p : host.plugins()) {
-                     Poco::JSON::Object::Ptr item = new Poco::JSON::Object;
-                     item->set("name", p->name);
-                     item->set("version", p->plugin->info().version);
-                     list->add(item);
-                   }
-                   body->set("plugins", list);
-                   return sdk::Response::json(db_ok ? 200 : 503, body);
-                 }},
-      "kernel");
+  router.add(sdk::Route{"GET", "/api/health/", sdk::AuthNeed::kNone, sdk::BodyKind::kJson, 0,
+                        "Liveness, database reachability and the loaded plugins.",
+                        [&](sdk::Request&) {
+                          // The plugin list is fixed once svcd runs; only the database part
+                          // changes.
+                          static const std::string plugins = [&] {
+                            Poco::JSON::Array list;
+                            for (const auto& p : host.plugins()) {
+                              Poco::JSON::Object::Ptr item = new Poco::JSON::Object;
+                              item->set("name", p->name);
+                              item->set("version", p->plugin->info().version);
+                              list.add(item);
+                            }
+                            std::ostringstream out;
+                            list.stringify(out);
+                            return out.str();
+                          }();
+                          bool db_ok = db_health.check(*db);
+                          return sdk::Response::text(
+                              db_ok ? 200 : 503,
+                              std::string("{\"database\":\"") + (db_ok ? "ok" : "unreachable") +
+                                  "\",\"plugins\":" + plugins + ",\"status\":\"" +
+                                  (db_ok ? "ok" : "unavailable") + "\"}",
+                              "application/json");
+                        }},
+             "kernel");
 
   try {
     host.prepare(*db, events, services, router);
@@ -274,7 +301,11 @@ int SvcdApp::serve() {
   runtime.limits.max_body_bytes = static_cast<std::size_t>(conf.getInt("server.max_body_bytes"));
   runtime.limits.request_timeout_seconds = conf.getInt("server.request_timeout_seconds");
   runtime.base_url = conf.getString("public.base_url");
-  runtime.access_log = &Poco::Logger::get("access");
+  std::unique_ptr<AccessLog> access_log;
+  if (Poco::Logger::get("access").information()) {
+    access_log = std::make_unique<AccessLog>(conf.getString("log.format") == "json");
+    runtime.access_log = access_log.get();
+  }
   runtime.error_log = &Poco::Logger::get("svcd");
 
   metrics.gauge("svc_db_pool_capacity", "database sessions the pool may open",
@@ -294,11 +325,13 @@ int SvcdApp::serve() {
     const std::string cert = conf.getString("server.tls.cert", "");
     Poco::Net::ServerSocket socket;
     if (!cert.empty()) {
+      Poco::Net::initializeSSL();
       Poco::Net::Context::Ptr context = new Poco::Net::Context(
           Poco::Net::Context::TLS_SERVER_USE, conf.getString("server.tls.key"), cert, "",
           Poco::Net::Context::VERIFY_NONE);
       context->disableProtocols(Poco::Net::Context::PROTO_SSLV2 | Poco::Net::Context::PROTO_SSLV3 |
-                                Poco::Net::Context::PROTO_TLSV1 | Poco::Net::Context::PROTO_TLSV1_1);
+                                Poco::Net::Context::PROTO_TLSV1 |
+                                Poco::Net::Context::PROTO_TLSV1_1);
       socket = Poco::Net::SecureServerSocket(address, 256, context);
       scheme = "https";
     } else {
@@ -365,8 +398,9 @@ int SvcdApp::serve() {
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   log.information("svcd ready: api " + scheme + "://" + conf.getString("server.host") + ":" +
                   std::to_string(api->port()) +
-                  (admin ? " admin http://" + Poco::Net::SocketAddress(admin_listen).host().toString() +
-                               ":" + std::to_string(admin->port())
+                  (admin ? " admin http://" +
+                               Poco::Net::SocketAddress(admin_listen).host().toString() + ":" +
+                               std::to_string(admin->port())
                          : std::string(" admin disabled")) +
                   " plugins " + std::to_string(host.plugins().size()) + " in " +
                   std::to_string(static_cast<int>(ready_ms)) + " ms");
@@ -374,8 +408,7 @@ int SvcdApp::serve() {
   waitForTerminationRequest();
 
   log.information("svcd stopping: draining in-flight requests");
-  bool drained =
-      api->drain(std::chrono::seconds(conf.getInt("server.drain_seconds")));
+  bool drained = api->drain(std::chrono::seconds(conf.getInt("server.drain_seconds")));
   if (!drained) log.warning("some requests did not finish within server.drain_seconds");
   hub.stop();
   if (admin) admin->stop();
@@ -383,6 +416,7 @@ int SvcdApp::serve() {
   services.clear();
   api.reset();
   log.information("svcd stopped");
+  if (access_log) access_log->flush();
   return EXIT_OK;
 }
 

@@ -20,7 +20,10 @@ std::optional<std::string> Request::header(const std::string& name) const {
 }
 
 HttpError::HttpError(int status, std::string code, std::string detail)
-    : std::runtime_error(detail), status_(status), code_(std::move(code)), detail_(std::move(detail)) {}
+    : std::runtime_error(detail),
+      status_(status),
+      code_(std::move(code)),
+      detail_(std::move(detail)) {}
 
 HttpError::~HttpError() = default;
 

@@ -1,6 +1,8 @@
 #include <svc/sdk/util.h>
 
-#include <Poco/UUIDGenerator.h>
+#include <openssl/rand.h>
+
+#include <stdexcept>
 
 #include <chrono>
 #include <cstdio>
@@ -8,7 +10,23 @@
 
 namespace svc::sdk {
 
-std::string newUuid() { return Poco::UUIDGenerator::defaultGenerator().createRandom().toString(); }
+// OpenSSL's DRBG: random bytes without a system call (Poco's generator opens /dev/urandom for
+// each id, which showed up as the largest cost of a request).
+std::string newUuid() {
+  unsigned char b[16];
+  if (RAND_bytes(b, sizeof b) != 1) throw std::runtime_error("RAND_bytes failed");
+  b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);  // version 4
+  b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);  // RFC 4122 variant
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  out.reserve(36);
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out.push_back('-');
+    out.push_back(kHex[b[i] >> 4]);
+    out.push_back(kHex[b[i] & 15]);
+  }
+  return out;
+}
 
 bool isUuid(std::string_view text) {
   if (text.size() != 36) return false;

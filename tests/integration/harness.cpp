@@ -1,7 +1,7 @@
 #include "harness.h"
 
-#include <Poco/Data/Session.h>
 #include <Poco/Data/MySQL/Connector.h>
+#include <Poco/Data/Session.h>
 #include <Poco/Environment.h>
 #include <Poco/File.h>
 #include <Poco/FileStream.h>
@@ -34,8 +34,12 @@ using namespace Poco::Data::Keywords;
 
 namespace svc::testing {
 
-std::string binDir() { return SVC_TEST_BIN_DIR; }
-std::string testPluginDir() { return SVC_TEST_PLUGIN_DIR; }
+std::string binDir() {
+  return SVC_TEST_BIN_DIR;
+}
+std::string testPluginDir() {
+  return SVC_TEST_PLUGIN_DIR;
+}
 
 Poco::JSON::Object::Ptr HttpReply::json() const {
   try {
@@ -123,14 +127,16 @@ Svcd::Svcd(Options options) : options_(std::move(options)) {
     std::string info = uri.getUserInfo();
     std::string user = info.substr(0, info.find(':'));
     std::string pass = info.find(':') == std::string::npos ? "" : info.substr(info.find(':') + 1);
-    mysql_db_ = "svc_t_" + Poco::replace(Poco::UUIDGenerator::defaultGenerator().createRandom()
-                                             .toString().substr(0, 13), "-", "");
-    Poco::Data::Session s("MySQL", "host=" + uri.getHost() + ";port=" +
-                                       std::to_string(uri.getPort()) + ";user=" + user +
+    mysql_db_ = "svc_t_" +
+                Poco::replace(
+                    Poco::UUIDGenerator::defaultGenerator().createRandom().toString().substr(0, 13),
+                    "-", "");
+    Poco::Data::Session s("MySQL", "host=" + uri.getHost() +
+                                       ";port=" + std::to_string(uri.getPort()) + ";user=" + user +
                                        ";password=" + pass);
     s << "CREATE DATABASE " + mysql_db_ + " CHARACTER SET utf8mb4", now;
-    db_url_ = "mysql://" + info + "@" + uri.getHost() + ":" + std::to_string(uri.getPort()) +
-              "/" + mysql_db_;
+    db_url_ = "mysql://" + info + "@" + uri.getHost() + ":" + std::to_string(uri.getPort()) + "/" +
+              mysql_db_;
   } else {
     db_url_ = "sqlite:" + data_dir_ + "/svc.db";
   }
@@ -143,10 +149,10 @@ Svcd::~Svcd() {
       std::string server = Poco::Environment::get("SVC_TEST_MYSQL_URL");
       Poco::URI uri(server);
       std::string info = uri.getUserInfo();
-      Poco::Data::Session s("MySQL", "host=" + uri.getHost() + ";port=" +
-                                         std::to_string(uri.getPort()) + ";user=" +
-                                         info.substr(0, info.find(':')) + ";password=" +
-                                         info.substr(info.find(':') + 1));
+      Poco::Data::Session s("MySQL", "host=" + uri.getHost() +
+                                         ";port=" + std::to_string(uri.getPort()) +
+                                         ";user=" + info.substr(0, info.find(':')) +
+                                         ";password=" + info.substr(info.find(':') + 1));
       s << "DROP DATABASE IF EXISTS " + mysql_db_, now;
     } catch (...) {
     }
@@ -165,8 +171,9 @@ void Svcd::launch() {
   std::ostringstream cmd;
   cmd << "exec env";
   for (auto& [k, v] : options_.env) cmd << " " << k << "='" << v << "'";
-  cmd << " '" << binDir() << "/svcd' --port 0 --data-dir '" << data_dir_ << "' --set 'plugins.dir="
-      << plugin_dir_ << "' --set 'db.url=" << db_url_ << "' --set admin.listen=127.0.0.1:0"
+  cmd << " '" << binDir() << "/svcd' --port 0 --data-dir '" << data_dir_
+      << "' --set 'plugins.dir=" << plugin_dir_ << "' --set 'db.url=" << db_url_
+      << "' --set admin.listen=127.0.0.1:0"
       << " --set server.drain_seconds=5";
   for (auto& a : options_.args) cmd << " '" << a << "'";
   cmd << " >> '" << log_file_ << "' 2>&1";
@@ -180,7 +187,8 @@ void Svcd::launch() {
 bool Svcd::start() {
   std::size_t before = log().size();
   launch();
-  static const std::regex ready(R"(svcd ready: api https?://[^:]+:(\d+) admin (?:http://[^:]+:(\d+)|disabled))");
+  static const std::regex ready(
+      R"(svcd ready: api https?://[^:]+:(\d+) admin (?:http://[^:]+:(\d+)|disabled))");
   for (int i = 0; i < 1000; ++i) {
     std::string text = log().substr(before);
     std::smatch m;
@@ -251,6 +259,16 @@ std::string Svcd::adminToken() const {
   std::string token;
   std::getline(in, token);
   return token;
+}
+
+std::string Svcd::waitForLog(const std::string& needle) const {
+  std::string text;
+  for (int i = 0; i < 300; ++i) {
+    text = log();
+    if (text.find(needle) != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return text;
 }
 
 std::string Svcd::log() const {

@@ -69,6 +69,9 @@ class Svcd {
   int adminPort() const { return admin_port_; }
   std::string adminToken() const;
   std::string log() const;
+  /// Waits (up to 3 s) until the log contains needle; the access log is written every 100 ms.
+  /// @return the log.
+  std::string waitForLog(const std::string& needle) const;
   const std::string& dataDir() const { return data_dir_; }
   const std::string& pluginDir() const { return plugin_dir_; }
   const std::string& dbUrl() const { return db_url_; }

@@ -16,7 +16,7 @@ class KernelHttp : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     Svcd::Options o;
-    o.args = {"--set", "server.max_body_bytes=4096", "--set", "server.idle_timeout_seconds=2",
+    o.args = {"--set", "server.max_body_bytes=4096",      "--set", "server.idle_timeout_seconds=2",
               "--set", "server.request_timeout_seconds=2"};
     server_ = new Svcd(o);
     ASSERT_TRUE(server_->start());
@@ -54,7 +54,8 @@ TEST_F(KernelHttp, TrailingSlashIsOptional) {
 TEST_F(KernelHttp, EveryResponseCarriesARequestId) {
   EXPECT_EQ(server_->get("/api/health/", {{"X-Request-Id", "trace-42.a_b"}}).header("x-request-id"),
             "trace-42.a_b");
-  std::string generated = server_->get("/api/health/", {{"X-Request-Id", "bad id!"}}).header("x-request-id");
+  std::string generated =
+      server_->get("/api/health/", {{"X-Request-Id", "bad id!"}}).header("x-request-id");
   EXPECT_EQ(generated.size(), 36u);
   EXPECT_EQ(server_->get("/api/nowhere/").header("x-request-id").size(), 36u);
   EXPECT_EQ(server_->get("/api/testkit/boom/").header("x-request-id").size(), 36u);
@@ -82,9 +83,9 @@ TEST_F(KernelHttp, PathParametersAreDecodedAndStaticRoutesWin) {
 }
 
 TEST_F(KernelHttp, EncodedSlashesAndDotSegmentsInParametersAreRefused) {
-  for (const char* path : {"/api/testkit/items/a%2Fb/", "/api/testkit/items/%2e%2e/",
-                           "/api/testkit/items/../", "/api/testkit/items/%00/",
-                           "/api/testkit/items/%c3%28/"}) {
+  for (const char* path :
+       {"/api/testkit/items/a%2Fb/", "/api/testkit/items/%2e%2e/", "/api/testkit/items/../",
+        "/api/testkit/items/%00/", "/api/testkit/items/%c3%28/"}) {
     auto r = server_->get(path);
     EXPECT_EQ(r.status, 400) << path;
     EXPECT_EQ(r.code(), "invalid") << path;
@@ -98,13 +99,16 @@ TEST_F(KernelHttp, BodiesOverTheLimitAreRefused) {
   EXPECT_EQ(r.code(), "payload_too_large");
   // A route's own limit (16 bytes).
   const std::map<std::string, std::string> octets{{"Content-Type", "application/octet-stream"}};
-  EXPECT_EQ(http(server_->port(), "POST", "/api/testkit/small/", std::string(17, 'a'), octets).status,
-            413);
-  EXPECT_EQ(http(server_->port(), "POST", "/api/testkit/small/", std::string(16, 'a'), octets).status,
-            200);
+  EXPECT_EQ(
+      http(server_->port(), "POST", "/api/testkit/small/", std::string(17, 'a'), octets).status,
+      413);
+  EXPECT_EQ(
+      http(server_->port(), "POST", "/api/testkit/small/", std::string(16, 'a'), octets).status,
+      200);
   // Chunked bodies are counted as they arrive.
-  std::string chunked = "POST /api/testkit/echo/ HTTP/1.1\r\nHost: x\r\nContent-Type: "
-                        "application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+  std::string chunked =
+      "POST /api/testkit/echo/ HTTP/1.1\r\nHost: x\r\nContent-Type: "
+      "application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
   for (int i = 0; i < 10; ++i) chunked += "400\r\n" + std::string(1024, ' ') + "\r\n";
   chunked += "0\r\n\r\n";
   std::string answer = rawExchange(server_->port(), chunked);
@@ -180,8 +184,9 @@ TEST_F(KernelHttp, SilentConnectionsAreClosedAfterTheIdleTimeout) {
 TEST_F(KernelHttp, ABodySentSlowlyIsTimedOutWithoutAffectingOthers) {
   Poco::Net::StreamSocket slow;
   slow.connect(Poco::Net::SocketAddress("127.0.0.1", static_cast<Poco::UInt16>(server_->port())));
-  std::string head = "POST /api/testkit/echo/ HTTP/1.1\r\nHost: x\r\nContent-Type: "
-                     "application/json\r\nContent-Length: 100\r\n\r\n{";
+  std::string head =
+      "POST /api/testkit/echo/ HTTP/1.1\r\nHost: x\r\nContent-Type: "
+      "application/json\r\nContent-Length: 100\r\n\r\n{";
   slow.sendBytes(head.data(), static_cast<int>(head.size()));
   std::string answer;
   std::thread trickle([&] {
@@ -226,7 +231,8 @@ TEST_F(KernelHttp, AuthenticationHookAppliesEachRoutesNeed) {
   auto none = server_->get("/api/testkit/whoami/");
   EXPECT_EQ(none.status, 401);
   EXPECT_EQ(none.code(), "not_authenticated");
-  EXPECT_EQ(server_->get("/api/testkit/whoami/", bearer("garbage")).code(), "authentication_failed");
+  EXPECT_EQ(server_->get("/api/testkit/whoami/", bearer("garbage")).code(),
+            "authentication_failed");
   EXPECT_EQ(server_->get("/api/testkit/whoami/", bearer("expired")).code(), "token_expired");
   EXPECT_EQ(server_->get("/api/testkit/whoami/", bearer("mgmt-A")).status, 200);
 
@@ -237,13 +243,16 @@ TEST_F(KernelHttp, AuthenticationHookAppliesEachRoutesNeed) {
   EXPECT_EQ(named.json()->getValue<std::string>("identity"), a2);
   auto by_header = bearer("mgmt-A");
   by_header["X-Svc-Identity"] = a2;
-  EXPECT_EQ(server_->get("/api/testkit/identity-only/", by_header).json()->getValue<std::string>(
-                "identity_name"),
+  EXPECT_EQ(server_->get("/api/testkit/identity-only/", by_header)
+                .json()
+                ->getValue<std::string>("identity_name"),
             "A2");
   by_header["X-Svc-Identity"] = a1;
   EXPECT_EQ(server_->get("/api/testkit/identity-only/?identity=" + a2, by_header).status, 400);
-  EXPECT_EQ(server_->get("/api/testkit/identity-only/?identity=" + b1, bearer("mgmt-A")).status, 404);
-  EXPECT_EQ(server_->get("/api/testkit/identity-only/?identity=" + a1, bearer("mgmt-B")).status, 404);
+  EXPECT_EQ(server_->get("/api/testkit/identity-only/?identity=" + b1, bearer("mgmt-A")).status,
+            404);
+  EXPECT_EQ(server_->get("/api/testkit/identity-only/?identity=" + a1, bearer("mgmt-B")).status,
+            404);
 
   auto bound = server_->get("/api/testkit/identity-only/", bearer("id-A1"));
   EXPECT_EQ(bound.json()->getValue<std::string>("identity"), a1);
@@ -265,13 +274,14 @@ TEST_F(KernelHttp, EventsArePublishedToInProcessSubscribers) {
 }
 
 TEST_F(KernelHttp, AccessLogHasOneLinePerRequestAndNeverTheAuthorizationHeader) {
-  server_->get("/api/testkit/whoami/?marker=accesslog",
-               {{"Authorization", "Bearer super-secret-credential"}, {"X-Request-Id", "log-probe-1"}});
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  std::string log = server_->log();
+  server_->get(
+      "/api/testkit/whoami/?marker=accesslog",
+      {{"Authorization", "Bearer super-secret-credential"}, {"X-Request-Id", "log-probe-1"}});
+  std::string log = server_->waitForLog("rid=log-probe-1");
   EXPECT_EQ(log.find("super-secret-credential"), std::string::npos);
   std::regex line("access: GET /api/testkit/whoami/ 401 [0-9.]+ms rid=log-probe-1");
-  EXPECT_TRUE(std::regex_search(log, line)) << log.substr(log.size() > 2000 ? log.size() - 2000 : 0);
+  EXPECT_TRUE(std::regex_search(log, line))
+      << log.substr(log.size() > 2000 ? log.size() - 2000 : 0);
 }
 
 }  // namespace

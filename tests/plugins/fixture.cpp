@@ -29,8 +29,7 @@ class FixturePlugin : public sdk::Plugin {
   std::vector<sdk::Migration> migrations() const override {
 #if FIXTURE_THROW_IN == 2
     return {sdk::Migration::portable(1, "creates then fails",
-                                     {"CREATE TABLE fixture_half (id INT)",
-                                      "THIS IS NOT SQL"})};
+                                     {"CREATE TABLE fixture_half (id INT)", "THIS IS NOT SQL"})};
 #else
     return {};
 #endif
@@ -43,6 +42,10 @@ class FixturePlugin : public sdk::Plugin {
                   o->set("plugin", FIXTURE_NAME);
                   return sdk::Response::json(200, o);
                 }});
+    // Needs a credential, so it reaches the Authenticator service (or finds it absent).
+    routes.add({"GET", std::string("/api/") + FIXTURE_NAME + "/private/", sdk::AuthNeed::kAnyKey,
+                sdk::BodyKind::kJson, 0, "",
+                [](sdk::Request&) { return sdk::Response::noContent(); }});
 #else
     (void)routes;
 #endif
@@ -67,7 +70,9 @@ const svc::sdk::AbiInfo* abi() {
   static const svc::sdk::AbiInfo info{999, 0, SVC_SDK_BUILD_SIGNATURE};
   return &info;
 }
-svc::sdk::Plugin* create() { return new svc::plugins::fixture::FixturePlugin(); }
+svc::sdk::Plugin* create() {
+  return new svc::plugins::fixture::FixturePlugin();
+}
 }  // namespace fixture_export
 BOOST_DLL_ALIAS(fixture_export::abi, svc_plugin_abi)
 BOOST_DLL_ALIAS(fixture_export::create, svc_plugin_create)

@@ -86,10 +86,12 @@ class TestkitPlugin : public sdk::Plugin {
     sdk::Migration notes;
     notes.version = 1;
     notes.description = "notes table";
-    notes.sqlite = {"CREATE TABLE testkit_notes (id CHAR(36) PRIMARY KEY, text TEXT NOT NULL, "
-                    "created_us BIGINT NOT NULL)"};
-    notes.mysql = {"CREATE TABLE testkit_notes (id CHAR(36) PRIMARY KEY, text LONGTEXT NOT NULL, "
-                   "created_us BIGINT NOT NULL) ENGINE=InnoDB"};
+    notes.sqlite = {
+        "CREATE TABLE testkit_notes (id CHAR(36) PRIMARY KEY, text TEXT NOT NULL, "
+        "created_us BIGINT NOT NULL)"};
+    notes.mysql = {
+        "CREATE TABLE testkit_notes (id CHAR(36) PRIMARY KEY, text LONGTEXT NOT NULL, "
+        "created_us BIGINT NOT NULL) ENGINE=InnoDB"};
     return {notes};
   }
 
@@ -114,12 +116,14 @@ class TestkitPlugin : public sdk::Plugin {
              r.identity ? Poco::Dynamic::Var(r.identity->name) : Poco::Dynamic::Var());
       return json(o);
     };
-    routes.add({"GET", "/api/testkit/whoami/", AuthNeed::kAnyKey, sdk::BodyKind::kJson, 0, "", who});
+    routes.add(
+        {"GET", "/api/testkit/whoami/", AuthNeed::kAnyKey, sdk::BodyKind::kJson, 0, "", who});
     routes.add({"GET", "/api/testkit/identity-only/", AuthNeed::kIdentity, sdk::BodyKind::kJson, 0,
                 "", who});
     routes.add({"GET", "/api/testkit/account-only/", AuthNeed::kAccount, sdk::BodyKind::kJson, 0,
                 "", who});
-    routes.add({"GET", "/api/testkit/user-only/", AuthNeed::kUser, sdk::BodyKind::kJson, 0, "", who});
+    routes.add(
+        {"GET", "/api/testkit/user-only/", AuthNeed::kUser, sdk::BodyKind::kJson, 0, "", who});
 
     routes.add({"POST", "/api/testkit/echo/", AuthNeed::kNone, sdk::BodyKind::kJson, 0, "",
                 [json](sdk::Request& r) {
@@ -147,11 +151,12 @@ class TestkitPlugin : public sdk::Plugin {
       o->set("route", r.route);
       return json(o);
     };
-    routes.add({"GET", "/api/testkit/items/{id}/", AuthNeed::kNone, sdk::BodyKind::kJson, 0, "", item});
+    routes.add(
+        {"GET", "/api/testkit/items/{id}/", AuthNeed::kNone, sdk::BodyKind::kJson, 0, "", item});
     routes.add({"DELETE", "/api/testkit/items/{id}/", AuthNeed::kNone, sdk::BodyKind::kJson, 0, "",
                 [](sdk::Request&) { return Response::noContent(); }});
-    routes.add({"GET", "/api/testkit/items/special/", AuthNeed::kNone, sdk::BodyKind::kJson, 0, "",
-                item});
+    routes.add(
+        {"GET", "/api/testkit/items/special/", AuthNeed::kNone, sdk::BodyKind::kJson, 0, "", item});
     routes.add({"GET", "/api/testkit/items/{id}/parts/{part}/", AuthNeed::kNone,
                 sdk::BodyKind::kJson, 0, "", item});
     routes.add({"GET", "/api/testkit/boom/", AuthNeed::kNone, sdk::BodyKind::kJson, 0, "",

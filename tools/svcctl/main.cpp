@@ -30,9 +30,11 @@ struct Options {
 void usage(std::ostream& out) {
   out << "usage: svcctl [options] COMMAND\n\n"
          "options:\n"
-         "  --admin URL              operator listener (SVC_ADMIN_URL; default http://127.0.0.1:8081)\n"
+         "  --admin URL              operator listener (SVC_ADMIN_URL; default "
+         "http://127.0.0.1:8081)\n"
          "  --admin-token TOKEN      operator token (SVC_ADMIN_TOKEN)\n"
-         "  --admin-token-file FILE  read the operator token from FILE (e.g. data.dir/admin.token)\n"
+         "  --admin-token-file FILE  read the operator token from FILE (e.g. "
+         "data.dir/admin.token)\n"
          "  --url URL                public API (SVC_URL; default http://127.0.0.1:8080)\n"
          "  --key KEY                API key (SVC_KEY)\n"
          "  --json                   print the server's JSON as it is\n\n"
@@ -51,8 +53,8 @@ int fail(const std::string& message, int code = 1) {
 int serverError(const svcctl::Reply& reply) {
   try {
     auto obj = Poco::JSON::Parser().parse(reply.body).extract<Poco::JSON::Object::Ptr>();
-    return fail(std::to_string(reply.status) + " " + obj->optValue<std::string>("code", "") +
-                ": " + obj->optValue<std::string>("detail", ""));
+    return fail(std::to_string(reply.status) + " " + obj->optValue<std::string>("code", "") + ": " +
+                obj->optValue<std::string>("detail", ""));
   } catch (...) {
     return fail("HTTP " + std::to_string(reply.status) + ": " + reply.body);
   }
@@ -64,7 +66,8 @@ Poco::JSON::Object::Ptr parseObject(const std::string& body) {
 
 int plugins(const Options& o) {
   if (o.admin_token.empty()) {
-    return fail("the operator token is needed: --admin-token, --admin-token-file or SVC_ADMIN_TOKEN");
+    return fail(
+        "the operator token is needed: --admin-token, --admin-token-file or SVC_ADMIN_TOKEN");
   }
   auto reply = svcctl::call(o.admin, "GET", "/admin/plugins", o.admin_token);
   if (reply.status != 200) return serverError(reply);
@@ -74,7 +77,8 @@ int plugins(const Options& o) {
   }
   auto list = parseObject(reply.body)->getArray("plugins");
   std::cout << std::left << std::setw(16) << "NAME" << std::setw(10) << "VERSION" << std::setw(12)
-            << "STATUS" << "ROUTES\n";
+            << "STATUS"
+            << "ROUTES\n";
   for (std::size_t i = 0; i < list->size(); ++i) {
     auto p = list->getObject(static_cast<unsigned>(i));
     auto routes = p->getArray("routes");

@@ -42,21 +42,24 @@ TEST_F(ConfigLayersTest, DefaultsFollowTheExecutablesPrefix) {
 }
 
 TEST_F(ConfigLayersTest, LaterLayersWinInOrder) {
-  write("etc/svc/svcd.properties", "server.port = 9001\nserver.threads = 3\nlog.level = debug\n"
-                                   "testkit.greeting = from-main\n");
-  write("etc/svc/plugins/testkit.properties", "testkit.greeting = from-plugin-file\n"
-                                              "server.threads = 4\n");
+  write("etc/svc/svcd.properties",
+        "server.port = 9001\nserver.threads = 3\nlog.level = debug\n"
+        "testkit.greeting = from-main\n");
+  write("etc/svc/plugins/testkit.properties",
+        "testkit.greeting = from-plugin-file\n"
+        "server.threads = 4\n");
   Poco::AutoPtr<Poco::Util::LayeredConfiguration> conf(new Poco::Util::LayeredConfiguration);
   ConfigLayers layers(*conf, prefix_ + "/bin",
-                      {{"SVC_SERVER_THREADS", "5"}, {"SVC_LOG_LEVEL", "warning"},
+                      {{"SVC_SERVER_THREADS", "5"},
+                       {"SVC_LOG_LEVEL", "warning"},
                        {"SVC_SERVER_MAX_BODY_BYTES", "2048"}});
   ASSERT_TRUE(layers.addSet("log.level=error"));
   ASSERT_TRUE(layers.build().empty());
-  EXPECT_EQ(conf->getString("server.port"), "9001");          // main file over default
+  EXPECT_EQ(conf->getString("server.port"), "9001");                   // main file over default
   EXPECT_EQ(conf->getString("testkit.greeting"), "from-plugin-file");  // plugin file over main
-  EXPECT_EQ(conf->getString("server.threads"), "5");          // env over files
-  EXPECT_EQ(conf->getString("server.max_body_bytes"), "2048");  // underscores in key names
-  EXPECT_EQ(conf->getString("log.level"), "error");           // --set over env
+  EXPECT_EQ(conf->getString("server.threads"), "5");                   // env over files
+  EXPECT_EQ(conf->getString("server.max_body_bytes"), "2048");         // underscores in key names
+  EXPECT_EQ(conf->getString("log.level"), "error");                    // --set over env
 }
 
 TEST_F(ConfigLayersTest, PluginKeysGetDefaultsAndEnvironment) {
@@ -84,9 +87,9 @@ TEST_F(ConfigLayersTest, ConfigFileFlagReplacesTheDefaultFile) {
 TEST_F(ConfigLayersTest, ValidationNamesEveryBadKey) {
   Poco::AutoPtr<Poco::Util::LayeredConfiguration> conf(new Poco::Util::LayeredConfiguration);
   ConfigLayers layers(*conf, prefix_ + "/bin", {});
-  for (const char* s : {"server.port=99999", "server.threads=0", "db.url=postgres://x",
-                        "log.format=xml", "log.level=loud", "server.tls.cert=/nonexistent",
-                        "plugins.dir=/nonexistent-dir"}) {
+  for (const char* s :
+       {"server.port=99999", "server.threads=0", "db.url=postgres://x", "log.format=xml",
+        "log.level=loud", "server.tls.cert=/nonexistent", "plugins.dir=/nonexistent-dir"}) {
     ASSERT_TRUE(layers.addSet(s));
   }
   layers.build();

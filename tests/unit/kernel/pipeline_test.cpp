@@ -35,8 +35,7 @@ class FakeAuth : public sdk::Authenticator {
 
 class FakeDirectory : public sdk::IdentityDirectory {
  public:
-  std::optional<sdk::IdentityRef> find(const std::string& account,
-                                       const std::string& id) override {
+  std::optional<sdk::IdentityRef> find(const std::string& account, const std::string& id) override {
     if (account != kAccount) return std::nullopt;
     if (id == kMine) return sdk::IdentityRef{id, "mine"};
     if (id == kSibling) return sdk::IdentityRef{id, "sibling"};

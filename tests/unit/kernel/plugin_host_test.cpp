@@ -82,7 +82,8 @@ TEST(DependencyOrder, MissingDependencyIsNamed) {
     orderByDependency(plugins);
     FAIL() << "expected a PluginError";
   } catch (const PluginError& e) {
-    EXPECT_EQ(std::string(e.what()), "plugin 'beta': requires plugin 'alpha', which is not enabled");
+    EXPECT_EQ(std::string(e.what()),
+              "plugin 'beta': requires plugin 'alpha', which is not enabled");
   }
 }
 

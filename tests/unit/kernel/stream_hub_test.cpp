@@ -74,7 +74,8 @@ TEST(StreamHub, NoticesAPeerThatGoesAway) {
   stream->onClose([&] { closed = true; });
   stream->begin(200, "text/event-stream", {});
   p.client.close();
-  for (int i = 0; i < 200 && !closed; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 200 && !closed; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_TRUE(closed.load());
   EXPECT_FALSE(stream->isOpen());
   EXPECT_EQ(hub.openCount(), 0u);

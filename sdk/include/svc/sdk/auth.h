@@ -1,8 +1,8 @@
 // The authentication hook's service interfaces.
 //
 // The kernel knows no product rules about keys: it hands the request's credentials to whatever
-// plugin offers an Authenticator, and asks the IdentityDirectory whether a named identity belongs to
-// the caller's account. The auth plugin provides the real ones.
+// plugin offers an Authenticator, and asks the IdentityDirectory whether a named identity belongs
+// to the caller's account. The auth plugin provides the real ones.
 #pragma once
 
 #include <svc/sdk/http.h>
@@ -14,9 +14,9 @@ namespace svc::sdk {
 
 /// The credentials a request carries.
 struct Credentials {
-  std::string authorization;  ///< The Authorization header's value, or empty.
-  std::string cookie;         ///< The Cookie header's value, or empty.
-  std::string client_address; ///< The peer's address, for rate limiting failures.
+  std::string authorization;   ///< The Authorization header's value, or empty.
+  std::string cookie;          ///< The Cookie header's value, or empty.
+  std::string client_address;  ///< The peer's address, for rate limiting failures.
 };
 
 /// Turns credentials into a principal. Offered as service kAuthenticatorService.

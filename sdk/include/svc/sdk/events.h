@@ -6,8 +6,8 @@
 // behind this interface is the kernel's business.
 #pragma once
 
-#include <Poco/JSON/Object.h>
 #include <Poco/Data/Session.h>
+#include <Poco/JSON/Object.h>
 
 #include <cstdint>
 #include <functional>
@@ -17,13 +17,13 @@ namespace svc::sdk {
 
 /// One event.
 struct Event {
-  std::int64_t sequence = 0;        ///< Assigned by the kernel; increases.
-  std::string id;                   ///< A UUID assigned by the kernel.
-  std::string type;                 ///< For example `email.received`.
-  std::int64_t created_us = 0;      ///< Microseconds since the epoch, assigned by the kernel.
-  std::string account;              ///< The account it concerns.
-  std::string identity;             ///< The identity it concerns, or empty.
-  Poco::JSON::Object::Ptr object;   ///< The resource as its GET shows it, minus secrets.
+  std::int64_t sequence = 0;       ///< Assigned by the kernel; increases.
+  std::string id;                  ///< A UUID assigned by the kernel.
+  std::string type;                ///< For example `email.received`.
+  std::int64_t created_us = 0;     ///< Microseconds since the epoch, assigned by the kernel.
+  std::string account;             ///< The account it concerns.
+  std::string identity;            ///< The identity it concerns, or empty.
+  Poco::JSON::Object::Ptr object;  ///< The resource as its GET shows it, minus secrets.
 };
 
 /// Publishes events and lets consumers subscribe. Available to every plugin.

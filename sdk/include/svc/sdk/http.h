@@ -2,8 +2,8 @@
 //
 // Handlers never touch sockets or threads: they read a parsed Request, return a Response or throw
 // HttpError, and the kernel writes the answer in the contract's shape. A handler that must answer
-// later (a long-poll) or keep writing (a stream) returns Response::hold(); the kernel then hands the
-// connection to its event-driven hub and gives the handler a Stream to finish it with.
+// later (a long-poll) or keep writing (a stream) returns Response::hold(); the kernel then hands
+// the connection to its event-driven hub and gives the handler a Stream to finish it with.
 #pragma once
 
 #include <Poco/Dynamic/Var.h>
@@ -32,12 +32,12 @@ enum class PrincipalKind {
 /// Who is calling, as the registered Authenticator established it.
 struct Principal {
   PrincipalKind kind = PrincipalKind::kNone;  ///< kNone when unauthenticated.
-  std::string account_id;                      ///< The account the credential belongs to.
-  std::string user_id;                         ///< The user (kUser, or who created a key).
-  std::string key_id;                          ///< The key's id, for key credentials.
-  std::string key_label;                       ///< The key's label, for key credentials.
-  std::string key_prefix;                      ///< The key's visible prefix, for key credentials.
-  std::string bound_identity;                  ///< For kIdentity: the identity the key is bound to.
+  std::string account_id;                     ///< The account the credential belongs to.
+  std::string user_id;                        ///< The user (kUser, or who created a key).
+  std::string key_id;                         ///< The key's id, for key credentials.
+  std::string key_label;                      ///< The key's label, for key credentials.
+  std::string key_prefix;                     ///< The key's visible prefix, for key credentials.
+  std::string bound_identity;                 ///< For kIdentity: the identity the key is bound to.
   /// @return true when a credential was accepted.
   bool authenticated() const { return kind != PrincipalKind::kNone; }
 };
@@ -50,21 +50,21 @@ struct IdentityRef {
 
 /// A parsed request. Header names are stored lower-case.
 struct Request {
-  std::string method;                          ///< GET, POST, ...
-  std::string path;                            ///< The decoded-per-segment path, without query.
-  std::string route;                           ///< The matched route pattern.
-  std::map<std::string, std::string> params;   ///< Named path parameters, percent-decoded.
+  std::string method;                             ///< GET, POST, ...
+  std::string path;                               ///< The decoded-per-segment path, without query.
+  std::string route;                              ///< The matched route pattern.
+  std::map<std::string, std::string> params;      ///< Named path parameters, percent-decoded.
   std::multimap<std::string, std::string> query;  ///< Query parameters, decoded, in order.
-  std::map<std::string, std::string> headers;  ///< Headers, lower-case names (last value wins).
-  std::string body;                            ///< The raw body (already size-checked).
-  std::string content_type;                    ///< The media type without parameters, lower-case.
-  Poco::JSON::Object::Ptr json;                ///< The body as a JSON object, when it was JSON.
-  std::map<std::string, std::string> form;     ///< The body's fields, when it was form-encoded.
-  Principal principal;                         ///< Who is calling.
-  std::optional<IdentityRef> identity;         ///< The targeted identity, when one was named.
-  std::string request_id;                      ///< The X-Request-Id of this request.
-  std::string client_address;                  ///< The peer's IP address.
-  std::string base_url;                        ///< public.base_url, for absolute links.
+  std::map<std::string, std::string> headers;     ///< Headers, lower-case names (last value wins).
+  std::string body;                               ///< The raw body (already size-checked).
+  std::string content_type;                 ///< The media type without parameters, lower-case.
+  Poco::JSON::Object::Ptr json;             ///< The body as a JSON object, when it was JSON.
+  std::map<std::string, std::string> form;  ///< The body's fields, when it was form-encoded.
+  Principal principal;                      ///< Who is calling.
+  std::optional<IdentityRef> identity;      ///< The targeted identity, when one was named.
+  std::string request_id;                   ///< The X-Request-Id of this request.
+  std::string client_address;               ///< The peer's IP address.
+  std::string base_url;                     ///< public.base_url, for absolute links.
 
   /// @param name a query parameter name.
   /// @return its first value, or nullopt when absent.
@@ -123,10 +123,10 @@ class Stream;
 
 /// A complete answer, or a request to hold the connection open (see hold()).
 struct Response {
-  int status = 200;                                           ///< HTTP status.
-  std::string content_type = "application/json";              ///< Content-Type.
-  std::string body;                                           ///< The body bytes.
-  std::vector<std::pair<std::string, std::string>> headers;   ///< Extra headers.
+  int status = 200;                                          ///< HTTP status.
+  std::string content_type = "application/json";             ///< Content-Type.
+  std::string body;                                          ///< The body bytes.
+  std::vector<std::pair<std::string, std::string>> headers;  ///< Extra headers.
   /// When set, the kernel writes nothing, hands the connection to its hub and calls this with the
   /// Stream that answers it later. status/body are then ignored.
   std::function<void(std::shared_ptr<Stream>)> on_hold;
@@ -137,7 +137,8 @@ struct Response {
   static Response json(int status, const Poco::JSON::Object::Ptr& body);
   /// @param status the status. @param body the text. @param type its content type.
   /// @return the response.
-  static Response text(int status, std::string body, std::string type = "text/plain; charset=utf-8");
+  static Response text(int status, std::string body,
+                       std::string type = "text/plain; charset=utf-8");
   /// @return a 204 with no body.
   static Response noContent();
   /// @param on_hold called with the Stream once the connection belongs to the hub.

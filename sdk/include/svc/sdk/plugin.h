@@ -34,11 +34,11 @@ struct ConfigKey {
 
 /// What a plugin says about itself.
 struct PluginInfo {
-  std::string name;                   ///< Unique, lower-case: `auth`, `email`.
-  std::string version;                ///< The plugin's own version.
-  std::string description;            ///< One line.
+  std::string name;                           ///< Unique, lower-case: `auth`, `email`.
+  std::string version;                        ///< The plugin's own version.
+  std::string description;                    ///< One line.
   std::vector<std::string> requires_plugins;  ///< Plugins that must be loaded and start first.
-  std::vector<ConfigKey> config;      ///< The keys it reads, with defaults.
+  std::vector<ConfigKey> config;              ///< The keys it reads, with defaults.
 };
 
 /// What the kernel gives a plugin at configure time; valid until the plugin is destroyed.
@@ -89,14 +89,16 @@ using svc_plugin_abi_fn = const svc::sdk::AbiInfo*();
 
 /// Exports a plugin class: defines `svc_plugin_abi` (the handshake, built from the headers this
 /// plugin was compiled with) and `svc_plugin_create` (a factory returning a new instance).
-#define SVC_PLUGIN(PluginClass)                                                       \
-  namespace svc_plugin_export {                                                      \
-  const ::svc::sdk::AbiInfo* abi() {                                                 \
+#define SVC_PLUGIN(PluginClass)                                                         \
+  namespace svc_plugin_export {                                                         \
+  const ::svc::sdk::AbiInfo* abi() {                                                    \
     static const ::svc::sdk::AbiInfo info{SVC_SDK_VERSION_MAJOR, SVC_SDK_VERSION_MINOR, \
-                                          SVC_SDK_BUILD_SIGNATURE};                  \
-    return &info;                                                                    \
-  }                                                                                  \
-  ::svc::sdk::Plugin* create() { return new PluginClass(); }                         \
-  }                                                                                  \
-  BOOST_DLL_ALIAS(svc_plugin_export::abi, svc_plugin_abi)                            \
+                                          SVC_SDK_BUILD_SIGNATURE};                     \
+    return &info;                                                                       \
+  }                                                                                     \
+  ::svc::sdk::Plugin* create() {                                                        \
+    return new PluginClass();                                                           \
+  }                                                                                     \
+  }                                                                                     \
+  BOOST_DLL_ALIAS(svc_plugin_export::abi, svc_plugin_abi)                               \
   BOOST_DLL_ALIAS(svc_plugin_export::create, svc_plugin_create)

@@ -26,9 +26,9 @@ enum class AuthNeed {
 
 /// What the kernel accepts as the request body.
 enum class BodyKind {
-  kJson,  ///< application/json objects (and an empty body). The default.
+  kJson,        ///< application/json objects (and an empty body). The default.
   kJsonOrForm,  ///< JSON, or application/x-www-form-urlencoded parsed into Request::form.
-  kAny,   ///< Any content type; the raw bytes in Request::body.
+  kAny,         ///< Any content type; the raw bytes in Request::body.
 };
 
 /// A route's handler.

@@ -1,10 +1,11 @@
 // The SDK's version and the binary-compatibility handshake.
 //
 // A plugin is a shared library built against these headers. Before the kernel calls any plugin code
-// it reads the plugin's AbiInfo (exported as `svc_plugin_abi`) and compares it with its own: the SDK
-// major version must be equal, the plugin's minor version must not be newer than the kernel's, and
-// the build signature (compiler, C++ library ABI, pointer size, Poco version) must be identical,
-// because the SDK passes C++ objects (std::string, std::function, Poco types) across the boundary.
+// it reads the plugin's AbiInfo (exported as `svc_plugin_abi`) and compares it with its own: the
+// SDK major version must be equal, the plugin's minor version must not be newer than the kernel's,
+// and the build signature (compiler, C++ library ABI, pointer size, Poco version) must be
+// identical, because the SDK passes C++ objects (std::string, std::function, Poco types) across the
+// boundary.
 #pragma once
 
 #include <Poco/Version.h>
@@ -21,8 +22,7 @@
 #define SVC_SDK_STR(x) SVC_SDK_STR2(x)
 
 #if defined(__clang__)
-#define SVC_SDK_COMPILER \
-  "clang-" SVC_SDK_STR(__clang_major__) "." SVC_SDK_STR(__clang_minor__)
+#define SVC_SDK_COMPILER "clang-" SVC_SDK_STR(__clang_major__) "." SVC_SDK_STR(__clang_minor__)
 #elif defined(__GNUC__)
 #define SVC_SDK_COMPILER "gcc-" SVC_SDK_STR(__GNUC__) "." SVC_SDK_STR(__GNUC_MINOR__)
 #else
@@ -36,9 +36,9 @@
 #endif
 
 /// The build signature compiled into both sides of the handshake.
-#define SVC_SDK_BUILD_SIGNATURE                                                     \
-  SVC_SDK_COMPILER ";" SVC_SDK_CXXABI ";ptr=" SVC_SDK_STR(__SIZEOF_POINTER__) ";poco=" \
-      SVC_SDK_STR(POCO_VERSION)
+#define SVC_SDK_BUILD_SIGNATURE       \
+  SVC_SDK_COMPILER ";" SVC_SDK_CXXABI \
+                   ";ptr=" SVC_SDK_STR(__SIZEOF_POINTER__) ";poco=" SVC_SDK_STR(POCO_VERSION)
 
 namespace svc::sdk {
 

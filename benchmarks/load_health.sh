@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Load benchmark: wrk against a bare Poco HTTPServer (fixed JSON) and against svcd's
+# GET /api/health/ in the same run, then the same svcd with 1,000 held responses open.
+# Prints both rates, their ratio, p99 latency at 50 connections, idle resident memory with all
+# plugins, and start-to-ready time.
+#   benchmarks/load_health.sh [BUILD_DIR] [SECONDS]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:-$root/build}" && pwd)
+secs=${2:-10}
+work=$(mktemp -d /tmp/svc-load.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+now_ms() { date +%s%3N; }
+
+bare_port=$(free_port)
+"$build/bin/svc_bare_server" "$bare_port" 64 >"$work/bare.log" 2>&1 &
+pids+=($!)
+
+# Every bundled plugin, plus the test kit whose held route the last measurement uses.
+mkdir -p "$work/plugins"
+for f in "$build"/lib/svc/plugins/*.so "$build"/tests/plugins/svc_plugin_testkit.so; do
+  [ -e "$f" ] && ln -s "$f" "$work/plugins/"
+done
+t0=$(now_ms)
+"$build/bin/svcd" --port 0 --data-dir "$work/data" --set admin.listen=127.0.0.1:0 \
+  --set "plugins.dir=$work/plugins" >"$work/svcd.log" 2>&1 &
+svcd_pid=$!
+pids+=($svcd_pid)
+port=""
+until [ -n "$port" ]; do
+  port=$(sed -n 's/.*svcd ready: api http:\/\/[^:]*:\([0-9]*\).*/\1/p' "$work/svcd.log")
+  kill -0 "$svcd_pid" 2>/dev/null || { cat "$work/svcd.log" >&2; exit 1; }
+  [ -n "$port" ] || sleep 0.005
+done
+until curl -sf "http://127.0.0.1:$port/api/health/" >/dev/null; do sleep 0.005; done
+t1=$(now_ms)
+ready_self=$(sed -n 's/.*svcd ready:.* in \([0-9]*\) ms.*/\1/p' "$work/svcd.log")
+plugins=$(curl -s "http://127.0.0.1:$port/api/health/")
+sleep 1
+rss_idle=$(awk '/VmRSS/ {print $2}' /proc/$svcd_pid/status)
+
+run_wrk() {  # url -> "rate p99_ms"
+  local out
+  out=$(wrk -t2 -c50 -d"${secs}s" --latency "$1")
+  local rate p99
+  rate=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
+  p99=$(echo "$out" | awk '$1=="99%" {print $2}')
+  echo "$rate $p99"
+}
+to_ms() {  # wrk latency like 1.23ms / 850.00us / 1.02s -> ms
+  local v=$1
+  case "$v" in
+    *us) awk -v x="${v%us}" 'BEGIN {printf "%.3f", x/1000}' ;;
+    *ms) echo "${v%ms}" ;;
+    *s) awk -v x="${v%s}" 'BEGIN {printf "%.3f", x*1000}' ;;
+  esac
+}
+
+read -r bare_rate bare_p99 < <(run_wrk "http://127.0.0.1:$bare_port/")
+read -r svcd_rate svcd_p99 < <(run_wrk "http://127.0.0.1:$port/api/health/")
+
+# 1,000 held responses (answered after 10 minutes) open while the same load runs.
+python3 - "$port" >"$work/held.log" 2>&1 <<'PY' &
+import socket, sys, time
+port = int(sys.argv[1])
+socks = []
+for i in range(1000):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(b"GET /api/testkit/hold/?ms=600000 HTTP/1.1\r\nHost: x\r\n\r\n")
+    socks.append(s)
+print("open", len(socks), flush=True)
+time.sleep(3600)
+PY
+pids+=($!)
+held_rate="n/a"
+held_p99="n/a"
+if curl -s "http://127.0.0.1:$port/api/health/" | grep -q '"testkit"'; then
+  until grep -q open "$work/held.log"; do sleep 0.1; done
+  read -r held_rate held_p99 < <(run_wrk "http://127.0.0.1:$port/api/health/")
+fi
+
+echo "plugins loaded:        $plugins"
+echo "bare Poco server:      $bare_rate req/s   p99 $(to_ms "$bare_p99") ms"
+echo "svcd GET /api/health/: $svcd_rate req/s   p99 $(to_ms "$svcd_p99") ms"
+awk -v a="$svcd_rate" -v b="$bare_rate" 'BEGIN {printf "ratio svcd/bare:       %.3f (target >= 0.8)\n", a/b}'
+echo "svcd idle RSS:         $((rss_idle / 1024)) MiB (target < 40)"
+echo "start to ready:        ${ready_self} ms by svcd's own clock, $((t1 - t0)) ms until the first health answer (target < 300)"
+if [ "$held_rate" != "n/a" ]; then
+  echo "with 1,000 held:       $held_rate req/s   p99 $(to_ms "$held_p99") ms"
+else
+  echo "with 1,000 held:       skipped (build the tests: the testkit plugin holds the responses)"
+fi
