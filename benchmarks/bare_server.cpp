@@ -8,17 +8,18 @@
 #include <Poco/Net/ServerSocket.h>
 #include <Poco/ThreadPool.h>
 
+#include <unistd.h>
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
 #include <string>
-#include <unistd.h>
 
 namespace {
 
 class Fixed : public Poco::Net::HTTPRequestHandler {
  public:
-  void handleRequest(Poco::Net::HTTPServerRequest&, Poco::Net::HTTPServerResponse& response) override {
+  void handleRequest(Poco::Net::HTTPServerRequest&,
+                     Poco::Net::HTTPServerResponse& response) override {
     static const std::string body = R"({"database":"ok","plugins":[],"status":"ok"})";
     response.setContentType("application/json");
     response.sendBuffer(body.data(), body.size());
@@ -27,7 +28,8 @@ class Fixed : public Poco::Net::HTTPRequestHandler {
 
 class Factory : public Poco::Net::HTTPRequestHandlerFactory {
  public:
-  Poco::Net::HTTPRequestHandler* createRequestHandler(const Poco::Net::HTTPServerRequest&) override {
+  Poco::Net::HTTPRequestHandler* createRequestHandler(
+      const Poco::Net::HTTPServerRequest&) override {
     return new Fixed;
   }
 };
@@ -43,7 +45,8 @@ int main(int argc, char** argv) {
   params->setMaxQueued(256);
   params->setKeepAlive(true);
   params->setMaxKeepAliveRequests(0);
-  Poco::Net::ServerSocket socket(Poco::Net::SocketAddress("127.0.0.1", static_cast<Poco::UInt16>(port)), 256);
+  Poco::Net::ServerSocket socket(
+      Poco::Net::SocketAddress("127.0.0.1", static_cast<Poco::UInt16>(port)), 256);
   Poco::Net::HTTPServer server(new Factory, pool, socket, params);
   server.start();
   std::cout << "bare server ready on " << socket.address().port() << std::endl;

@@ -1,5 +1,6 @@
 // Route matching over a realistic route table, and an in-process request-to-response round trip
-// through the kernel's pipeline (matching, body parsing, authentication hook, handler, error mapping).
+// through the kernel's pipeline (matching, body parsing, authentication hook, handler, error
+// mapping).
 #include "pipeline.h"
 
 #include <svc/sdk/auth.h>
@@ -12,37 +13,77 @@ using namespace svc;
 
 // The contract's route table, near enough: ~70 routes with parameters in the usual places.
 const char* kRoutes[][2] = {
-    {"POST", "/api/auth/device/"}, {"POST", "/api/auth/device/token/"},
-    {"POST", "/api/auth/token/refresh/"}, {"POST", "/api/auth/logout/"},
-    {"GET", "/api/auth/jwks/"}, {"POST", "/api/auth/keys/"}, {"GET", "/api/auth/keys/"},
-    {"POST", "/api/auth/keys/identity/"}, {"DELETE", "/api/auth/keys/{id}/"},
-    {"GET", "/api/health/whoami/"}, {"GET", "/api/health/"},
-    {"GET", "/api/identities/"}, {"POST", "/api/identities/"}, {"GET", "/api/identities/{uuid}/"},
-    {"PUT", "/api/identities/{uuid}/"}, {"PATCH", "/api/identities/{uuid}/"},
+    {"POST", "/api/auth/device/"},
+    {"POST", "/api/auth/device/token/"},
+    {"POST", "/api/auth/token/refresh/"},
+    {"POST", "/api/auth/logout/"},
+    {"GET", "/api/auth/jwks/"},
+    {"POST", "/api/auth/keys/"},
+    {"GET", "/api/auth/keys/"},
+    {"POST", "/api/auth/keys/identity/"},
+    {"DELETE", "/api/auth/keys/{id}/"},
+    {"GET", "/api/health/whoami/"},
+    {"GET", "/api/health/"},
+    {"GET", "/api/identities/"},
+    {"POST", "/api/identities/"},
+    {"GET", "/api/identities/{uuid}/"},
+    {"PUT", "/api/identities/{uuid}/"},
+    {"PATCH", "/api/identities/{uuid}/"},
     {"POST", "/api/identities/{uuid}/provision-phone/"},
-    {"GET", "/api/identities/{uuid}/voice-agent/"}, {"PUT", "/api/identities/{uuid}/voice-agent/"},
-    {"GET", "/api/domains/"}, {"POST", "/api/domains/"}, {"POST", "/api/domains/{name}/verify/"},
-    {"GET", "/api/email/"}, {"POST", "/api/email/"}, {"GET", "/api/email/check-availability/"},
-    {"GET", "/api/email/{id}/"}, {"GET", "/api/email-inbox/"}, {"GET", "/api/email-inbox/{id}/"},
-    {"GET", "/api/email-messages/"}, {"POST", "/api/email-messages/compose/"},
-    {"GET", "/api/email-messages/{id}/"}, {"PUT", "/api/email-messages/{id}/"},
-    {"PATCH", "/api/email-messages/{id}/"}, {"POST", "/api/email-messages/{id}/forward/"},
-    {"POST", "/api/email-messages/{id}/reply/"}, {"POST", "/api/email-messages/{id}/reply-all/"},
-    {"POST", "/api/email-attachments/"}, {"GET", "/api/email-attachments/{id}/"},
-    {"GET", "/api/email-attachments/{id}/download/"}, {"GET", "/api/sms-inbox/"},
-    {"GET", "/api/sms-inbox/{id}/"}, {"GET", "/api/messages/"}, {"POST", "/api/messages/send/"},
-    {"GET", "/api/messages/{id}/"}, {"PUT", "/api/messages/{id}/"},
-    {"PATCH", "/api/messages/{id}/"}, {"GET", "/api/phone/"}, {"GET", "/api/phone/{id}/"},
-    {"GET", "/api/contacts/"}, {"POST", "/api/contacts/"}, {"GET", "/api/contacts/find/"},
-    {"GET", "/api/contacts/search/"}, {"GET", "/api/contacts/{uuid}/"},
-    {"PATCH", "/api/contacts/{uuid}/"}, {"DELETE", "/api/contacts/{uuid}/"},
-    {"GET", "/api/passwords/"}, {"POST", "/api/passwords/"},
-    {"GET", "/api/passwords/generate-password/"}, {"GET", "/api/passwords/{uuid}/"},
-    {"PUT", "/api/passwords/{uuid}/"}, {"PATCH", "/api/passwords/{uuid}/"},
-    {"DELETE", "/api/passwords/{uuid}/"}, {"GET", "/api/secrets/"}, {"POST", "/api/secrets/"},
-    {"GET", "/api/secrets/{uuid}/"}, {"PUT", "/api/secrets/{uuid}/"},
-    {"PATCH", "/api/secrets/{uuid}/"}, {"DELETE", "/api/secrets/{uuid}/"},
-    {"GET", "/api/encryption/"}, {"PUT", "/api/encryption/"}, {"GET", "/api/events/stream/"},
+    {"GET", "/api/identities/{uuid}/voice-agent/"},
+    {"PUT", "/api/identities/{uuid}/voice-agent/"},
+    {"GET", "/api/domains/"},
+    {"POST", "/api/domains/"},
+    {"POST", "/api/domains/{name}/verify/"},
+    {"GET", "/api/email/"},
+    {"POST", "/api/email/"},
+    {"GET", "/api/email/check-availability/"},
+    {"GET", "/api/email/{id}/"},
+    {"GET", "/api/email-inbox/"},
+    {"GET", "/api/email-inbox/{id}/"},
+    {"GET", "/api/email-messages/"},
+    {"POST", "/api/email-messages/compose/"},
+    {"GET", "/api/email-messages/{id}/"},
+    {"PUT", "/api/email-messages/{id}/"},
+    {"PATCH", "/api/email-messages/{id}/"},
+    {"POST", "/api/email-messages/{id}/forward/"},
+    {"POST", "/api/email-messages/{id}/reply/"},
+    {"POST", "/api/email-messages/{id}/reply-all/"},
+    {"POST", "/api/email-attachments/"},
+    {"GET", "/api/email-attachments/{id}/"},
+    {"GET", "/api/email-attachments/{id}/download/"},
+    {"GET", "/api/sms-inbox/"},
+    {"GET", "/api/sms-inbox/{id}/"},
+    {"GET", "/api/messages/"},
+    {"POST", "/api/messages/send/"},
+    {"GET", "/api/messages/{id}/"},
+    {"PUT", "/api/messages/{id}/"},
+    {"PATCH", "/api/messages/{id}/"},
+    {"GET", "/api/phone/"},
+    {"GET", "/api/phone/{id}/"},
+    {"GET", "/api/contacts/"},
+    {"POST", "/api/contacts/"},
+    {"GET", "/api/contacts/find/"},
+    {"GET", "/api/contacts/search/"},
+    {"GET", "/api/contacts/{uuid}/"},
+    {"PATCH", "/api/contacts/{uuid}/"},
+    {"DELETE", "/api/contacts/{uuid}/"},
+    {"GET", "/api/passwords/"},
+    {"POST", "/api/passwords/"},
+    {"GET", "/api/passwords/generate-password/"},
+    {"GET", "/api/passwords/{uuid}/"},
+    {"PUT", "/api/passwords/{uuid}/"},
+    {"PATCH", "/api/passwords/{uuid}/"},
+    {"DELETE", "/api/passwords/{uuid}/"},
+    {"GET", "/api/secrets/"},
+    {"POST", "/api/secrets/"},
+    {"GET", "/api/secrets/{uuid}/"},
+    {"PUT", "/api/secrets/{uuid}/"},
+    {"PATCH", "/api/secrets/{uuid}/"},
+    {"DELETE", "/api/secrets/{uuid}/"},
+    {"GET", "/api/encryption/"},
+    {"PUT", "/api/encryption/"},
+    {"GET", "/api/events/stream/"},
 };
 
 class AllowAll : public sdk::Authenticator {
@@ -64,7 +105,8 @@ struct Fixture {
       sdk::Route route;
       route.method = r[0];
       route.pattern = r[1];
-      route.auth = std::string(r[1]) == "/api/health/" ? sdk::AuthNeed::kNone : sdk::AuthNeed::kAnyKey;
+      route.auth =
+          std::string(r[1]) == "/api/health/" ? sdk::AuthNeed::kNone : sdk::AuthNeed::kAnyKey;
       route.handler = [](sdk::Request& req) {
         Poco::JSON::Object::Ptr o = new Poco::JSON::Object;
         o->set("status", "ok");
@@ -93,8 +135,8 @@ BENCHMARK(BM_RouteMatchStatic);
 void BM_RouteMatchWithParameter(benchmark::State& state) {
   auto& f = fixture();
   for (auto _ : state) {
-    benchmark::DoNotOptimize(
-        f.router.match("POST", "/api/email-messages/0f8fad5b-d9cb-469f-a165-70867728950e/reply-all/"));
+    benchmark::DoNotOptimize(f.router.match(
+        "POST", "/api/email-messages/0f8fad5b-d9cb-469f-a165-70867728950e/reply-all/"));
   }
 }
 BENCHMARK(BM_RouteMatchWithParameter);
@@ -122,7 +164,8 @@ BENCHMARK(BM_RoundTripHealth);
 void BM_RoundTripAuthenticatedJsonPost(benchmark::State& state) {
   auto& f = fixture();
   kernel::Pipeline pipeline(f.runtime);
-  const std::string body = R"({"to_email":["a@example.com"],"subject":"Hello","content":"Hi there"})";
+  const std::string body =
+      R"({"to_email":["a@example.com"],"subject":"Hello","content":"Hi there"})";
   for (auto _ : state) {
     sdk::Request req;
     req.method = "POST";

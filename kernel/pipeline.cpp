@@ -4,10 +4,12 @@
 #include <svc/sdk/util.h>
 
 #include <Poco/JSON/Parser.h>
+
 #include <Poco/Net/HTTPServerRequestImpl.h>
 #include <Poco/Net/NetException.h>
 #include <Poco/String.h>
 #include <Poco/URI.h>
+#include <openssl/crypto.h>
 
 #include <chrono>
 #include <cstdio>
@@ -81,6 +83,11 @@ sdk::Response errorResponse(const sdk::HttpError& e, const std::string& request_
   r.body = errorBody(e, request_id);
   r.headers = e.headers();
   return r;
+}
+
+bool constantTimeEquals(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
 std::string chooseRequestId(const std::string& client) {
@@ -221,6 +228,19 @@ void Pipeline::parseBody(const RouteEntry& entry, sdk::Request& req) {
 void Pipeline::authenticate(const RouteEntry& entry, sdk::Request& req) {
   const sdk::AuthNeed need = entry.route.auth;
   if (need == sdk::AuthNeed::kNone) return;
+  if (need == sdk::AuthNeed::kOperator) {
+    const std::string auth = req.header("authorization").value_or("");
+    const std::string prefix = "Bearer ";
+    if (auth.rfind(prefix, 0) != 0) {
+      throw sdk::HttpError(401, "not_authenticated",
+                           "The operator API needs Authorization: Bearer <admin.token>.");
+    }
+    if (rt_.operator_token.empty() ||
+        !constantTimeEquals(auth.substr(prefix.size()), rt_.operator_token)) {
+      throw sdk::HttpError(401, "authentication_failed", "The operator token is wrong.");
+    }
+    return;
+  }
   sdk::Credentials creds;
   creds.authorization = req.header("authorization").value_or("");
   creds.cookie = req.header("cookie").value_or("");

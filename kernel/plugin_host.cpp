@@ -70,15 +70,18 @@ class ContextImpl : public sdk::PluginContext {
 
 class RecordingRoutes : public sdk::RouteRegistry {
  public:
-  RecordingRoutes(Router& router, LoadedPlugin& plugin) : router_(router), plugin_(plugin) {}
+  RecordingRoutes(Router& router, Router& operator_router, LoadedPlugin& plugin)
+      : router_(router), operator_router_(operator_router), plugin_(plugin) {}
   void add(sdk::Route route) override {
-    std::string label = route.method + " " + route.pattern;
-    router_.add(std::move(route), plugin_.name);
+    const bool for_operator = route.auth == sdk::AuthNeed::kOperator;
+    std::string label = route.method + " " + route.pattern + (for_operator ? " (operator)" : "");
+    (for_operator ? operator_router_ : router_).add(std::move(route), plugin_.name);
     plugin_.routes.push_back(label);
   }
 
  private:
   Router& router_;
+  Router& operator_router_;
   LoadedPlugin& plugin_;
 };
 
@@ -239,7 +242,7 @@ void PluginHost::load(const std::string& dir, const std::string& enabled) {
 }
 
 void PluginHost::prepare(SqlDatabase& db, sdk::EventBus& events, ServiceTable& services,
-                         Router& router) {
+                         Router& router, Router& operator_router) {
   for (auto& p : plugins_) {
     p->services = std::make_unique<OwnedServices>(services, p->name);
     std::string dir = Poco::Path(data_dir_).append(p->name + "/").toString();
@@ -257,7 +260,7 @@ void PluginHost::prepare(SqlDatabase& db, sdk::EventBus& events, ServiceTable& s
     }
     p->status = LoadedPlugin::Status::kMigrated;
     try {
-      RecordingRoutes routes(router, *p);
+      RecordingRoutes routes(router, operator_router, *p);
       p->plugin->registerRoutes(routes);
       p->plugin->registerServices(*p->services);
     } catch (...) {

@@ -65,8 +65,10 @@ class PluginHost {
   /// Loads the enabled plugins from dir (`*`: every svc_plugin_*.so there), checks handshakes,
   /// rejects duplicate names, orders by dependency, and adds their declared keys to the config.
   void load(const std::string& dir, const std::string& enabled);
-  /// configure → migrate → register (routes, services) for each, in order.
-  void prepare(SqlDatabase& db, sdk::EventBus& events, ServiceTable& services, Router& router);
+  /// configure → migrate → register (routes, services) for each, in order. Routes that need the
+  /// operator go to operator_router (the admin listener), the rest to router.
+  void prepare(SqlDatabase& db, sdk::EventBus& events, ServiceTable& services, Router& router,
+               Router& operator_router);
   /// start each, in order.
   void start();
   /// stop each started plugin, in reverse order; never throws.

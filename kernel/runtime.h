@@ -27,6 +27,7 @@ struct Runtime {
   Metrics* metrics = nullptr;
   PipelineLimits limits;
   std::string base_url;
+  std::string operator_token;       ///< what kOperator routes need (the admin listener's runtime)
   AccessLog* access_log = nullptr;  ///< null when log.level is above information
   Poco::Logger* error_log = nullptr;
 };

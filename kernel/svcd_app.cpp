@@ -1,6 +1,5 @@
 #include "svcd_app.h"
 
-#include "admin_server.h"
 #include "api_server.h"
 #include "config.h"
 #include "database.h"
@@ -286,8 +285,49 @@ int SvcdApp::serve() {
                         }},
              "kernel");
 
+  // The operator listener's routes: the kernel's, then any plugin's kOperator routes.
+  Router operator_router;
+  const std::string admin_listen = conf.getString("admin.listen", "");
+  std::string admin_token;
+  if (!admin_listen.empty()) {
+    admin_token = operatorToken(conf.getString("admin.token", ""), data_dir, log);
+    operator_router.add(sdk::Route{"GET", "/metrics", sdk::AuthNeed::kOperator,
+                                   sdk::BodyKind::kJson, 0, "Prometheus metrics.",
+                                   [&](sdk::Request&) {
+                                     return sdk::Response::text(200, metrics.render(),
+                                                                "text/plain; version=0.0.4");
+                                   }},
+                        "kernel");
+    operator_router.add(
+        sdk::Route{"GET", "/admin/plugins", sdk::AuthNeed::kOperator, sdk::BodyKind::kJson, 0,
+                   "Loaded plugins: name, version, status, routes.",
+                   [&](sdk::Request&) {
+                     Poco::JSON::Array::Ptr list = new Poco::JSON::Array;
+                     for (const auto& p : host.plugins()) {
+                       Poco::JSON::Object::Ptr item = new Poco::JSON::Object;
+                       const auto& info = p->plugin->info();
+                       item->set("name", p->name);
+                       item->set("version", info.version);
+                       item->set("description", info.description);
+                       item->set("status", statusName(p->status));
+                       item->set("file", p->file);
+                       Poco::JSON::Array::Ptr requires_list = new Poco::JSON::Array;
+                       for (auto& r : info.requires_plugins) requires_list->add(r);
+                       item->set("requires", requires_list);
+                       Poco::JSON::Array::Ptr routes = new Poco::JSON::Array;
+                       for (auto& r : p->routes) routes->add(r);
+                       item->set("routes", routes);
+                       list->add(item);
+                     }
+                     Poco::JSON::Object::Ptr body = new Poco::JSON::Object;
+                     body->set("plugins", list);
+                     return sdk::Response::json(200, body);
+                   }},
+        "kernel");
+  }
+
   try {
-    host.prepare(*db, events, services, router);
+    host.prepare(*db, events, services, router, operator_router);
   } catch (const PluginError& e) {
     log.fatal(e.what());
     return EXIT_SOFTWARE;
@@ -345,38 +385,23 @@ int SvcdApp::serve() {
     return EXIT_CONFIG;
   }
 
-  std::unique_ptr<AdminServer> admin;
-  const std::string admin_listen = conf.getString("admin.listen", "");
+  // The operator listener: the same pipeline on its own loopback socket, every route needing the
+  // operator token.
+  Runtime operator_runtime = runtime;
+  operator_runtime.router = &operator_router;
+  operator_runtime.operator_token = admin_token;
+  std::unique_ptr<ApiServer> admin;
   if (!admin_listen.empty()) {
-    std::vector<AdminRoute> admin_routes;
-    admin_routes.push_back({"GET", "/admin/plugins", [&](const std::string&) {
-                              Poco::JSON::Array::Ptr list = new Poco::JSON::Array;
-                              for (const auto& p : host.plugins()) {
-                                Poco::JSON::Object::Ptr item = new Poco::JSON::Object;
-                                const auto& info = p->plugin->info();
-                                item->set("name", p->name);
-                                item->set("version", info.version);
-                                item->set("description", info.description);
-                                item->set("status", statusName(p->status));
-                                item->set("file", p->file);
-                                Poco::JSON::Array::Ptr requires_list = new Poco::JSON::Array;
-                                for (auto& r : info.requires_plugins) requires_list->add(r);
-                                item->set("requires", requires_list);
-                                Poco::JSON::Array::Ptr routes = new Poco::JSON::Array;
-                                for (auto& r : p->routes) routes->add(r);
-                                item->set("routes", routes);
-                                list->add(item);
-                              }
-                              Poco::JSON::Object::Ptr body = new Poco::JSON::Object;
-                              body->set("plugins", list);
-                              std::ostringstream out;
-                              body->stringify(out);
-                              return std::make_pair(200, out.str());
-                            }});
     try {
-      admin = std::make_unique<AdminServer>(
-          admin_listen, operatorToken(conf.getString("admin.token", ""), data_dir, log), metrics,
-          std::move(admin_routes));
+      Poco::Net::SocketAddress address(admin_listen);
+      if (!address.host().isLoopback()) {
+        throw std::runtime_error("admin.listen must be a loopback address, not " + admin_listen);
+      }
+      admin = std::make_unique<ApiServer>(operator_runtime, Poco::Net::ServerSocket(address, 64), 2,
+                                          64, 10);
+    } catch (const Poco::Exception& e) {
+      log.fatal("cannot start the operator listener on " + admin_listen + ": " + e.displayText());
+      return EXIT_CONFIG;
     } catch (const std::exception& e) {
       log.fatal("cannot start the operator listener on " + admin_listen + ": " + e.what());
       return EXIT_CONFIG;
@@ -411,7 +436,7 @@ int SvcdApp::serve() {
   bool drained = api->drain(std::chrono::seconds(conf.getInt("server.drain_seconds")));
   if (!drained) log.warning("some requests did not finish within server.drain_seconds");
   hub.stop();
-  if (admin) admin->stop();
+  if (admin) admin->drain(std::chrono::seconds(1));
   host.stop();
   services.clear();
   api.reset();

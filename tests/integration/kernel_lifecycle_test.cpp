@@ -232,6 +232,23 @@ TEST(KernelOperator, AdminListenerNeedsTheTokenAndServesMetricsAndPlugins) {
   EXPECT_NE(why.find("authentication_failed"), std::string::npos) << why;
 }
 
+TEST(KernelOperator, PluginsOperatorRoutesLiveOnTheAdminListenerOnly) {
+  Svcd svcd;
+  ASSERT_TRUE(svcd.start());
+  const std::map<std::string, std::string> json{{"Content-Type", "application/json"}};
+  auto with_token = json;
+  with_token["Authorization"] = "Bearer " + svcd.adminToken();
+  auto ok = http(svcd.adminPort(), "POST", "/admin/testkit/echo/", "{\"x\":1}", with_token);
+  ASSERT_EQ(ok.status, 200) << ok.body;
+  EXPECT_EQ(ok.json()->getObject("json")->getValue<int>("x"), 1);
+  EXPECT_EQ(http(svcd.adminPort(), "POST", "/admin/testkit/echo/", "{}", json).code(),
+            "not_authenticated");
+  // The public listener does not have it, even with the operator token.
+  EXPECT_EQ(http(svcd.port(), "POST", "/admin/testkit/echo/", "{}", with_token).status, 404);
+  // Nor does the admin listener serve public routes.
+  EXPECT_EQ(http(svcd.adminPort(), "GET", "/api/health/", "", with_token).status, 404);
+}
+
 TEST(KernelOperator, AdminListenerRefusesANonLoopbackAddress) {
   Svcd::Options o;
   o.args = {"--set", "admin.listen=0.0.0.0:0"};

@@ -249,6 +249,14 @@ class TestkitPlugin : public sdk::Plugin {
                   o->set("held", held_.load());
                   return json(o);
                 }});
+    // An operator route: served on the admin listener, never on the public one.
+    routes.add({"POST", "/admin/testkit/echo/", AuthNeed::kOperator, sdk::BodyKind::kJson, 0, "",
+                [json](sdk::Request& r) {
+                  Poco::JSON::Object::Ptr o = new Poco::JSON::Object;
+                  o->set("operator", true);
+                  o->set("json", r.json);
+                  return json(o);
+                }});
     routes.add({"POST", "/api/testkit/publish/", AuthNeed::kAnyKey, sdk::BodyKind::kJson, 0, "",
                 [this](sdk::Request& r) {
                   auto event = context_->events().publish(

@@ -22,6 +22,7 @@ enum class AuthNeed {
   kAccount,   ///< The account: a user or a management key. An identity key gets 403.
   kAnyKey,    ///< Any accepted credential; an identity is resolved when one is named.
   kIdentity,  ///< An identity: an identity key, or a user/management key naming one (else 400).
+  kOperator,  ///< The operator: served on the admin listener only, with the operator token.
 };
 
 /// What the kernel accepts as the request body.
