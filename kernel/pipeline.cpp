@@ -337,6 +337,8 @@ bool Pipeline::serve(Poco::Net::HTTPServerRequest& request,
       }
     }
     req.content_type = mediaType(request.getContentType());
+    // HEAD is GET without the body: handlers see GET, and Poco leaves the body out on the wire.
+    if (req.method == "HEAD") req.method = "GET";
 
     RouteMatch match = rt_.router->match(req.method, req.path);
     if (match.status == RouteMatch::Status::kFound) {
@@ -450,8 +452,8 @@ bool Pipeline::serve(Poco::Net::HTTPServerRequest& request,
   double seconds = std::chrono::duration<double>(Clock::now() - started).count();
   if (stats) stats->observe(out.status, seconds);
   if (rt_.access_log) {
-    rt_.access_log->record(req.method, req.path, out.status, seconds * 1000.0, req.request_id,
-                           req.client_address);
+    rt_.access_log->record(request.getMethod(), req.path, out.status, seconds * 1000.0,
+                           req.request_id, req.client_address);
   }
   return false;
 }

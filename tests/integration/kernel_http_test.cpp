@@ -73,6 +73,16 @@ TEST_F(KernelHttp, UnknownRouteAndWrongMethodAnswerInErrorShape) {
   EXPECT_EQ(na.header("allow"), "DELETE, GET");
 }
 
+TEST_F(KernelHttp, HeadIsGetWithoutTheBody) {
+  std::string answer = rawExchange(
+      server_->port(), "HEAD /api/health/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(answer.rfind("HTTP/1.1 200", 0), 0u) << answer;
+  auto end = answer.find("\r\n\r\n");
+  ASSERT_NE(end, std::string::npos);
+  EXPECT_EQ(answer.size(), end + 4) << answer;  // headers only
+  EXPECT_NE(answer.find("Content-Length: "), std::string::npos);
+}
+
 TEST_F(KernelHttp, PathParametersAreDecodedAndStaticRoutesWin) {
   auto r = server_->get("/api/testkit/items/x%20y/parts/z/");
   ASSERT_EQ(r.status, 200);
