@@ -90,6 +90,16 @@ Poco::Data::Session SqlDatabase::session() {
 }
 
 void SqlDatabase::transaction(const std::function<void(Poco::Data::Session&)>& work) {
+  // A transaction inside another on the same thread would wait for itself on SQLite (one writer)
+  // and can deadlock on row locks on MySQL: refuse it loudly on both.
+  thread_local bool in_transaction = false;
+  if (in_transaction) {
+    throw std::logic_error("Database::transaction() called inside another transaction");
+  }
+  in_transaction = true;
+  struct Reset {
+    ~Reset() { in_transaction = false; }
+  } reset;
   std::unique_lock<std::mutex> lock(sqlite_writer_, std::defer_lock);
   if (dialect_ == sdk::Dialect::kSqlite) lock.lock();
   Poco::Data::Session s = session();

@@ -1,5 +1,6 @@
 // Out-of-line destructors: each interface's vtable and type information live in the SDK library,
 // once, instead of in every plugin.
+#include <svc/sdk/plans.h>
 #include <svc/sdk/plugin.h>
 
 namespace svc::sdk {
@@ -12,6 +13,7 @@ EventBus::~EventBus() = default;
 ServiceRegistry::~ServiceRegistry() = default;
 PluginContext::~PluginContext() = default;
 Plugin::~Plugin() = default;
+PlanService::~PlanService() = default;
 
 Migration Migration::portable(int version, std::string description,
                               std::vector<std::string> statements) {

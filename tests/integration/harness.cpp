@@ -119,7 +119,9 @@ Svcd::Svcd(Options options) : options_(std::move(options)) {
     if (!Poco::File(target).exists()) target = SVC_BUNDLED_PLUGIN_DIR "/" + file;
     EXPECT_EQ(::symlink(target.c_str(), (plugin_dir_ + "/" + file).c_str()), 0) << target;
   }
-  if (databaseKind() == "mariadb") {
+  if (!options_.db_url.empty()) {
+    db_url_ = options_.db_url;
+  } else if (databaseKind() == "mariadb") {
     static std::once_flag once;
     std::call_once(once, [] { Poco::Data::MySQL::Connector::registerConnector(); });
     std::string server = Poco::Environment::get("SVC_TEST_MYSQL_URL");  // mysql://u:p@h:port

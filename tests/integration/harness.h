@@ -39,6 +39,7 @@ class Svcd {
     std::vector<std::string> plugins = {"testkit"};  ///< test plugins linked into plugins.dir
     std::vector<std::string> args;                   ///< extra svcd arguments
     std::map<std::string, std::string> env;          ///< extra environment
+    std::string db_url;  ///< share this database (another Svcd's dbUrl()) instead of a new one
   };
   Svcd();
   explicit Svcd(Options options);

@@ -10,10 +10,12 @@
 #include <Poco/JSON/Object.h>
 #include <Poco/JSON/Parser.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -41,7 +43,11 @@ void usage(std::ostream& out) {
          "commands:\n"
          "  plugins                  list loaded plugins: name, version, status, routes\n"
          "  health                   the API's health\n"
-         "  metrics                  the operator listener's Prometheus metrics\n";
+         "  metrics                  the operator listener's Prometheus metrics\n"
+         "  users add EMAIL --password-stdin [--name NAME]   add a local user\n"
+         "  device approve USER_CODE --user EMAIL           approve a device login\n"
+         "  device deny USER_CODE                           deny a device login\n"
+         "  accounts plan ACCOUNT_ID active|none            set an account's plan\n";
 }
 
 int fail(const std::string& message, int code = 1) {
@@ -90,6 +96,69 @@ int plugins(const Options& o) {
     }
   }
   return 0;
+}
+
+// Posts to an operator route and prints the answer. @return the exit code.
+int operatorPost(const Options& o, const std::string& path, Poco::JSON::Object& body) {
+  if (o.admin_token.empty()) {
+    return fail(
+        "the operator token is needed: --admin-token, --admin-token-file or SVC_ADMIN_TOKEN");
+  }
+  std::ostringstream out;
+  body.stringify(out);
+  auto reply = svcctl::call(o.admin, "POST", path, o.admin_token, out.str());
+  if (reply.status >= 300) return serverError(reply);
+  std::cout << reply.body << "\n";
+  return 0;
+}
+
+// Finds "--name VALUE" in args. @return VALUE, or "" when absent.
+std::string option(const std::vector<std::string>& args, const std::string& name) {
+  for (std::size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] == name) return args[i + 1];
+  }
+  return "";
+}
+
+bool flag(const std::vector<std::string>& args, const std::string& name) {
+  return std::find(args.begin(), args.end(), name) != args.end();
+}
+
+int users(const Options& o, const std::vector<std::string>& args) {
+  if (args.size() < 3 || args[1] != "add")
+    return fail("usage: svcctl users add EMAIL --password-stdin", 2);
+  Poco::JSON::Object body;
+  body.set("email", args[2]);
+  if (!flag(args, "--password-stdin"))
+    return fail("give the password on standard input: --password-stdin", 2);
+  std::string password;
+  std::getline(std::cin, password);
+  body.set("password", password);
+  std::string name = option(args, "--name");
+  if (!name.empty()) body.set("name", name);
+  return operatorPost(o, "/admin/auth/users/", body);
+}
+
+int device(const Options& o, const std::vector<std::string>& args) {
+  if (args.size() < 3 || (args[1] != "approve" && args[1] != "deny")) {
+    return fail("usage: svcctl device approve USER_CODE --user EMAIL | device deny USER_CODE", 2);
+  }
+  Poco::JSON::Object body;
+  body.set("user_code", args[2]);
+  if (args[1] == "approve") {
+    std::string user = option(args, "--user");
+    if (user.empty()) return fail("svcctl device approve needs --user EMAIL", 2);
+    body.set("user", user);
+  }
+  return operatorPost(o, "/admin/auth/device/" + args[1] + "/", body);
+}
+
+int accounts(const Options& o, const std::vector<std::string>& args) {
+  if (args.size() != 4 || args[1] != "plan")
+    return fail("usage: svcctl accounts plan ACCOUNT_ID active|none", 2);
+  Poco::JSON::Object body;
+  body.set("plan", args[3]);
+  return operatorPost(o, "/admin/auth/accounts/" + args[2] + "/plan/", body);
 }
 
 int health(const Options& o) {
@@ -149,6 +218,9 @@ int main(int argc, char** argv) {
     if (command == "plugins") return plugins(o);
     if (command == "health") return health(o);
     if (command == "metrics") return metrics(o);
+    if (command == "users") return users(o, rest);
+    if (command == "device") return device(o, rest);
+    if (command == "accounts") return accounts(o, rest);
     usage(std::cerr);
     return fail("unknown command '" + command + "'", 2);
   } catch (const std::exception& e) {

@@ -43,6 +43,7 @@ class Database {
   virtual Poco::Data::Session session() = 0;
   /// Runs work in a transaction: commits when it returns, rolls back and rethrows when it throws.
   /// On SQLite, write transactions from this process are serialized (SQLite allows one writer).
+  /// Transactions do not nest: calling this from inside work throws std::logic_error.
   /// @param work the statements to run, given the transaction's session.
   virtual void transaction(const std::function<void(Poco::Data::Session&)>& work) = 0;
   /// @return true when a trivial query succeeds.

@@ -1,0 +1,118 @@
+#include "jwt_issuer.h"
+
+#include <svc/sdk/util.h>
+
+#include <Poco/Base64Encoder.h>
+#include <Poco/JSON/Array.h>
+#include <Poco/JWT/Signer.h>
+#include <Poco/JWT/Token.h>
+
+#include <sstream>
+
+using namespace Poco::Data::Keywords;
+
+namespace svc::plugins::auth {
+
+namespace {
+std::string base64url(const std::vector<unsigned char>& bytes) {
+  std::ostringstream out;
+  Poco::Base64Encoder enc(out, Poco::BASE64_URL_ENCODING | Poco::BASE64_NO_PADDING);
+  enc.rdbuf()->setLineLength(0);
+  enc.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+  enc.close();
+  return out.str();
+}
+}  // namespace
+
+JwtIssuer::JwtIssuer(sdk::Database& db, std::string issuer) : db_(db), issuer_(std::move(issuer)) {}
+
+const Poco::SharedPtr<Poco::Crypto::RSAKey>& JwtIssuer::key() const {
+  std::call_once(loaded_, [this] {
+    sdk::Database& db = db_;
+    auto load = [&] {
+      Poco::Data::Session s = db.session();
+      std::vector<std::string> kids, pems;
+      s << "SELECT kid, private_pem FROM auth_signing_keys ORDER BY created_us, kid", into(kids),
+          into(pems), now;
+      if (kids.empty()) return false;
+      kid_ = kids.front();
+      std::istringstream pem(pems.front());
+      key_ = new Poco::Crypto::RSAKey(nullptr, &pem, "");
+      return true;
+    };
+    if (load()) return;
+    // First start: make a key. Two processes starting at once both insert; everyone then uses the
+    // oldest, so they agree.
+    Poco::Crypto::RSAKey fresh(Poco::Crypto::RSAKey::KL_2048, Poco::Crypto::RSAKey::EXP_LARGE);
+    std::ostringstream pub, priv;
+    fresh.save(&pub, &priv, "");
+    std::string kid = sdk::newUuid(), pem = priv.str();
+    Poco::Int64 at = sdk::nowMicros();
+    db.transaction([&](Poco::Data::Session& s) {
+      s << "INSERT INTO auth_signing_keys (kid, private_pem, created_us) VALUES (?, ?, ?)",
+          use(kid), use(pem), use(at), now;
+    });
+    load();
+  });
+  return key_;
+}
+
+std::string JwtIssuer::issue(const std::string& user_id, const std::string& account_id,
+                             int lifetime_seconds) const {
+  Poco::JWT::Token token;
+  token.setType("JWT");
+  const auto& signing_key = key();
+  token.header().set("kid", kid_);
+  token.setIssuer(issuer_);
+  token.setSubject(user_id);
+  token.payload().set("acct", account_id);
+  // NumericDate as whole seconds: some clients reject fractional ones.
+  const Poco::Int64 now = sdk::nowMicros() / 1000000;
+  token.payload().set("iat", now);
+  token.payload().set("exp", now + lifetime_seconds);
+  token.setId(sdk::newUuid());
+  Poco::JWT::Signer signer(signing_key);
+  return signer.sign(token, Poco::JWT::Signer::ALGO_RS256);
+}
+
+std::optional<AccessClaims> JwtIssuer::verify(const std::string& jwt, bool& expired) const {
+  expired = false;
+  Poco::JWT::Token token;
+  try {
+    Poco::JWT::Signer signer(key());
+    signer.setAlgorithms({Poco::JWT::Signer::ALGO_RS256});
+    if (!signer.tryVerify(jwt, token)) return std::nullopt;
+  } catch (...) {
+    return std::nullopt;
+  }
+  if (token.getIssuer() != issuer_ || token.getSubject().empty()) return std::nullopt;
+  AccessClaims claims;
+  claims.user_id = token.getSubject();
+  claims.account_id = token.payload().optValue<std::string>("acct", "");
+  claims.jti = token.getId();
+  claims.expires_us = token.getExpiration().epochMicroseconds();
+  if (claims.expires_us <= sdk::nowMicros()) {
+    expired = true;
+    return std::nullopt;
+  }
+  return claims;
+}
+
+Poco::JSON::Object::Ptr JwtIssuer::jwks() const {
+  const auto& rsa = key();
+  Poco::JSON::Object::Ptr key = new Poco::JSON::Object;
+  key->set("kty", "RSA");
+  key->set("use", "sig");
+  key->set("alg", "RS256");
+  key->set("kid", kid_);
+  key->set("n", base64url(rsa->modulus()));
+  key->set("e", base64url(rsa->encryptionExponent()));
+  Poco::JSON::Array::Ptr keys = new Poco::JSON::Array;
+  keys->add(key);
+  Poco::JSON::Object::Ptr doc = new Poco::JSON::Object;
+  doc->set("keys", keys);
+  return doc;
+}
+
+}  // namespace svc::plugins::auth

@@ -1,0 +1,112 @@
+#include "key_format.h"
+
+#include <Poco/Base64Encoder.h>
+#include <Poco/Checksum.h>
+
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+namespace svc::plugins::auth {
+
+namespace {
+constexpr char kAlphabet[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+constexpr std::size_t kBodyLength = 43;     // 256 bits in base62
+constexpr std::size_t kChecksumLength = 6;  // 32 bits in base62
+
+void randomBytes(unsigned char* out, std::size_t n) {
+  if (RAND_bytes(out, static_cast<int>(n)) != 1) throw std::runtime_error("RAND_bytes failed");
+}
+
+std::string checksum(std::string_view text) {
+  Poco::Checksum sum(Poco::Checksum::TYPE_CRC32);
+  sum.update(text.data(), static_cast<unsigned>(text.size()));
+  Poco::UInt32 crc = sum.checksum();
+  unsigned char be[4] = {static_cast<unsigned char>(crc >> 24),
+                         static_cast<unsigned char>(crc >> 16),
+                         static_cast<unsigned char>(crc >> 8), static_cast<unsigned char>(crc)};
+  return base62(be, sizeof be, kChecksumLength);
+}
+}  // namespace
+
+std::string base62(const unsigned char* bytes, std::size_t size, std::size_t width) {
+  std::vector<unsigned char> number(bytes, bytes + size);
+  std::string digits;
+  // Repeated division of the big-endian number by 62.
+  bool nonzero = true;
+  while (nonzero) {
+    nonzero = false;
+    unsigned remainder = 0;
+    for (auto& b : number) {
+      unsigned acc = (remainder << 8) | b;
+      b = static_cast<unsigned char>(acc / 62);
+      remainder = acc % 62;
+      nonzero = nonzero || b != 0;
+    }
+    digits.push_back(kAlphabet[remainder]);
+  }
+  while (digits.size() < width) digits.push_back('0');
+  return std::string(digits.rbegin(), digits.rend());
+}
+
+std::string_view keyPrefix(KeyKind kind) {
+  return kind == KeyKind::kManagement ? "svc_mgmt_" : "svc_id_";
+}
+
+std::string newKey(KeyKind kind) {
+  unsigned char raw[32];
+  randomBytes(raw, sizeof raw);
+  std::string key = std::string(keyPrefix(kind)) + base62(raw, sizeof raw, kBodyLength);
+  return key + checksum(key);
+}
+
+std::optional<KeyKind> checkKey(std::string_view key) {
+  for (KeyKind kind : {KeyKind::kManagement, KeyKind::kIdentity}) {
+    std::string_view prefix = keyPrefix(kind);
+    if (key.substr(0, prefix.size()) != prefix) continue;
+    if (key.size() != prefix.size() + kBodyLength + kChecksumLength) return std::nullopt;
+    for (char c : key.substr(prefix.size())) {
+      bool ok = (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+      if (!ok) return std::nullopt;
+    }
+    std::string_view body = key.substr(0, key.size() - kChecksumLength);
+    if (checksum(body) != key.substr(key.size() - kChecksumLength)) return std::nullopt;
+    return kind;
+  }
+  return std::nullopt;
+}
+
+std::string visiblePrefix(std::string_view key) {
+  auto kind = checkKey(key);
+  std::size_t n = kind ? keyPrefix(*kind).size() + 4 : 8;
+  return std::string(key.substr(0, std::min(n, key.size())));
+}
+
+std::string sha256Hex(std::string_view text) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : digest) {
+    out.push_back(kHex[c >> 4]);
+    out.push_back(kHex[c & 15]);
+  }
+  return out;
+}
+
+std::string randomToken(std::size_t bytes) {
+  std::vector<unsigned char> raw(bytes);
+  randomBytes(raw.data(), raw.size());
+  std::ostringstream out;
+  Poco::Base64Encoder encoder(out, Poco::BASE64_URL_ENCODING | Poco::BASE64_NO_PADDING);
+  encoder.rdbuf()->setLineLength(0);
+  encoder.write(reinterpret_cast<const char*>(raw.data()),
+                static_cast<std::streamsize>(raw.size()));
+  encoder.close();
+  return out.str();
+}
+
+}  // namespace svc::plugins::auth

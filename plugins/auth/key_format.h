@@ -1,0 +1,31 @@
+// The format of keys, device codes and refresh tokens, and how they are hashed for storage.
+//
+// A key is `svc_mgmt_` or `svc_id_`, then 32 random bytes in base62 (43 characters), then a
+// 6-character base62 CRC32 of everything before it, so secret scanners and the server can reject
+// a mistyped key without a lookup. Only SHA-256 of a key is ever stored.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace svc::plugins::auth {
+
+enum class KeyKind { kManagement, kIdentity };
+
+/// @return the key's prefix (`svc_mgmt_` / `svc_id_`).
+std::string_view keyPrefix(KeyKind kind);
+/// @return a new key of that kind.
+std::string newKey(KeyKind kind);
+/// @param key a candidate. @return its kind when its shape and checksum are right.
+std::optional<KeyKind> checkKey(std::string_view key);
+/// @return the part of a key shown in lists (prefix and 4 characters).
+std::string visiblePrefix(std::string_view key);
+/// @return lower-case hex SHA-256 of text.
+std::string sha256Hex(std::string_view text);
+/// @param bytes how many random bytes. @return them in unpadded base64url.
+std::string randomToken(std::size_t bytes);
+/// @return base62 of value, left-padded with '0' to width.
+std::string base62(const unsigned char* bytes, std::size_t size, std::size_t width);
+
+}  // namespace svc::plugins::auth

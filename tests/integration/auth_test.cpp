@@ -1,0 +1,375 @@
+// The auth plugin over HTTP: the device login (RFC 8628) in every state, keys, sessions, and the
+// operator commands, on the real svcd (issue: accounts and credentials).
+#include "harness.h"
+
+#include <Poco/Base64Encoder.h>
+#include <Poco/JSON/Parser.h>
+
+#include <gtest/gtest.h>
+
+#include <future>
+#include <regex>
+#include <thread>
+
+namespace svc::testing {
+namespace {
+
+const std::map<std::string, std::string> kJson{{"Content-Type", "application/json"}};
+
+std::map<std::string, std::string> bearer(const std::string& token) {
+  return {{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}};
+}
+
+class Auth : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Svcd::Options o;
+    o.plugins = {"auth"};
+    o.args = {"--set", "auth.device.interval_seconds=1"};
+    svcd_ = std::make_unique<Svcd>(o);
+    ASSERT_TRUE(svcd_->start());
+  }
+
+  HttpReply op(const std::string& path, const std::string& body) {
+    return http(svcd_->adminPort(), "POST", path, body, bearer(svcd_->adminToken()));
+  }
+  HttpReply poll(const std::string& device_code, bool wait = false) {
+    return svcd_->post("/api/auth/device/token/", "{\"device_code\":\"" + device_code + "\"" +
+                                                      (wait ? ",\"wait\":true" : "") + "}");
+  }
+  Poco::JSON::Object::Ptr start() {
+    auto r = svcd_->post("/api/auth/device/", "");
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.json();
+  }
+  void addUser(const std::string& email) {
+    auto r =
+        op("/admin/auth/users/", "{\"email\":\"" + email + "\",\"password\":\"correct horse\"}");
+    ASSERT_EQ(r.status, 201) << r.body;
+  }
+  HttpReply approve(const std::string& user_code, const std::string& email) {
+    return op("/admin/auth/device/approve/",
+              "{\"user_code\":\"" + user_code + "\",\"user\":\"" + email + "\"}");
+  }
+  // A whole device login. @return the token answer.
+  Poco::JSON::Object::Ptr login(const std::string& email) {
+    auto d = start();
+    EXPECT_EQ(approve(d->getValue<std::string>("user_code"), email).status, 200);
+    auto t = poll(d->getValue<std::string>("device_code"));
+    EXPECT_EQ(t.status, 200) << t.body;
+    return t.json();
+  }
+
+  std::unique_ptr<Svcd> svcd_;
+};
+
+TEST_F(Auth, DeviceStartAnswersTheContractShape) {
+  auto d = start();
+  EXPECT_TRUE(std::regex_match(d->getValue<std::string>("user_code"),
+                               std::regex("[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}")));
+  EXPECT_EQ(d->getValue<int>("expires_in"), 600);
+  EXPECT_EQ(d->getValue<int>("interval"), 1);  // configured for the test; 5 by default
+  std::string uri = d->getValue<std::string>("verification_uri");
+  EXPECT_TRUE(uri.size() > 16 && uri.substr(uri.size() - 17) == "/dashboard/device") << uri;
+  EXPECT_EQ(d->getValue<std::string>("verification_uri_complete"),
+            uri + "?user_code=" + d->getValue<std::string>("user_code"));
+  EXPECT_GE(d->getValue<std::string>("device_code").size(), 40u);
+}
+
+TEST_F(Auth, PendingThenSlowDownThenApprovedTokensExactlyOnce) {
+  addUser("ann@example.com");
+  auto d = start();
+  std::string code = d->getValue<std::string>("device_code");
+  auto pending = poll(code);
+  EXPECT_EQ(pending.status, 400);
+  EXPECT_EQ(pending.json()->getValue<std::string>("error"), "authorization_pending");
+  EXPECT_EQ(pending.header("cache-control"), "no-store");
+  auto fast = poll(code);  // sooner than the 1 s interval
+  EXPECT_EQ(fast.json()->getValue<std::string>("error"), "slow_down");
+  EXPECT_EQ(fast.json()->getValue<int>("interval"), 6);  // grew by 5 and is saved
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  auto again = poll(code);  // 1.1 s later, but the interval is 6 s now: slower still
+  EXPECT_EQ(again.json()->getValue<std::string>("error"), "slow_down");
+  EXPECT_EQ(again.json()->getValue<int>("interval"), 11);
+
+  // Lower case and no hyphen are accepted.
+  std::string user_code = d->getValue<std::string>("user_code");
+  std::string loose = Poco::toLower(user_code.substr(0, 4) + user_code.substr(5));
+  auto approved = approve(loose, "ann@example.com");
+  ASSERT_EQ(approved.status, 200) << approved.body;
+  auto tokens = poll(code, true);  // a waiting request never counts as polling too fast
+  ASSERT_EQ(tokens.status, 200) << tokens.body;
+  auto t = tokens.json();
+  for (const char* f : {"access", "refresh", "management_key", "access_token", "refresh_token"}) {
+    EXPECT_FALSE(t->getValue<std::string>(f).empty()) << f;
+  }
+  EXPECT_EQ(t->getValue<std::string>("token_type"), "Bearer");
+  EXPECT_EQ(t->getValue<int>("expires_in"), 3600);
+  EXPECT_EQ(t->getObject("user")->getValue<std::string>("email"), "ann@example.com");
+  EXPECT_EQ(t->getValue<std::string>("management_key").rfind("svc_mgmt_", 0), 0u);
+  // Exactly once.
+  EXPECT_EQ(poll(code).json()->getValue<std::string>("error"), "invalid_grant");
+
+  auto who = svcd_->get("/api/health/whoami/", bearer(t->getValue<std::string>("management_key")));
+  ASSERT_EQ(who.status, 200) << who.body;
+  EXPECT_EQ(who.json()->getValue<std::string>("kind"), "management");
+  EXPECT_EQ(who.json()->getObject("account")->getValue<std::string>("id"),
+            approved.json()->getValue<std::string>("account"));
+  auto as_user = svcd_->get("/api/health/whoami/", bearer(t->getValue<std::string>("access")));
+  EXPECT_EQ(as_user.json()->getValue<std::string>("kind"), "user");
+  EXPECT_TRUE(as_user.json()->isNull("key"));
+}
+
+TEST_F(Auth, TheFirstApprovalCreatesAnEmptyAccountAndLaterOnesReuseIt) {
+  addUser("bo@example.com");
+  auto first = login("bo@example.com");
+  auto second = login("bo@example.com");
+  auto a =
+      svcd_->get("/api/health/whoami/", bearer(first->getValue<std::string>("management_key")));
+  auto b =
+      svcd_->get("/api/health/whoami/", bearer(second->getValue<std::string>("management_key")));
+  EXPECT_EQ(a.json()->getObject("account")->getValue<std::string>("id"),
+            b.json()->getObject("account")->getValue<std::string>("id"));
+  auto keys = svcd_->get("/api/auth/keys/", bearer(first->getValue<std::string>("management_key")));
+  EXPECT_EQ(keys.json()->getValue<int>("count"), 2);
+}
+
+TEST_F(Auth, DeniedAndExpiredAndUnknownCodes) {
+  auto d = start();
+  auto denied = op("/admin/auth/device/deny/",
+                   "{\"user_code\":\"" + d->getValue<std::string>("user_code") + "\"}");
+  ASSERT_EQ(denied.status, 200) << denied.body;
+  EXPECT_EQ(poll(d->getValue<std::string>("device_code")).json()->getValue<std::string>("error"),
+            "access_denied");
+  EXPECT_EQ(poll("not-a-real-code").json()->getValue<std::string>("error"), "invalid_grant");
+  EXPECT_EQ(
+      op("/admin/auth/device/approve/", "{\"user_code\":\"BBBB-BBBB\",\"user\":\"x@y.z\"}").status,
+      404);
+  EXPECT_EQ(
+      op("/admin/auth/device/approve/", "{\"user_code\":\"AAAA-AAAA\",\"user\":\"x@y.z\"}").code(),
+      "invalid");
+
+  Svcd::Options o;
+  o.plugins = {"auth"};
+  o.args = {"--set", "auth.device.expires_seconds=1"};
+  Svcd short_lived(o);
+  ASSERT_TRUE(short_lived.start());
+  auto s = short_lived.post("/api/auth/device/", "").json();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  auto expired =
+      short_lived.post("/api/auth/device/token/",
+                       "{\"device_code\":\"" + s->getValue<std::string>("device_code") + "\"}");
+  EXPECT_EQ(expired.json()->getValue<std::string>("error"), "expired_token");
+}
+
+TEST_F(Auth, TheStandardFormGrantWorksAndWrongGrantsAreRefused) {
+  auto d = start();
+  std::string code = d->getValue<std::string>("device_code");
+  const std::map<std::string, std::string> form{
+      {"Content-Type", "application/x-www-form-urlencoded"}};
+  auto ok =
+      http(svcd_->port(), "POST", "/api/auth/device/token/",
+           "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Adevice_code&device_code=" + code,
+           form);
+  EXPECT_EQ(ok.json()->getValue<std::string>("error"), "authorization_pending");
+  auto wrong = http(svcd_->port(), "POST", "/api/auth/device/token/",
+                    "grant_type=password&device_code=" + code, form);
+  EXPECT_EQ(wrong.json()->getValue<std::string>("error"), "unsupported_grant_type");
+  EXPECT_EQ(svcd_->post("/api/auth/device/token/", "{}").json()->getValue<std::string>("error"),
+            "invalid_request");
+  EXPECT_EQ(svcd_->post("/api/auth/device/token/", "{\"device_code\":5}")
+                .json()
+                ->getValue<std::string>("error"),
+            "invalid_request");
+}
+
+TEST_F(Auth, AWaitingPollIsAnsweredAtApprovalAndOnlyOneWaiterGetsTheTokens) {
+  addUser("cy@example.com");
+  auto d = start();
+  std::string code = d->getValue<std::string>("device_code");
+  auto first = std::async(std::launch::async, [&] { return poll(code, true); });
+  auto second = std::async(std::launch::async, [&] { return poll(code, true); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  auto started = std::chrono::steady_clock::now();
+  ASSERT_EQ(approve(d->getValue<std::string>("user_code"), "cy@example.com").status, 200);
+  auto a = first.get(), b = second.get();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
+  int winners = (a.status == 200) + (b.status == 200);
+  EXPECT_EQ(winners, 1) << a.body << "\n" << b.body;
+  const HttpReply& loser = a.status == 200 ? b : a;
+  EXPECT_EQ(loser.json()->getValue<std::string>("error"), "invalid_grant");
+}
+
+TEST_F(Auth, AWaitingPollEndsWhenTheCodeExpires) {
+  Svcd::Options o;
+  o.plugins = {"auth"};
+  o.args = {"--set", "auth.device.expires_seconds=1"};
+  Svcd short_lived(o);
+  ASSERT_TRUE(short_lived.start());
+  auto d = short_lived.post("/api/auth/device/", "").json();
+  auto started = std::chrono::steady_clock::now();
+  auto r = short_lived.post(
+      "/api/auth/device/token/",
+      "{\"device_code\":\"" + d->getValue<std::string>("device_code") + "\",\"wait\":true}");
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(3));
+  EXPECT_EQ(r.json()->getValue<std::string>("error"), "expired_token");
+}
+
+TEST_F(Auth, KeysAreCreatedListedAndRevoked) {
+  addUser("di@example.com");
+  std::string mgmt = login("di@example.com")->getValue<std::string>("management_key");
+  auto created = svcd_->post("/api/auth/keys/", "{\"label\":\"ci\"}", bearer(mgmt));
+  ASSERT_EQ(created.status, 201) << created.body;
+  auto c = created.json();
+  std::string key = c->getValue<std::string>("key");
+  EXPECT_EQ(c->getValue<std::string>("kind"), "management");
+  EXPECT_EQ(key.substr(0, c->getValue<std::string>("prefix").size()),
+            c->getValue<std::string>("prefix"));
+  auto list = svcd_->get("/api/auth/keys/", bearer(mgmt));
+  EXPECT_EQ(list.body.find(key), std::string::npos);  // never the full key again
+  EXPECT_EQ(list.json()->getValue<int>("count"), 2);
+  EXPECT_EQ(svcd_->get("/api/health/whoami/", bearer(key)).status, 200);
+  EXPECT_EQ(http(svcd_->port(), "DELETE", "/api/auth/keys/" + c->getValue<std::string>("id") + "/",
+                 "", bearer(mgmt))
+                .status,
+            204);
+  auto after = svcd_->get("/api/health/whoami/", bearer(key));
+  EXPECT_EQ(after.status, 401);
+  EXPECT_EQ(after.code(), "authentication_failed");
+  EXPECT_EQ(http(svcd_->port(), "DELETE", "/api/auth/keys/" + c->getValue<std::string>("id") + "/",
+                 "", bearer(mgmt))
+                .status,
+            404);
+  // Identity keys need an identity of this account (no identities plugin here: none exists).
+  auto ik = svcd_->post("/api/auth/keys/identity/",
+                        "{\"identity\":\"a1a1a1a1-0000-4000-8000-000000000001\",\"label\":\"x\"}",
+                        bearer(mgmt));
+  EXPECT_EQ(ik.status, 404);
+}
+
+TEST_F(Auth, BadKeysAndTokensAreRefusedWithTheRightCode) {
+  addUser("ed@example.com");
+  auto t = login("ed@example.com");
+  std::string key = t->getValue<std::string>("management_key");
+  std::string typo = key;
+  typo[12] = typo[12] == 'a' ? 'b' : 'a';
+  auto bad = svcd_->get("/api/health/whoami/", bearer(typo));
+  EXPECT_EQ(bad.code(), "authentication_failed");
+  EXPECT_NE(bad.json()->getValue<std::string>("detail").find("checksum"), std::string::npos);
+  EXPECT_EQ(svcd_->get("/api/health/whoami/", bearer("garbage")).code(), "authentication_failed");
+  EXPECT_EQ(svcd_->get("/api/health/whoami/", {{"Authorization", "Basic eDp5"}}).code(),
+            "authentication_failed");
+  EXPECT_EQ(svcd_->get("/api/health/whoami/", bearer(std::string(5000, 'x'))).status, 401);
+  // Access tokens: a re-signed, truncated or alg-none token is refused.
+  std::string access = t->getValue<std::string>("access");
+  auto dot1 = access.find('.'), dot2 = access.rfind('.');
+  std::string none_header = "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0";  // {"alg":"none","typ":"JWT"}
+  for (const std::string& forged :
+       {access.substr(0, dot2) + ".", none_header + access.substr(dot1, dot2 - dot1) + ".",
+        access.substr(0, access.size() - 5),
+        access.substr(0, dot2 + 1) + "AAAA" + access.substr(dot2 + 5)}) {
+    EXPECT_EQ(svcd_->get("/api/health/whoami/", bearer(forged)).status, 401) << forged;
+  }
+  EXPECT_EQ(svcd_->get("/api/health/whoami/", bearer(access)).status, 200);
+  // JWKS publishes the RS256 key.
+  auto jwks = svcd_->get("/api/auth/jwks/").json();
+  auto k = jwks->getArray("keys")->getObject(0);
+  EXPECT_EQ(k->getValue<std::string>("kty"), "RSA");
+  EXPECT_EQ(k->getValue<std::string>("alg"), "RS256");
+}
+
+TEST_F(Auth, RefreshTokensRotateAndAReusedOneRevokesItsFamily) {
+  addUser("fi@example.com");
+  auto t = login("fi@example.com");
+  std::string r1 = t->getValue<std::string>("refresh");
+  auto rotated = svcd_->post("/api/auth/token/refresh/", "{\"refresh\":\"" + r1 + "\"}");
+  ASSERT_EQ(rotated.status, 200) << rotated.body;
+  std::string r2 = rotated.json()->getValue<std::string>("refresh");
+  EXPECT_NE(r1, r2);
+  EXPECT_EQ(
+      svcd_->get("/api/health/whoami/", bearer(rotated.json()->getValue<std::string>("access")))
+          .status,
+      200);
+  // Presenting the retired r1 revokes the family: r2 stops working too.
+  EXPECT_EQ(svcd_->post("/api/auth/token/refresh/", "{\"refresh\":\"" + r1 + "\"}").status, 401);
+  EXPECT_EQ(svcd_->post("/api/auth/token/refresh/", "{\"refresh\":\"" + r2 + "\"}").status, 401);
+  // Logout revokes a fresh family.
+  std::string r3 = login("fi@example.com")->getValue<std::string>("refresh");
+  EXPECT_EQ(svcd_->post("/api/auth/logout/", "{\"refresh\":\"" + r3 + "\"}").status, 204);
+  EXPECT_EQ(svcd_->post("/api/auth/token/refresh/", "{\"refresh\":\"" + r3 + "\"}").status, 401);
+}
+
+TEST_F(Auth, OperatorCommandsWorkFromSvcctl) {
+  std::string svcctl = binDir() +
+                       "/svcctl --admin http://127.0.0.1:" + std::to_string(svcd_->adminPort()) +
+                       " --admin-token " + svcd_->adminToken();
+  auto run = [](const std::string& cmd) {
+    std::string out;
+    FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+    char buf[4096];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    int status = ::pclose(p);
+    return std::make_pair(WEXITSTATUS(status), out);
+  };
+  auto [added, out] =
+      run("echo 'correct horse' | " + svcctl + " users add gu@example.com --password-stdin");
+  EXPECT_EQ(added, 0) << out;
+  auto [dup, dup_out] =
+      run("echo 'correct horse' | " + svcctl + " users add gu@example.com --password-stdin");
+  EXPECT_NE(dup, 0);
+  EXPECT_NE(dup_out.find("conflict"), std::string::npos) << dup_out;
+  auto d = start();
+  auto [ok, approved] = run(svcctl + " device approve " + d->getValue<std::string>("user_code") +
+                            " --user gu@example.com");
+  ASSERT_EQ(ok, 0) << approved;
+  std::string account = Poco::JSON::Parser()
+                            .parse(approved)
+                            .extract<Poco::JSON::Object::Ptr>()
+                            ->getValue<std::string>("account");
+  EXPECT_EQ(poll(d->getValue<std::string>("device_code")).status, 200);
+  auto [plan, plan_out] = run(svcctl + " accounts plan " + account + " none");
+  EXPECT_EQ(plan, 0) << plan_out;
+  auto [missing, missing_out] =
+      run(svcctl + " accounts plan 00000000-0000-4000-8000-000000000000 none");
+  EXPECT_NE(missing, 0) << missing_out;
+}
+
+TEST(AuthProcesses, ARevocationReachesAnotherProcessWithinASecond) {
+  Svcd::Options o;
+  o.plugins = {"auth"};
+  Svcd a(o);
+  ASSERT_TRUE(a.start());
+  o.db_url = a.dbUrl();
+  Svcd b(o);
+  ASSERT_TRUE(b.start());
+  http(a.adminPort(), "POST", "/admin/auth/users/",
+       "{\"email\":\"ha@example.com\",\"password\":\"correct horse\"}", bearer(a.adminToken()));
+  auto d = a.post("/api/auth/device/", "").json();
+  http(a.adminPort(), "POST", "/admin/auth/device/approve/",
+       "{\"user_code\":\"" + d->getValue<std::string>("user_code") +
+           "\",\"user\":\"ha@example.com\"}",
+       bearer(a.adminToken()));
+  auto t = a.post("/api/auth/device/token/",
+                  "{\"device_code\":\"" + d->getValue<std::string>("device_code") + "\"}")
+               .json();
+  std::string mgmt = t->getValue<std::string>("management_key");
+  auto created = a.post("/api/auth/keys/", "{\"label\":\"shared\"}", bearer(mgmt)).json();
+  std::string key = created->getValue<std::string>("key");
+  ASSERT_EQ(b.get("/api/health/whoami/", bearer(key)).status, 200);  // now cached in b
+  ASSERT_EQ(http(a.port(), "DELETE", "/api/auth/keys/" + created->getValue<std::string>("id") + "/",
+                 "", bearer(mgmt))
+                .status,
+            204);
+  auto revoked_at = std::chrono::steady_clock::now();
+  int status = 200;
+  while (status == 200 && std::chrono::steady_clock::now() - revoked_at < std::chrono::seconds(3)) {
+    status = b.get("/api/health/whoami/", bearer(key)).status;
+    if (status == 200) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(status, 401);
+  EXPECT_LT(std::chrono::steady_clock::now() - revoked_at, std::chrono::milliseconds(1500));
+}
+
+}  // namespace
+}  // namespace svc::testing
