@@ -8,6 +8,7 @@
 
 #include <svc/sdk/plans.h>
 #include <svc/sdk/plugin.h>
+#include <svc/sdk/rate_limit.h>
 #include <svc/sdk/util.h>
 
 #include <Poco/JSON/Array.h>
@@ -119,11 +120,25 @@ Poco::JSON::Object::Ptr keyJson(const KeyRecord& k) {
 // the entry here at once and, through the poller, in every other svcd process within a second.
 class AuthService : public sdk::Authenticator, public sdk::PlanService {
  public:
-  AuthService(AuthStore& store, JwtIssuer& jwt) : store_(store), jwt_(jwt) {}
+  AuthService(AuthStore& store, JwtIssuer& jwt, int failures_per_minute)
+      : store_(store), jwt_(jwt), failures_(failures_per_minute) {}
   ~AuthService() override { stop(); }
 
   std::optional<sdk::Principal> authenticate(const sdk::Credentials& c) override {
     if (c.authorization.empty()) return std::nullopt;
+    // An address that keeps presenting bad credentials is slowed down, good ones included.
+    if (int wait = failures_.peek(c.client_address)) {
+      throw sdk::RateLimiter::throttled(wait, "failed authentications from this address");
+    }
+    try {
+      return check(c);
+    } catch (const sdk::HttpError& e) {
+      if (e.status() == 401) failures_.take(c.client_address);
+      throw;
+    }
+  }
+
+  std::optional<sdk::Principal> check(const sdk::Credentials& c) {
     const std::string prefix = "Bearer ";
     if (c.authorization.size() > 4096 || c.authorization.compare(0, prefix.size(), prefix) != 0) {
       throw failed("Send Authorization: Bearer <key or token>.");
@@ -235,6 +250,7 @@ class AuthService : public sdk::Authenticator, public sdk::PlanService {
 
   AuthStore& store_;
   JwtIssuer& jwt_;
+  sdk::RateLimiter failures_;
   std::mutex mutex_;
   std::unordered_map<std::string, sdk::Principal> cache_;
   std::map<std::string, std::int64_t> last_used_;
@@ -258,6 +274,12 @@ class AuthPlugin : public sdk::Plugin {
         {"accounts.default_plan", "active", "plan of new accounts: active or none", false},
         {"auth.device.expires_seconds", "600", "lifetime of a device code", false},
         {"auth.device.interval_seconds", "5", "polling interval of a device code", false},
+        {"auth.rate.device_per_minute", "30", "device logins one address may start a minute",
+         false},
+        {"auth.rate.token_per_minute", "600", "device token polls one address may make a minute",
+         false},
+        {"auth.rate.failed_auth_per_minute", "30",
+         "failed authentications from one address a minute before it gets 429", false},
     };
   }
 
@@ -278,6 +300,9 @@ class AuthPlugin : public sdk::Plugin {
     issuer_url_ = c.getString("public.base_url");
     dashboard_url_ = c.getString("dashboard.url");
     store_ = std::make_unique<AuthStore>(context.database());
+    device_limit_ = std::make_unique<sdk::RateLimiter>(c.getInt("auth.rate.device_per_minute"));
+    token_limit_ = std::make_unique<sdk::RateLimiter>(c.getInt("auth.rate.token_per_minute"));
+    failed_auth_per_minute_ = c.getInt("auth.rate.failed_auth_per_minute");
   }
 
   std::vector<sdk::Migration> migrations() const override { return authMigrations(); }
@@ -322,7 +347,7 @@ class AuthPlugin : public sdk::Plugin {
 
   void registerServices(sdk::ServiceRegistry& services) override {
     jwt_ = std::make_unique<JwtIssuer>(context_->database(), issuer_url_);
-    service_ = std::make_shared<AuthService>(*store_, *jwt_);
+    service_ = std::make_shared<AuthService>(*store_, *jwt_, failed_auth_per_minute_);
     services.offer<sdk::Authenticator>(sdk::kAuthenticatorService, service_);
     services.offer<sdk::PlanService>(sdk::kPlanService, service_);
   }
@@ -350,6 +375,7 @@ class AuthPlugin : public sdk::Plugin {
   };
 
   sdk::Response startDevice(sdk::Request& r) {
+    device_limit_->takeOrThrow(r.client_address, "device logins started from this address");
     std::string client_id = boundedField(r, "client_id", 200, false);
     DeviceCode d;
     d.id = sdk::newUuid();
@@ -376,6 +402,7 @@ class AuthPlugin : public sdk::Plugin {
   }
 
   sdk::Response deviceToken(sdk::Request& r) {
+    token_limit_->takeOrThrow(r.client_address, "token polls from this address");
     const bool form = !r.form.empty() || r.content_type == "application/x-www-form-urlencoded";
     std::optional<std::string> grant, code;
     bool wait = false;
@@ -792,6 +819,9 @@ class AuthPlugin : public sdk::Plugin {
   std::string dashboard_url_;
   std::unique_ptr<AuthStore> store_;
   std::unique_ptr<JwtIssuer> jwt_;
+  std::unique_ptr<sdk::RateLimiter> device_limit_;
+  std::unique_ptr<sdk::RateLimiter> token_limit_;
+  int failed_auth_per_minute_ = 30;
   std::shared_ptr<AuthService> service_;
   std::mutex waiters_mutex_;
   std::map<std::string, std::vector<Waiter>> waiters_;

@@ -335,6 +335,32 @@ TEST_F(Auth, OperatorCommandsWorkFromSvcctl) {
   EXPECT_NE(missing, 0) << missing_out;
 }
 
+TEST(AuthLimits, DeviceStartsAndFailedAuthenticationsAreThrottledPerAddress) {
+  Svcd::Options o;
+  o.plugins = {"auth"};
+  o.args = {"--set", "auth.rate.device_per_minute=3", "--set",
+            "auth.rate.failed_auth_per_minute=3"};
+  Svcd svcd(o);
+  ASSERT_TRUE(svcd.start());
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(svcd.post("/api/auth/device/", "").status, 200);
+  auto limited = svcd.post("/api/auth/device/", "");
+  EXPECT_EQ(limited.status, 429);
+  EXPECT_EQ(limited.code(), "throttled");
+  int retry = std::stoi(limited.header("retry-after"));
+  EXPECT_GE(retry, 1);
+  EXPECT_LE(retry, 20);
+  EXPECT_EQ(limited.json()->getValue<int>("retry_after_seconds"), retry);
+
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(svcd.get("/api/health/whoami/", bearer("wrong-" + std::to_string(i))).status, 401);
+  }
+  auto blocked = svcd.get("/api/health/whoami/", bearer("wrong-again"));
+  EXPECT_EQ(blocked.status, 429);
+  EXPECT_FALSE(blocked.header("retry-after").empty());
+  // Unauthenticated routes are unaffected.
+  EXPECT_EQ(svcd.get("/api/health/").status, 200);
+}
+
 TEST(AuthProcesses, ARevocationReachesAnotherProcessWithinASecond) {
   Svcd::Options o;
   o.plugins = {"auth"};

@@ -65,3 +65,33 @@ TEST(HttpError, CarriesFieldErrorsExtrasAndHeaders) {
 
 }  // namespace
 }  // namespace svc::sdk
+
+#include <svc/sdk/rate_limit.h>
+
+namespace svc::sdk {
+namespace {
+
+TEST(RateLimiter, AllowsTheBurstThenAsksToWaitPerKey) {
+  RateLimiter limiter(3);
+  EXPECT_EQ(limiter.take("a"), 0);
+  EXPECT_EQ(limiter.take("a"), 0);
+  EXPECT_EQ(limiter.peek("a"), 0);
+  EXPECT_EQ(limiter.take("a"), 0);
+  int wait = limiter.take("a");
+  EXPECT_GE(wait, 1);
+  EXPECT_LE(wait, 20);              // one token every 20 s
+  EXPECT_EQ(limiter.take("b"), 0);  // other keys are unaffected
+  try {
+    limiter.takeOrThrow("a", "tries");
+    FAIL() << "expected 429";
+  } catch (const HttpError& e) {
+    EXPECT_EQ(e.status(), 429);
+    EXPECT_EQ(e.code(), "throttled");
+    EXPECT_EQ(e.headers().front().first, "Retry-After");
+  }
+  RateLimiter unlimited(0);
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(unlimited.take("x"), 0);
+}
+
+}  // namespace
+}  // namespace svc::sdk

@@ -1,0 +1,45 @@
+// Rate limiting: a token bucket per key (a client address, an identity...), in memory.
+//
+// Limits are per svcd process: behind a load balancer with N processes a client gets up to N
+// times the limit, which bounds abuse without a database round trip per request.
+#pragma once
+
+#include <svc/sdk/http.h>
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace svc::sdk {
+
+class RateLimiter {
+ public:
+  /// @param per_minute how many events a key may have per minute (0: unlimited); bursts up to the
+  /// same number.
+  explicit RateLimiter(int per_minute);
+  /// Takes one token for key. @return 0 when allowed, else the seconds until one is available.
+  int take(const std::string& key);
+  /// @return 0 when key has a token left (without taking it), else the seconds to wait.
+  int peek(const std::string& key);
+  /// Takes one token or throws 429 `throttled` with `retry_after_seconds` and `Retry-After`.
+  /// @param key the key. @param what what is limited, for the message.
+  void takeOrThrow(const std::string& key, const std::string& what);
+  /// @return the 429 error the contract specifies. @param seconds the wait.
+  static HttpError throttled(int seconds, const std::string& what);
+
+ private:
+  struct Bucket {
+    double tokens;
+    std::int64_t at_us;
+  };
+  int check(const std::string& key, bool take);
+  double capacity_;
+  double per_us_;
+  std::mutex mutex_;
+  std::unordered_map<std::string, Bucket> buckets_;
+  std::int64_t last_sweep_us_ = 0;
+};
+
+}  // namespace svc::sdk

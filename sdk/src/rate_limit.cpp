@@ -1,0 +1,54 @@
+#include <svc/sdk/rate_limit.h>
+#include <svc/sdk/util.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace svc::sdk {
+
+RateLimiter::RateLimiter(int per_minute)
+    : capacity_(per_minute), per_us_(static_cast<double>(per_minute) / 60e6) {}
+
+int RateLimiter::take(const std::string& key) {
+  return check(key, true);
+}
+int RateLimiter::peek(const std::string& key) {
+  return check(key, false);
+}
+
+int RateLimiter::check(const std::string& key, bool take) {
+  if (capacity_ <= 0) return 0;
+  const std::int64_t now = nowMicros();
+  std::lock_guard lock(mutex_);
+  // Forget full buckets now and then, so memory follows the active clients, not all clients ever.
+  if (now - last_sweep_us_ > 60000000) {
+    for (auto it = buckets_.begin(); it != buckets_.end();) {
+      double tokens = it->second.tokens + (now - it->second.at_us) * per_us_;
+      it = tokens >= capacity_ ? buckets_.erase(it) : std::next(it);
+    }
+    last_sweep_us_ = now;
+  }
+  auto [it, fresh] = buckets_.try_emplace(key, Bucket{capacity_, now});
+  Bucket& b = it->second;
+  b.tokens = std::min(capacity_, b.tokens + (now - b.at_us) * per_us_);
+  b.at_us = now;
+  if (b.tokens >= 1.0) {
+    if (take) b.tokens -= 1.0;
+    return 0;
+  }
+  return std::max(1, static_cast<int>(std::ceil((1.0 - b.tokens) / per_us_ / 1e6)));
+}
+
+void RateLimiter::takeOrThrow(const std::string& key, const std::string& what) {
+  if (int wait = take(key)) throw throttled(wait, what);
+}
+
+HttpError RateLimiter::throttled(int seconds, const std::string& what) {
+  HttpError e(429, "throttled",
+              "Too many " + what + "; retry in " + std::to_string(seconds) + " seconds.");
+  e.extra("retry_after_seconds", seconds);
+  e.header("Retry-After", std::to_string(seconds));
+  return e;
+}
+
+}  // namespace svc::sdk
