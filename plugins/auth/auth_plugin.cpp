@@ -90,14 +90,19 @@ std::string boundedField(const sdk::Request& r, const std::string& name, std::si
   return *v;
 }
 
-sdk::Response oauthError(int status, const std::string& error, const std::string& description) {
-  Poco::JSON::Object::Ptr body = new Poco::JSON::Object;
-  body->set("error", error);
-  body->set("error_description", description);
+// Answers that carry credentials (or could) must never be cached.
+sdk::Response noStore(int status, const Poco::JSON::Object::Ptr& body) {
   sdk::Response r = sdk::Response::json(status, body);
   r.headers.emplace_back("Cache-Control", "no-store");
   r.headers.emplace_back("Pragma", "no-cache");
   return r;
+}
+
+sdk::Response oauthError(int status, const std::string& error, const std::string& description) {
+  Poco::JSON::Object::Ptr body = new Poco::JSON::Object;
+  body->set("error", error);
+  body->set("error_description", description);
+  return noStore(status, body);
 }
 
 Poco::JSON::Object::Ptr keyJson(const KeyRecord& k) {
@@ -396,9 +401,7 @@ class AuthPlugin : public sdk::Plugin {
            dashboard_url_ + "/device?user_code=" + displayUserCode(d.user_code));
     o->set("expires_in", expires_seconds_);
     o->set("interval", interval_seconds_);
-    sdk::Response res = sdk::Response::json(200, o);
-    res.headers.emplace_back("Cache-Control", "no-store");
-    return res;
+    return noStore(200, o);
   }
 
   sdk::Response deviceToken(sdk::Request& r) {
@@ -509,14 +512,12 @@ class AuthPlugin : public sdk::Plugin {
             now - d->last_poll_us < static_cast<std::int64_t>(d->interval_s) * 1000000) {
           int interval = d->interval_s + 5;
           store_->notePoll(s, d->id, now, interval);
-          e.response = oauthError(400, "slow_down", "Polling too fast; wait the interval.");
           Poco::JSON::Object::Ptr body = new Poco::JSON::Object;
           body->set("error", "slow_down");
           body->set("error_description",
                     "Polling too fast; wait " + std::to_string(interval) + " s.");
           body->set("interval", interval);
-          e.response = sdk::Response::json(400, body);
-          e.response.headers.emplace_back("Cache-Control", "no-store");
+          e.response = noStore(400, body);
           return;
         }
         store_->notePoll(s, d->id, now, d->interval_s);
@@ -568,8 +569,7 @@ class AuthPlugin : public sdk::Plugin {
     body->set("refresh_token", refresh_token);
     body->set("token_type", "Bearer");
     body->set("expires_in", kAccessLifetime);
-    e.response = sdk::Response::json(200, body);
-    e.response.headers.emplace_back("Cache-Control", "no-store");
+    e.response = noStore(200, body);
     publishKey("key.created", key_record);
     return e;
   }
@@ -580,9 +580,7 @@ class AuthPlugin : public sdk::Plugin {
     Poco::JSON::Object::Ptr body = new Poco::JSON::Object;
     body->set("access", access);
     body->set("refresh", refresh_token);
-    sdk::Response r = sdk::Response::json(200, body);
-    r.headers.emplace_back("Cache-Control", "no-store");
-    return r;
+    return noStore(200, body);
   }
 
   // Rotation: each refresh token works once; presenting a retired one revokes its whole family.
@@ -659,9 +657,7 @@ class AuthPlugin : public sdk::Plugin {
     o->set("label", record.label);
     o->set("prefix", record.prefix);
     o->set("created_dt", sdk::isoTimestamp(record.created_us));
-    sdk::Response res = sdk::Response::json(201, o);
-    res.headers.emplace_back("Cache-Control", "no-store");
-    return res;
+    return noStore(201, o);
   }
 
   sdk::Response listKeys(sdk::Request& r) {

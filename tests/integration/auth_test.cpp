@@ -303,35 +303,27 @@ TEST_F(Auth, OperatorCommandsWorkFromSvcctl) {
   std::string svcctl = binDir() +
                        "/svcctl --admin http://127.0.0.1:" + std::to_string(svcd_->adminPort()) +
                        " --admin-token " + svcd_->adminToken();
-  auto run = [](const std::string& cmd) {
-    std::string out;
-    FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    int status = ::pclose(p);
-    return std::make_pair(WEXITSTATUS(status), out);
-  };
   auto [added, out] =
-      run("echo 'correct horse' | " + svcctl + " users add gu@example.com --password-stdin");
+      runCommand("echo 'correct horse' | " + svcctl + " users add gu@example.com --password-stdin");
   EXPECT_EQ(added, 0) << out;
   auto [dup, dup_out] =
-      run("echo 'correct horse' | " + svcctl + " users add gu@example.com --password-stdin");
+      runCommand("echo 'correct horse' | " + svcctl + " users add gu@example.com --password-stdin");
   EXPECT_NE(dup, 0);
   EXPECT_NE(dup_out.find("conflict"), std::string::npos) << dup_out;
   auto d = start();
-  auto [ok, approved] = run(svcctl + " device approve " + d->getValue<std::string>("user_code") +
-                            " --user gu@example.com");
+  auto [ok, approved] =
+      runCommand(svcctl + " device approve " + d->getValue<std::string>("user_code") +
+                 " --user gu@example.com");
   ASSERT_EQ(ok, 0) << approved;
   std::string account = Poco::JSON::Parser()
                             .parse(approved)
                             .extract<Poco::JSON::Object::Ptr>()
                             ->getValue<std::string>("account");
   EXPECT_EQ(poll(d->getValue<std::string>("device_code")).status, 200);
-  auto [plan, plan_out] = run(svcctl + " accounts plan " + account + " none");
+  auto [plan, plan_out] = runCommand(svcctl + " accounts plan " + account + " none");
   EXPECT_EQ(plan, 0) << plan_out;
   auto [missing, missing_out] =
-      run(svcctl + " accounts plan 00000000-0000-4000-8000-000000000000 none");
+      runCommand(svcctl + " accounts plan 00000000-0000-4000-8000-000000000000 none");
   EXPECT_NE(missing, 0) << missing_out;
 }
 

@@ -100,6 +100,17 @@ std::string rawExchange(int port, const std::string& bytes, int timeout_ms) {
   return out;
 }
 
+std::pair<int, std::string> runCommand(const std::string& cmd) {
+  std::string out;
+  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return {-1, "popen failed"};
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int status = ::pclose(p);
+  return {WEXITSTATUS(status), out};
+}
+
 std::string databaseKind() {
   return Poco::Environment::get("SVC_TEST_DB", "sqlite") == "mariadb" ? "mariadb" : "sqlite";
 }

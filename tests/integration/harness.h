@@ -7,6 +7,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace svc::testing {
@@ -29,6 +30,9 @@ HttpReply http(int port, const std::string& method, const std::string& path,
 /// Sends raw bytes on a new connection and returns everything the server answers until it
 /// closes or `timeout_ms` passes.
 std::string rawExchange(int port, const std::string& bytes, int timeout_ms = 3000);
+
+/// Runs a shell command. @return its exit code and everything it printed (stdout and stderr).
+std::pair<int, std::string> runCommand(const std::string& cmd);
 
 /// @return "sqlite" or "mariadb": which database this run uses.
 std::string databaseKind();

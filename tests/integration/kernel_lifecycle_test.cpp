@@ -155,16 +155,6 @@ TEST(KernelConfig, LayersApplyInOrderEndToEnd) {
   }
 }
 
-std::pair<int, std::string> runCommand(const std::string& cmd) {
-  std::string out;
-  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int status = ::pclose(p);
-  return {WEXITSTATUS(status), out};
-}
-
 TEST(KernelConfig, CheckConfigPrintsTheEffectiveConfigurationRedacted) {
   std::string base = binDir() + "/svcd --set plugins.dir=" + testPluginDir() +
                      " --set plugins.enabled=testkit --set admin.token=hush-hush";
