@@ -432,7 +432,8 @@ class AuthPlugin : public sdk::Plugin {
     Evaluation first = evaluate(hash, true);
     if (!first.pending) return first.response;
     // Hold the request until the code is decided or expires, at most 120 s.
-    std::int64_t remaining_ms = (first.expires_us - sdk::nowMicros()) / 1000;
+    // Rounded up, plus a millisecond: waking a hair before the expiry would answer "pending".
+    std::int64_t remaining_ms = (first.expires_us - sdk::nowMicros() + 999) / 1000 + 1;
     auto delay = std::chrono::milliseconds(
         std::max<std::int64_t>(0, std::min<std::int64_t>(120000, remaining_ms)));
     std::string device_id = first.device_id;
