@@ -713,7 +713,7 @@ class AuthPlugin : public sdk::Plugin {
     o->set("account", account);
     Poco::Dynamic::Var user;
     if (!r.principal.user_id.empty()) {
-      if (auto u = store_->userById(r.principal.user_id)) {
+      if (auto u = cachedUser(r.principal.user_id)) {
         Poco::JSON::Object::Ptr uo = new Poco::JSON::Object;
         uo->set("id", u->id);
         uo->set("email", u->email);
@@ -740,6 +740,23 @@ class AuthPlugin : public sdk::Plugin {
       o->set("key", Poco::Dynamic::Var());
     }
     return sdk::Response::json(200, o);
+  }
+
+  // whoami names the user on every call; users change rarely, so a minute-old copy is fine and
+  // keeps the database off the hot path.
+  std::optional<User> cachedUser(const std::string& id) {
+    const std::int64_t now = sdk::nowMicros();
+    {
+      std::lock_guard lock(users_mutex_);
+      auto it = users_.find(id);
+      if (it != users_.end() && now - it->second.first < 60000000) return it->second.second;
+    }
+    auto user = store_->userById(id);
+    if (!user) return std::nullopt;
+    std::lock_guard lock(users_mutex_);
+    if (users_.size() > 100000) users_.clear();
+    users_[id] = {now, *user};
+    return user;
   }
 
   sdk::Response addUser(sdk::Request& r) {
@@ -822,6 +839,8 @@ class AuthPlugin : public sdk::Plugin {
   std::shared_ptr<AuthService> service_;
   std::mutex waiters_mutex_;
   std::map<std::string, std::vector<Waiter>> waiters_;
+  std::mutex users_mutex_;
+  std::unordered_map<std::string, std::pair<std::int64_t, User>> users_;
 };
 
 }  // namespace svc::plugins::auth
