@@ -1,8 +1,9 @@
 #include "jwt_issuer.h"
 
+#include "key_format.h"
+
 #include <svc/sdk/util.h>
 
-#include <Poco/Base64Encoder.h>
 #include <Poco/JSON/Array.h>
 #include <Poco/JWT/Signer.h>
 #include <Poco/JWT/Token.h>
@@ -12,18 +13,6 @@
 using namespace Poco::Data::Keywords;
 
 namespace svc::plugins::auth {
-
-namespace {
-std::string base64url(const std::vector<unsigned char>& bytes) {
-  std::ostringstream out;
-  Poco::Base64Encoder enc(out, Poco::BASE64_URL_ENCODING | Poco::BASE64_NO_PADDING);
-  enc.rdbuf()->setLineLength(0);
-  enc.write(reinterpret_cast<const char*>(bytes.data()),
-            static_cast<std::streamsize>(bytes.size()));
-  enc.close();
-  return out.str();
-}
-}  // namespace
 
 JwtIssuer::JwtIssuer(sdk::Database& db, std::string issuer) : db_(db), issuer_(std::move(issuer)) {}
 

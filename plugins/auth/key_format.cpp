@@ -97,16 +97,20 @@ std::string sha256Hex(std::string_view text) {
   return out;
 }
 
-std::string randomToken(std::size_t bytes) {
-  std::vector<unsigned char> raw(bytes);
-  randomBytes(raw.data(), raw.size());
+std::string base64url(const std::vector<unsigned char>& bytes) {
   std::ostringstream out;
   Poco::Base64Encoder encoder(out, Poco::BASE64_URL_ENCODING | Poco::BASE64_NO_PADDING);
   encoder.rdbuf()->setLineLength(0);
-  encoder.write(reinterpret_cast<const char*>(raw.data()),
-                static_cast<std::streamsize>(raw.size()));
+  encoder.write(reinterpret_cast<const char*>(bytes.data()),
+                static_cast<std::streamsize>(bytes.size()));
   encoder.close();
   return out.str();
+}
+
+std::string randomToken(std::size_t bytes) {
+  std::vector<unsigned char> raw(bytes);
+  randomBytes(raw.data(), raw.size());
+  return base64url(raw);
 }
 
 }  // namespace svc::plugins::auth
