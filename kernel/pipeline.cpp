@@ -245,6 +245,7 @@ void Pipeline::authenticate(const RouteEntry& entry, sdk::Request& req) {
   creds.authorization = req.header("authorization").value_or("");
   creds.cookie = req.header("cookie").value_or("");
   creds.client_address = req.client_address;
+  creds.method = req.method;
   if (creds.authorization.empty() && creds.cookie.empty()) {
     throw sdk::HttpError(401, "not_authenticated",
                          "Authentication credentials were not provided; send Authorization: "
@@ -437,7 +438,7 @@ bool Pipeline::serve(Poco::Net::HTTPServerRequest& request,
     response.setStatusAndReason(static_cast<Poco::Net::HTTPResponse::HTTPStatus>(out.status));
     if (!out.content_type.empty()) response.setContentType(out.content_type);
     response.set("X-Request-Id", req.request_id);
-    for (auto& [name, value] : out.headers) response.set(name, value);
+    for (auto& [name, value] : out.headers) response.add(name, value);
     if (close_after) response.setKeepAlive(false);
     response.setContentLength(static_cast<std::streamsize>(out.body.size()));
     if (out.status == 204 || out.status == 304) {

@@ -6,6 +6,7 @@
 #include "key_format.h"
 #include "passwords.h"
 
+#include <svc/sdk/accounts.h>
 #include <svc/sdk/plans.h>
 #include <svc/sdk/plugin.h>
 #include <svc/sdk/rate_limit.h>
@@ -130,17 +131,45 @@ class AuthService : public sdk::Authenticator, public sdk::PlanService {
   ~AuthService() override { stop(); }
 
   std::optional<sdk::Principal> authenticate(const sdk::Credentials& c) override {
-    if (c.authorization.empty()) return std::nullopt;
+    std::optional<std::string> session;
+    if (c.authorization.empty()) {
+      session = sdk::cookieValue(c.cookie, sdk::kSessionCookie);
+      if (!session || session->empty()) return std::nullopt;
+    }
     // An address that keeps presenting bad credentials is slowed down, good ones included.
     if (int wait = failures_.peek(c.client_address)) {
       throw sdk::RateLimiter::throttled(wait, "failed authentications from this address");
     }
     try {
-      return check(c);
+      return session ? checkSession(*session, c.method) : check(c);
     } catch (const sdk::HttpError& e) {
       if (e.status() == 401) failures_.take(c.client_address);
       throw;
     }
+  }
+
+  // A browser session (the dashboard's cookie) may read through the API, for the browser's
+  // EventSource, which cannot send headers. Changes need a key or token: a cookie rides along on
+  // requests other sites make, a header does not.
+  sdk::Principal checkSession(const std::string& token, const std::string& method) {
+    if (method != "GET" && method != "HEAD") {
+      throw sdk::HttpError(403, "permission_denied",
+                           "A browser session can only read through the API; send "
+                           "Authorization: Bearer <key or token> to change things.");
+    }
+    auto user_id = token.size() <= 200 ? store_.sessionUser(sha256Hex(token)) : std::nullopt;
+    if (!user_id) throw failed("The browser session has ended; sign in again.");
+    auto user = store_.userById(*user_id);
+    if (!user) throw failed("The browser session has ended; sign in again.");
+    if (user->account_id.empty()) {
+      throw sdk::HttpError(403, "permission_denied",
+                           "This person has no account yet; approve a device login first.");
+    }
+    sdk::Principal p;
+    p.kind = sdk::PrincipalKind::kUser;
+    p.account_id = user->account_id;
+    p.user_id = user->id;
+    return p;
   }
 
   std::optional<sdk::Principal> check(const sdk::Credentials& c) {
@@ -265,7 +294,39 @@ class AuthService : public sdk::Authenticator, public sdk::PlanService {
   std::thread poller_;
 };
 
+class AuthPlugin;
+
+// The AccountService: what the dashboard does for a signed-in person, on the plugin's own logic.
+class Accounts : public sdk::AccountService {
+ public:
+  explicit Accounts(AuthPlugin& plugin) : plugin_(plugin) {}
+  bool localUsersEnabled() override;
+  std::optional<sdk::UserInfo> checkPassword(const std::string& email,
+                                             const std::string& password) override;
+  sdk::UserInfo externalUser(const std::string& issuer, const std::string& subject,
+                             const std::string& email, const std::string& name,
+                             bool email_verified) override;
+  std::optional<sdk::UserInfo> user(const std::string& user_id) override;
+  std::optional<sdk::DeviceRequest> pendingDevice(const std::string& user_code) override;
+  sdk::DeviceDecision decideDevice(const std::string& user_code, const std::string& user_id,
+                                   bool approve) override;
+  std::string startSession(const std::string& user_id) override;
+  std::optional<sdk::UserInfo> session(const std::string& token) override;
+  void endSession(const std::string& token) override;
+  int sessionSeconds() override;
+  std::vector<sdk::KeyInfo> keys(const std::string& account_id) override;
+  std::pair<sdk::KeyInfo, std::string> createKey(const sdk::UserInfo& user,
+                                                 const std::string& label,
+                                                 const std::string& identity) override;
+  bool revokeKey(const std::string& account_id, const std::string& key_id) override;
+
+ private:
+  AuthPlugin& plugin_;
+};
+
 class AuthPlugin : public sdk::Plugin {
+  friend class Accounts;
+
  public:
   AuthPlugin() {
     info_.name = "auth";
@@ -285,6 +346,7 @@ class AuthPlugin : public sdk::Plugin {
          false},
         {"auth.rate.failed_auth_per_minute", "30",
          "failed authentications from one address a minute before it gets 429", false},
+        {"auth.session.hours", "12", "how long a dashboard sign-in lasts", false},
     };
   }
 
@@ -308,6 +370,9 @@ class AuthPlugin : public sdk::Plugin {
     device_limit_ = std::make_unique<sdk::RateLimiter>(c.getInt("auth.rate.device_per_minute"));
     token_limit_ = std::make_unique<sdk::RateLimiter>(c.getInt("auth.rate.token_per_minute"));
     failed_auth_per_minute_ = c.getInt("auth.rate.failed_auth_per_minute");
+    local_users_ = c.getBool("auth.local_users");
+    session_seconds_ = c.getInt("auth.session.hours") * 3600;
+    if (session_seconds_ < 3600) throw std::runtime_error("auth.session.hours must be at least 1");
   }
 
   std::vector<sdk::Migration> migrations() const override { return authMigrations(); }
@@ -355,6 +420,7 @@ class AuthPlugin : public sdk::Plugin {
     service_ = std::make_shared<AuthService>(*store_, *jwt_, failed_auth_per_minute_);
     services.offer<sdk::Authenticator>(sdk::kAuthenticatorService, service_);
     services.offer<sdk::PlanService>(sdk::kPlanService, service_);
+    services.offer<sdk::AccountService>(sdk::kAccountService, std::make_shared<Accounts>(*this));
   }
 
   void start() override { service_->start(); }
@@ -391,7 +457,7 @@ class AuthPlugin : public sdk::Plugin {
     do {
       d.user_code = newUserCode();
     } while (store_->userCodeInUse(d.user_code));
-    std::string device_code = randomToken(32);
+    std::string device_code = sdk::randomToken(32);
     store_->addDeviceCode(sha256Hex(device_code), d);
     Poco::JSON::Object::Ptr o = new Poco::JSON::Object;
     o->set("device_code", device_code);
@@ -548,7 +614,7 @@ class AuthPlugin : public sdk::Plugin {
       std::string label = d->client_id.empty() ? "device login" : "device login: " + d->client_id;
       key_record = store_->addKey(s, account_id, "management", "", label, visiblePrefix(key),
                                   sha256Hex(key), user_id);
-      refresh_token = "svc_rt_" + randomToken(32);
+      refresh_token = "svc_rt_" + sdk::randomToken(32);
       store_->addRefresh(s, sdk::newUuid(), user_id, account_id, sha256Hex(refresh_token),
                          now + kRefreshLifetimeUs);
       issued_to = *user;
@@ -604,7 +670,7 @@ class AuthPlugin : public sdk::Plugin {
       }
       user_id = t->user_id;
       account_id = t->account_id;
-      next = "svc_rt_" + randomToken(32);
+      next = "svc_rt_" + sdk::randomToken(32);
       store_->addRefresh(s, t->family_id, user_id, account_id, sha256Hex(next),
                          now + kRefreshLifetimeUs);
     });
@@ -633,32 +699,39 @@ class AuthPlugin : public sdk::Plugin {
       identity = boundedField(r, "identity", 64, false);
       if (identity.empty()) identity = boundedField(r, "identity_uuid", 64, false);
       if (identity.empty()) throw sdk::HttpError::invalid("identity", "this field is required");
-      identity = Poco::toLower(identity);
-      auto directory =
-          context_->services().find<sdk::IdentityDirectory>(sdk::kIdentityDirectoryService);
-      if (!sdk::isUuid(identity) || !directory ||
-          !directory->find(r.principal.account_id, identity)) {
-        throw sdk::HttpError::notFound("identity");
-      }
     }
-    KeyKind kind = identity_key ? KeyKind::kIdentity : KeyKind::kManagement;
-    std::string key = newKey(kind);
-    KeyRecord record;
-    std::string creator = r.principal.user_id;
-    context_->database().transaction([&](Poco::Data::Session& s) {
-      record = store_->addKey(s, r.principal.account_id, identity_key ? "identity" : "management",
-                              identity, label, visiblePrefix(key), sha256Hex(key), creator);
-    });
-    publishKey("key.created", record);
+    auto [record, key] = mintKey(r.principal.account_id, r.principal.user_id, label, identity);
     Poco::JSON::Object::Ptr o = new Poco::JSON::Object;
     o->set("id", record.id);
     o->set("key", key);
     o->set("kind", record.kind);
-    if (identity_key) o->set("identity", identity);
+    if (identity_key) o->set("identity", record.identity_id);
     o->set("label", record.label);
     o->set("prefix", record.prefix);
     o->set("created_dt", sdk::isoTimestamp(record.created_us));
     return noStore(201, o);
+  }
+
+  // Creates a management key (identity empty) or an identity key. @return the record and the key.
+  std::pair<KeyRecord, std::string> mintKey(const std::string& account_id,
+                                            const std::string& creator, const std::string& label,
+                                            std::string identity) {
+    if (!identity.empty()) {
+      identity = Poco::toLower(identity);
+      auto directory =
+          context_->services().find<sdk::IdentityDirectory>(sdk::kIdentityDirectoryService);
+      if (!sdk::isUuid(identity) || !directory || !directory->find(account_id, identity)) {
+        throw sdk::HttpError::notFound("identity");
+      }
+    }
+    std::string key = newKey(identity.empty() ? KeyKind::kManagement : KeyKind::kIdentity);
+    KeyRecord record;
+    context_->database().transaction([&](Poco::Data::Session& s) {
+      record = store_->addKey(s, account_id, identity.empty() ? "management" : "identity", identity,
+                              label, visiblePrefix(key), sha256Hex(key), creator);
+    });
+    publishKey("key.created", record);
+    return {record, key};
   }
 
   sdk::Response listKeys(sdk::Request& r) {
@@ -696,12 +769,17 @@ class AuthPlugin : public sdk::Plugin {
   }
 
   sdk::Response revokeKey(sdk::Request& r) {
-    auto revoked = store_->revokeKey(r.principal.account_id, r.params.at("id"));
-    if (!revoked) throw sdk::HttpError::notFound("key");
+    if (!revoke(r.principal.account_id, r.params.at("id"))) throw sdk::HttpError::notFound("key");
+    return sdk::Response::noContent();
+  }
+
+  bool revoke(const std::string& account_id, const std::string& key_id) {
+    auto revoked = store_->revokeKey(account_id, key_id);
+    if (!revoked) return false;
     // The hash is not kept in the record; clear this process's cache by re-reading revocations.
     for (const auto& hash : store_->revokedSince(revoked->revoked_us)) service_->forget(hash);
     publishKey("key.revoked", *revoked);
-    return sdk::Response::noContent();
+    return true;
   }
 
   sdk::Response whoami(sdk::Request& r) {
@@ -782,27 +860,39 @@ class AuthPlugin : public sdk::Plugin {
   sdk::Response decide(sdk::Request& r, bool approve) {
     std::string code = normalizeUserCode(boundedField(r, "user_code", 32, true));
     if (code.empty()) throw sdk::HttpError::invalid("user_code", "must look like XXXX-XXXX");
-    auto device = store_->pendingByUserCode(code);
-    if (!device) throw sdk::HttpError(404, "not_found", "No pending device code matches.");
-    std::string user_id, account_id;
+    std::optional<User> user;
     if (approve) {
       std::string email = Poco::toLower(Poco::trim(boundedField(r, "user", 254, true)));
-      auto user = store_->userByEmail(email);
+      user = store_->userByEmail(email);
       if (!user) throw sdk::HttpError(404, "not_found", "No user has this email.");
-      context_->database().transaction([&](Poco::Data::Session& s) {
-        account_id = store_->ensureAccount(s, *user, default_plan_);
-      });
-      user_id = user->id;
     }
-    if (!store_->decide(device->id, approve ? "approved" : "denied", user_id)) {
-      throw sdk::HttpError(409, "conflict", "The code was decided already.");
-    }
-    wakeWaiters(device->id);
+    auto account_id = decideCode(code, user, approve);
+    if (!account_id) throw sdk::HttpError(404, "not_found", "No pending device code matches.");
     Poco::JSON::Object::Ptr o = new Poco::JSON::Object;
     o->set("user_code", displayUserCode(code));
     o->set("status", approve ? "approved" : "denied");
-    if (approve) o->set("account", account_id);
+    if (approve) o->set("account", *account_id);
     return sdk::Response::json(200, o);
+  }
+
+  // Approves (for user, whose account is created on its first approval) or denies a pending code
+  // and answers the agents waiting on it. @return the account id ("" on deny), or nullopt when no
+  // pending code matches (unknown, expired, or decided a moment ago).
+  std::optional<std::string> decideCode(const std::string& code, std::optional<User> user,
+                                        bool approve) {
+    auto device = store_->pendingByUserCode(code);
+    if (!device) return std::nullopt;
+    std::string account_id;
+    if (approve) {
+      context_->database().transaction([&](Poco::Data::Session& s) {
+        account_id = store_->ensureAccount(s, *user, default_plan_);
+      });
+    }
+    if (!store_->decide(device->id, approve ? "approved" : "denied", approve ? user->id : "")) {
+      return std::nullopt;
+    }
+    wakeWaiters(device->id);
+    return account_id;
   }
 
   sdk::Response setPlan(sdk::Request& r) {
@@ -831,6 +921,8 @@ class AuthPlugin : public sdk::Plugin {
   int interval_seconds_ = 5;
   std::string issuer_url_;
   std::string dashboard_url_;
+  bool local_users_ = true;
+  int session_seconds_ = 12 * 3600;
   std::unique_ptr<AuthStore> store_;
   std::unique_ptr<JwtIssuer> jwt_;
   std::unique_ptr<sdk::RateLimiter> device_limit_;
@@ -842,6 +934,141 @@ class AuthPlugin : public sdk::Plugin {
   std::mutex users_mutex_;
   std::unordered_map<std::string, std::pair<std::int64_t, User>> users_;
 };
+
+namespace {
+sdk::UserInfo userInfo(const User& u) {
+  return {u.id, u.account_id, u.email, u.name};
+}
+sdk::KeyInfo keyInfo(const KeyRecord& k) {
+  return {k.id, k.kind, k.label, k.prefix, k.identity_id, k.created_us, k.last_used_us};
+}
+}  // namespace
+
+bool Accounts::localUsersEnabled() {
+  return plugin_.local_users_;
+}
+
+std::optional<sdk::UserInfo> Accounts::checkPassword(const std::string& email,
+                                                     const std::string& password) {
+  if (!plugin_.local_users_ || email.size() > 254 || password.size() > 1024) return std::nullopt;
+  auto user = plugin_.store_->userByEmail(Poco::toLower(Poco::trim(email)));
+  // Unknown emails and provider-only users cost the same KDF run, so timing tells nothing.
+  static const std::string decoy = hashPassword(sdk::randomToken(16));
+  const bool has_password = user && !user->password_hash.empty();
+  const bool ok = verifyPassword(password, has_password ? user->password_hash : decoy);
+  if (!ok || !has_password) return std::nullopt;
+  return userInfo(*user);
+}
+
+sdk::UserInfo Accounts::externalUser(const std::string& issuer, const std::string& subject,
+                                     const std::string& raw_email, const std::string& raw_name,
+                                     bool email_verified) {
+  const std::string email = Poco::toLower(Poco::trim(raw_email));
+  if (subject.empty() || subject.size() > 255 || issuer.size() > 255) {
+    throw sdk::HttpError(400, "invalid", "The provider's answer names no usable subject.");
+  }
+  std::optional<User> found;
+  std::optional<sdk::HttpError> refused;
+  plugin_.context_->database().transaction([&](Poco::Data::Session& s) {
+    if (auto linked = plugin_.store_->linkedUser(s, issuer, subject)) {
+      found = plugin_.store_->userById(s, *linked);
+      if (found) return;
+    }
+    if (email.empty() || email.size() > 254 || email.find('@') == std::string::npos) {
+      refused = sdk::HttpError(400, "invalid", "The provider did not tell us your email address.");
+      return;
+    }
+    found = plugin_.store_->userByEmail(s, email);
+    if (found && !email_verified) {
+      refused = sdk::HttpError(403, "permission_denied",
+                               "This email belongs to an existing user and the provider has not "
+                               "verified it; sign in the way you did before.");
+      return;
+    }
+    if (!found) {
+      std::string name = raw_name.empty() ? email.substr(0, email.find('@')) : raw_name;
+      if (name.size() > 200) name.resize(200);
+      found = plugin_.store_->addUser(s, email, name, "");
+    }
+    plugin_.store_->link(s, issuer, subject, found->id);
+  });
+  if (refused) throw *refused;
+  return userInfo(*found);
+}
+
+std::optional<sdk::UserInfo> Accounts::user(const std::string& user_id) {
+  auto u = plugin_.store_->userById(user_id);
+  if (!u) return std::nullopt;
+  return userInfo(*u);
+}
+
+std::optional<sdk::DeviceRequest> Accounts::pendingDevice(const std::string& user_code) {
+  std::string code = normalizeUserCode(user_code);
+  if (code.empty()) return std::nullopt;
+  auto d = plugin_.store_->pendingByUserCode(code);
+  if (!d) return std::nullopt;
+  return sdk::DeviceRequest{displayUserCode(d->user_code), d->client_id, d->expires_us};
+}
+
+sdk::DeviceDecision Accounts::decideDevice(const std::string& user_code, const std::string& user_id,
+                                           bool approve) {
+  std::string code = normalizeUserCode(user_code);
+  if (code.empty()) return sdk::DeviceDecision::kNotFound;
+  auto user = plugin_.store_->userById(user_id);
+  if (!user) return sdk::DeviceDecision::kNotFound;
+  return plugin_.decideCode(code, user, approve) ? sdk::DeviceDecision::kDone
+                                                 : sdk::DeviceDecision::kNotFound;
+}
+
+std::string Accounts::startSession(const std::string& user_id) {
+  std::string token = "svc_ws_" + sdk::randomToken(32);
+  plugin_.store_->addSession(sha256Hex(token), user_id,
+                             sdk::nowMicros() + std::int64_t(plugin_.session_seconds_) * 1000000);
+  return token;
+}
+
+std::optional<sdk::UserInfo> Accounts::session(const std::string& token) {
+  if (token.empty() || token.size() > 200) return std::nullopt;
+  auto user_id = plugin_.store_->sessionUser(sha256Hex(token));
+  if (!user_id) return std::nullopt;
+  return user(*user_id);
+}
+
+void Accounts::endSession(const std::string& token) {
+  if (!token.empty() && token.size() <= 200) plugin_.store_->endSession(sha256Hex(token));
+}
+
+int Accounts::sessionSeconds() {
+  return plugin_.session_seconds_;
+}
+
+std::vector<sdk::KeyInfo> Accounts::keys(const std::string& account_id) {
+  std::vector<sdk::KeyInfo> out;
+  if (account_id.empty()) return out;
+  auto records = plugin_.store_->keysOf(account_id);
+  for (auto it = records.rbegin(); it != records.rend(); ++it) out.push_back(keyInfo(*it));
+  return out;
+}
+
+std::pair<sdk::KeyInfo, std::string> Accounts::createKey(const sdk::UserInfo& user,
+                                                         const std::string& label,
+                                                         const std::string& identity) {
+  if (user.account_id.empty()) {
+    throw sdk::HttpError(403, "permission_denied",
+                         "This person has no account yet; approve a device login first.");
+  }
+  if (label.size() > 200) throw sdk::HttpError::invalid("label", "at most 200 characters");
+  for (unsigned char c : label) {
+    if (c < 0x20) throw sdk::HttpError::invalid("label", "must not contain control characters");
+  }
+  auto [record, key] = plugin_.mintKey(user.account_id, user.id, label, identity);
+  return {keyInfo(record), key};
+}
+
+bool Accounts::revokeKey(const std::string& account_id, const std::string& key_id) {
+  if (account_id.empty() || !sdk::isUuid(key_id)) return false;
+  return plugin_.revoke(account_id, key_id);
+}
 
 }  // namespace svc::plugins::auth
 

@@ -11,36 +11,50 @@ namespace svc::plugins::auth {
 
 std::vector<sdk::Migration> authMigrations() {
   // The same statements serve both dialects: portable types only (architecture.md).
-  return {sdk::Migration::portable(
-      1, "accounts, users, keys, device codes, refresh tokens, signing keys",
-      {"CREATE TABLE auth_accounts (id CHAR(36) NOT NULL PRIMARY KEY, plan VARCHAR(16) NOT NULL, "
-       "created_us BIGINT NOT NULL, updated_us BIGINT NOT NULL)",
-       "CREATE TABLE auth_users (id CHAR(36) NOT NULL PRIMARY KEY, account_id VARCHAR(36) NOT "
-       "NULL, "
-       "email VARCHAR(254) NOT NULL UNIQUE, name VARCHAR(200) NOT NULL, "
-       "password_hash VARCHAR(255) NOT NULL, created_us BIGINT NOT NULL, "
-       "updated_us BIGINT NOT NULL)",
-       "CREATE TABLE auth_keys (id CHAR(36) NOT NULL PRIMARY KEY, account_id CHAR(36) NOT NULL, "
-       "kind VARCHAR(16) NOT NULL, identity_id VARCHAR(36) NOT NULL, label VARCHAR(200) NOT NULL, "
-       "prefix VARCHAR(32) NOT NULL, key_hash CHAR(64) NOT NULL UNIQUE, "
-       "created_by VARCHAR(36) NOT NULL, created_us BIGINT NOT NULL, revoked_us BIGINT NOT NULL, "
-       "last_used_us BIGINT NOT NULL)",
-       "CREATE INDEX auth_keys_account ON auth_keys (account_id)",
-       "CREATE INDEX auth_keys_revoked ON auth_keys (revoked_us)",
-       "CREATE TABLE auth_device_codes (id CHAR(36) NOT NULL PRIMARY KEY, "
-       "code_hash CHAR(64) NOT NULL UNIQUE, user_code CHAR(8) NOT NULL, "
-       "client_id VARCHAR(200) NOT NULL, status VARCHAR(16) NOT NULL, user_id VARCHAR(36) NOT "
-       "NULL, "
-       "interval_s INT NOT NULL, last_poll_us BIGINT NOT NULL, expires_us BIGINT NOT NULL, "
-       "created_us BIGINT NOT NULL)",
-       "CREATE INDEX auth_device_codes_user_code ON auth_device_codes (user_code)",
-       "CREATE TABLE auth_refresh_tokens (id CHAR(36) NOT NULL PRIMARY KEY, "
-       "family_id CHAR(36) NOT NULL, user_id CHAR(36) NOT NULL, account_id CHAR(36) NOT NULL, "
-       "token_hash CHAR(64) NOT NULL UNIQUE, created_us BIGINT NOT NULL, "
-       "expires_us BIGINT NOT NULL, retired_us BIGINT NOT NULL, revoked_us BIGINT NOT NULL)",
-       "CREATE INDEX auth_refresh_family ON auth_refresh_tokens (family_id)",
-       "CREATE TABLE auth_signing_keys (kid VARCHAR(64) NOT NULL PRIMARY KEY, "
-       "private_pem TEXT NOT NULL, created_us BIGINT NOT NULL)"})};
+  return {
+      sdk::Migration::portable(
+          1, "accounts, users, keys, device codes, refresh tokens, signing keys",
+          {"CREATE TABLE auth_accounts (id CHAR(36) NOT NULL PRIMARY KEY, plan VARCHAR(16) NOT "
+           "NULL, "
+           "created_us BIGINT NOT NULL, updated_us BIGINT NOT NULL)",
+           "CREATE TABLE auth_users (id CHAR(36) NOT NULL PRIMARY KEY, account_id VARCHAR(36) NOT "
+           "NULL, "
+           "email VARCHAR(254) NOT NULL UNIQUE, name VARCHAR(200) NOT NULL, "
+           "password_hash VARCHAR(255) NOT NULL, created_us BIGINT NOT NULL, "
+           "updated_us BIGINT NOT NULL)",
+           "CREATE TABLE auth_keys (id CHAR(36) NOT NULL PRIMARY KEY, account_id CHAR(36) NOT "
+           "NULL, "
+           "kind VARCHAR(16) NOT NULL, identity_id VARCHAR(36) NOT NULL, label VARCHAR(200) NOT "
+           "NULL, "
+           "prefix VARCHAR(32) NOT NULL, key_hash CHAR(64) NOT NULL UNIQUE, "
+           "created_by VARCHAR(36) NOT NULL, created_us BIGINT NOT NULL, revoked_us BIGINT NOT "
+           "NULL, "
+           "last_used_us BIGINT NOT NULL)",
+           "CREATE INDEX auth_keys_account ON auth_keys (account_id)",
+           "CREATE INDEX auth_keys_revoked ON auth_keys (revoked_us)",
+           "CREATE TABLE auth_device_codes (id CHAR(36) NOT NULL PRIMARY KEY, "
+           "code_hash CHAR(64) NOT NULL UNIQUE, user_code CHAR(8) NOT NULL, "
+           "client_id VARCHAR(200) NOT NULL, status VARCHAR(16) NOT NULL, user_id VARCHAR(36) NOT "
+           "NULL, "
+           "interval_s INT NOT NULL, last_poll_us BIGINT NOT NULL, expires_us BIGINT NOT NULL, "
+           "created_us BIGINT NOT NULL)",
+           "CREATE INDEX auth_device_codes_user_code ON auth_device_codes (user_code)",
+           "CREATE TABLE auth_refresh_tokens (id CHAR(36) NOT NULL PRIMARY KEY, "
+           "family_id CHAR(36) NOT NULL, user_id CHAR(36) NOT NULL, account_id CHAR(36) NOT NULL, "
+           "token_hash CHAR(64) NOT NULL UNIQUE, created_us BIGINT NOT NULL, "
+           "expires_us BIGINT NOT NULL, retired_us BIGINT NOT NULL, revoked_us BIGINT NOT NULL)",
+           "CREATE INDEX auth_refresh_family ON auth_refresh_tokens (family_id)",
+           "CREATE TABLE auth_signing_keys (kid VARCHAR(64) NOT NULL PRIMARY KEY, "
+           "private_pem TEXT NOT NULL, created_us BIGINT NOT NULL)"}),
+      sdk::Migration::portable(
+          2, "OpenID Connect links and browser sessions",
+          {"CREATE TABLE auth_user_links (issuer VARCHAR(255) NOT NULL, "
+           "subject VARCHAR(255) NOT NULL, user_id CHAR(36) NOT NULL, "
+           "created_us BIGINT NOT NULL, PRIMARY KEY (issuer, subject))",
+           "CREATE TABLE auth_web_sessions (token_hash CHAR(64) NOT NULL PRIMARY KEY, "
+           "user_id CHAR(36) NOT NULL, created_us BIGINT NOT NULL, "
+           "expires_us BIGINT NOT NULL)",
+           "CREATE INDEX auth_web_sessions_expiry ON auth_web_sessions (expires_us)"})};
 }
 
 namespace {
@@ -112,24 +126,87 @@ std::optional<User> AuthStore::userById(const std::string& id) {
 
 std::optional<User> AuthStore::addUser(const std::string& email, const std::string& name,
                                        const std::string& password_hash) {
+  std::optional<User> added;
+  db_.transaction([&](Poco::Data::Session& s) { added = addUser(s, email, name, password_hash); });
+  return added;
+}
+
+std::optional<User> AuthStore::addUser(Poco::Data::Session& s, const std::string& email,
+                                       const std::string& name, const std::string& password_hash) {
   User u{sdk::newUuid(), "", email, name, password_hash};
-  bool taken = false;
-  db_.transaction([&](Poco::Data::Session& s) {
-    int n = 0;
-    std::string e = email;
-    s << "SELECT COUNT(*) FROM auth_users WHERE email = ?", use(e), into(n), now;
-    if (n > 0) {
-      taken = true;
-      return;
-    }
-    Poco::Int64 at = sdk::nowMicros();
-    s << "INSERT INTO auth_users (id, account_id, email, name, password_hash, created_us, "
-         "updated_us) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        use(u.id), use(u.account_id), use(u.email), use(u.name), use(u.password_hash), use(at),
-        use(at), now;
-  });
-  if (taken) return std::nullopt;
+  int n = 0;
+  std::string e = email;
+  s << "SELECT COUNT(*) FROM auth_users WHERE email = ?", use(e), into(n), now;
+  if (n > 0) return std::nullopt;
+  Poco::Int64 at = sdk::nowMicros();
+  s << "INSERT INTO auth_users (id, account_id, email, name, password_hash, created_us, "
+       "updated_us) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      use(u.id), use(u.account_id), use(u.email), use(u.name), use(u.password_hash), use(at),
+      use(at), now;
   return u;
+}
+
+std::optional<std::string> AuthStore::linkedUser(Poco::Data::Session& s, const std::string& issuer,
+                                                 const std::string& subject) {
+  std::vector<std::string> ids;
+  std::string i = issuer, sub = subject;
+  s << "SELECT user_id FROM auth_user_links WHERE issuer = ? AND subject = ?", use(i), use(sub),
+      into(ids), now;
+  if (ids.empty()) return std::nullopt;
+  return ids.front();
+}
+
+void AuthStore::link(Poco::Data::Session& s, const std::string& issuer, const std::string& subject,
+                     const std::string& user_id) {
+  std::string i = issuer, sub = subject, u = user_id;
+  Poco::Int64 at = sdk::nowMicros();
+  s << "INSERT INTO auth_user_links (issuer, subject, user_id, created_us) VALUES (?, ?, ?, ?)",
+      use(i), use(sub), use(u), use(at), now;
+}
+
+std::optional<User> AuthStore::userById(Poco::Data::Session& s, const std::string& id) {
+  std::vector<UserRow> rows;
+  std::string i = id;
+  s << std::string(kUserColumns) + "WHERE id = ?", use(i), into(rows), now;
+  return firstUser(rows);
+}
+
+std::optional<User> AuthStore::userByEmail(Poco::Data::Session& s, const std::string& email) {
+  std::vector<UserRow> rows;
+  std::string e = email;
+  s << std::string(kUserColumns) + "WHERE email = ?", use(e), into(rows), now;
+  return firstUser(rows);
+}
+
+void AuthStore::addSession(const std::string& token_hash, const std::string& user_id,
+                           std::int64_t expires_us) {
+  db_.transaction([&](Poco::Data::Session& s) {
+    std::string h = token_hash, u = user_id;
+    Poco::Int64 at = sdk::nowMicros(), exp = expires_us;
+    // Sweep expired sessions as new ones start: the table stays the size of the live ones.
+    s << "DELETE FROM auth_web_sessions WHERE expires_us < ?", use(at), now;
+    s << "INSERT INTO auth_web_sessions (token_hash, user_id, created_us, expires_us) VALUES (?, "
+         "?, ?, ?)",
+        use(h), use(u), use(at), use(exp), now;
+  });
+}
+
+std::optional<std::string> AuthStore::sessionUser(const std::string& token_hash) {
+  Poco::Data::Session s = db_.session();
+  std::vector<std::string> ids;
+  std::string h = token_hash;
+  Poco::Int64 at = sdk::nowMicros();
+  s << "SELECT user_id FROM auth_web_sessions WHERE token_hash = ? AND expires_us > ?", use(h),
+      use(at), into(ids), now;
+  if (ids.empty()) return std::nullopt;
+  return ids.front();
+}
+
+void AuthStore::endSession(const std::string& token_hash) {
+  db_.transaction([&](Poco::Data::Session& s) {
+    std::string h = token_hash;
+    s << "DELETE FROM auth_web_sessions WHERE token_hash = ?", use(h), now;
+  });
 }
 
 std::string AuthStore::ensureAccount(Poco::Data::Session& s, User& user, const std::string& plan) {

@@ -1,4 +1,5 @@
-// The auth plugin's tables: accounts, users, keys, device codes, refresh tokens.
+// The auth plugin's tables: accounts, users, keys, device codes, refresh tokens, provider links
+// and browser sessions.
 #pragma once
 
 #include <svc/sdk/storage.h>
@@ -38,6 +39,21 @@ class AuthStore {
   /// @return the new user, or nullopt when the email is taken.
   std::optional<User> addUser(const std::string& email, const std::string& name,
                               const std::string& password_hash);
+  std::optional<User> addUser(Poco::Data::Session& s, const std::string& email,
+                              const std::string& name, const std::string& password_hash);
+  std::optional<User> userById(Poco::Data::Session& s, const std::string& id);
+  std::optional<User> userByEmail(Poco::Data::Session& s, const std::string& email);
+  /// @return the user an OpenID Connect (issuer, subject) is linked to.
+  std::optional<std::string> linkedUser(Poco::Data::Session& s, const std::string& issuer,
+                                        const std::string& subject);
+  void link(Poco::Data::Session& s, const std::string& issuer, const std::string& subject,
+            const std::string& user_id);
+
+  /// Browser sessions, by the SHA-256 of their cookie's token.
+  void addSession(const std::string& token_hash, const std::string& user_id,
+                  std::int64_t expires_us);
+  std::optional<std::string> sessionUser(const std::string& token_hash);
+  void endSession(const std::string& token_hash);
   /// Gives the user an account (creating it, on `plan`) when it has none. @return the account id.
   std::string ensureAccount(Poco::Data::Session& s, User& user, const std::string& plan);
   std::optional<std::string> accountPlan(const std::string& account_id);

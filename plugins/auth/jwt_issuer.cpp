@@ -14,6 +14,12 @@ using namespace Poco::Data::Keywords;
 
 namespace svc::plugins::auth {
 
+namespace {
+std::string asBytes(const std::vector<unsigned char>& v) {
+  return std::string(v.begin(), v.end());
+}
+}  // namespace
+
 JwtIssuer::JwtIssuer(sdk::Database& db, std::string issuer) : db_(db), issuer_(std::move(issuer)) {}
 
 const Poco::SharedPtr<Poco::Crypto::RSAKey>& JwtIssuer::key() const {
@@ -95,8 +101,8 @@ Poco::JSON::Object::Ptr JwtIssuer::jwks() const {
   key->set("use", "sig");
   key->set("alg", "RS256");
   key->set("kid", kid_);
-  key->set("n", base64url(rsa->modulus()));
-  key->set("e", base64url(rsa->encryptionExponent()));
+  key->set("n", sdk::base64url(asBytes(rsa->modulus())));
+  key->set("e", sdk::base64url(asBytes(rsa->encryptionExponent())));
   Poco::JSON::Array::Ptr keys = new Poco::JSON::Array;
   keys->add(key);
   Poco::JSON::Object::Ptr doc = new Poco::JSON::Object;

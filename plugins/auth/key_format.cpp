@@ -1,12 +1,10 @@
 #include "key_format.h"
 
-#include <Poco/Base64Encoder.h>
 #include <Poco/Checksum.h>
 
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
-#include <sstream>
 #include <stdexcept>
 #include <vector>
 
@@ -95,22 +93,6 @@ std::string sha256Hex(std::string_view text) {
     out.push_back(kHex[c & 15]);
   }
   return out;
-}
-
-std::string base64url(const std::vector<unsigned char>& bytes) {
-  std::ostringstream out;
-  Poco::Base64Encoder encoder(out, Poco::BASE64_URL_ENCODING | Poco::BASE64_NO_PADDING);
-  encoder.rdbuf()->setLineLength(0);
-  encoder.write(reinterpret_cast<const char*>(bytes.data()),
-                static_cast<std::streamsize>(bytes.size()));
-  encoder.close();
-  return out.str();
-}
-
-std::string randomToken(std::size_t bytes) {
-  std::vector<unsigned char> raw(bytes);
-  randomBytes(raw.data(), raw.size());
-  return base64url(raw);
 }
 
 }  // namespace svc::plugins::auth

@@ -24,10 +24,6 @@ std::optional<KeyKind> checkKey(std::string_view key);
 std::string visiblePrefix(std::string_view key);
 /// @return lower-case hex SHA-256 of text.
 std::string sha256Hex(std::string_view text);
-/// @return bytes in unpadded base64url (RFC 4648 section 5).
-std::string base64url(const std::vector<unsigned char>& bytes);
-/// @param bytes how many random bytes. @return them in unpadded base64url.
-std::string randomToken(std::size_t bytes);
 /// @return base62 of value, left-padded with '0' to width.
 std::string base62(const unsigned char* bytes, std::size_t size, std::size_t width);
 

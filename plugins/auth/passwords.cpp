@@ -1,6 +1,6 @@
 #include "passwords.h"
 
-#include "key_format.h"
+#include <svc/sdk/util.h>
 
 #include <Poco/Base64Decoder.h>
 #include <Poco/Base64Encoder.h>
@@ -53,7 +53,7 @@ std::string unb64(const std::string& text) {
 }  // namespace
 
 std::string hashPassword(const std::string& password) {
-  std::string salt = randomToken(16);
+  std::string salt = sdk::randomToken(16);
   return "scrypt$" + std::to_string(kN) + "$" + std::to_string(kR) + "$" + std::to_string(kP) +
          "$" + salt + "$" + b64(derive(password, salt, kN, kR, kP));
 }

@@ -19,6 +19,31 @@ std::optional<std::string> Request::header(const std::string& name) const {
   return it->second;
 }
 
+std::optional<std::string> Request::cookie(const std::string& name) const {
+  auto h = header("cookie");
+  if (!h) return std::nullopt;
+  return cookieValue(*h, name);
+}
+
+std::optional<std::string> cookieValue(const std::string& cookie_header, const std::string& name) {
+  std::size_t at = 0;
+  while (at < cookie_header.size()) {
+    std::size_t end = cookie_header.find(';', at);
+    if (end == std::string::npos) end = cookie_header.size();
+    std::string pair = Poco::trim(cookie_header.substr(at, end - at));
+    std::size_t eq = pair.find('=');
+    if (eq != std::string::npos && pair.compare(0, eq, name) == 0 && eq == name.size()) {
+      std::string value = pair.substr(eq + 1);
+      if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
+        value = value.substr(1, value.size() - 2);
+      }
+      return value;
+    }
+    at = end + 1;
+  }
+  return std::nullopt;
+}
+
 HttpError::HttpError(int status, std::string code, std::string detail)
     : std::runtime_error(detail),
       status_(status),

@@ -1,5 +1,6 @@
 // Out-of-line destructors: each interface's vtable and type information live in the SDK library,
 // once, instead of in every plugin.
+#include <svc/sdk/accounts.h>
 #include <svc/sdk/plans.h>
 #include <svc/sdk/plugin.h>
 
@@ -14,6 +15,7 @@ ServiceRegistry::~ServiceRegistry() = default;
 PluginContext::~PluginContext() = default;
 Plugin::~Plugin() = default;
 PlanService::~PlanService() = default;
+AccountService::~AccountService() = default;
 
 Migration Migration::portable(int version, std::string description,
                               std::vector<std::string> statements) {

@@ -6,8 +6,10 @@
 
 namespace svc::sdk {
 
-RateLimiter::RateLimiter(int per_minute)
-    : capacity_(per_minute), per_us_(static_cast<double>(per_minute) / 60e6) {}
+RateLimiter::RateLimiter(int per_minute) : RateLimiter(per_minute, 60) {}
+
+RateLimiter::RateLimiter(int burst, int period_seconds)
+    : capacity_(burst), per_us_(static_cast<double>(burst) / (std::max(1, period_seconds) * 1e6)) {}
 
 int RateLimiter::take(const std::string& key) {
   return check(key, true);

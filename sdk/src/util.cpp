@@ -1,5 +1,8 @@
 #include <svc/sdk/util.h>
 
+#include <Poco/Base64Decoder.h>
+#include <Poco/Base64Encoder.h>
+
 #include <openssl/rand.h>
 
 #include <stdexcept>
@@ -7,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <sstream>
 
 namespace svc::sdk {
 
@@ -100,6 +104,44 @@ bool isValidUtf8(std::string_view s) {
     i += len;
   }
   return true;
+}
+
+std::string base64url(std::string_view bytes) {
+  std::ostringstream out;
+  Poco::Base64Encoder encoder(out, Poco::BASE64_URL_ENCODING | Poco::BASE64_NO_PADDING);
+  encoder.rdbuf()->setLineLength(0);
+  encoder.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  encoder.close();
+  return out.str();
+}
+
+std::optional<std::string> base64urlDecode(std::string_view text) {
+  std::string padded;
+  padded.reserve(text.size() + 3);
+  for (char c : text) {
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '_';
+    if (c == '=') break;
+    if (!ok) return std::nullopt;
+    padded.push_back(c);
+  }
+  if (padded.size() % 4 == 1) return std::nullopt;
+  while (padded.size() % 4) padded.push_back('=');
+  try {
+    std::istringstream in(padded);
+    Poco::Base64Decoder decoder(in, Poco::BASE64_URL_ENCODING);
+    return std::string(std::istreambuf_iterator<char>(decoder), std::istreambuf_iterator<char>());
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+std::string randomToken(std::size_t bytes) {
+  std::string raw(bytes, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) != 1) {
+    throw std::runtime_error("RAND_bytes failed");
+  }
+  return base64url(raw);
 }
 
 }  // namespace svc::sdk

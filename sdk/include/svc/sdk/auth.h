@@ -17,6 +17,7 @@ struct Credentials {
   std::string authorization;   ///< The Authorization header's value, or empty.
   std::string cookie;          ///< The Cookie header's value, or empty.
   std::string client_address;  ///< The peer's address, for rate limiting failures.
+  std::string method;          ///< The request's method: cookies may only authenticate GET/HEAD.
 };
 
 /// Turns credentials into a principal. Offered as service kAuthenticatorService.

@@ -72,7 +72,13 @@ struct Request {
   /// @param name a header name, any case.
   /// @return its value, or nullopt when absent.
   std::optional<std::string> header(const std::string& name) const;
+  /// @param name a cookie name. @return that cookie's value from the Cookie header, or nullopt.
+  std::optional<std::string> cookie(const std::string& name) const;
 };
+
+/// @param cookie_header a Cookie header's value (`a=1; b=2`). @param name a cookie name.
+/// @return that cookie's value (the first, when repeated), or nullopt.
+std::optional<std::string> cookieValue(const std::string& cookie_header, const std::string& name);
 
 /// An error a handler throws; the kernel answers it in the contract's error shape
 /// `{"detail", "code", "errors"?}` plus any extra fields and headers.

@@ -19,6 +19,9 @@ class RateLimiter {
   /// @param per_minute how many events a key may have per minute (0: unlimited); bursts up to the
   /// same number.
   explicit RateLimiter(int per_minute);
+  /// @param burst how many events a key may have at once (0: unlimited). @param period_seconds
+  /// how long an emptied bucket takes to fill again: `burst` events per period on average.
+  RateLimiter(int burst, int period_seconds);
   /// Takes one token for key. @return 0 when allowed, else the seconds until one is available.
   int take(const std::string& key);
   /// @return 0 when key has a token left (without taking it), else the seconds to wait.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -18,5 +19,11 @@ std::int64_t nowMicros();
 std::string isoTimestamp(std::int64_t micros);
 /// @param text bytes. @return true when they are well-formed UTF-8 (no overlongs, no surrogates).
 bool isValidUtf8(std::string_view text);
+/// @param bytes any bytes. @return them in unpadded base64url (RFC 4648 section 5).
+std::string base64url(std::string_view bytes);
+/// @param text base64url, padded or not. @return the bytes, or nullopt when text is not base64url.
+std::optional<std::string> base64urlDecode(std::string_view text);
+/// @param bytes how many random bytes (from OpenSSL's DRBG). @return them in unpadded base64url.
+std::string randomToken(std::size_t bytes);
 
 }  // namespace svc::sdk

@@ -1,0 +1,147 @@
+// Shared pieces of the browser and protocol tests: the real build/bin/svcd on a free port with a
+// temporary data directory (and a fresh MariaDB database when SVC_TEST_DB=mariadb), svcctl,
+// an OpenID Connect provider (node's oidc-provider) on loopback, and Debian's chromium driven by
+// playwright-core.
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const buildDir = process.env.SVC_BUILD_DIR || path.resolve(here, '../../build');
+export const binDir = path.join(buildDir, 'bin');
+
+export async function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export const dbKind = () => process.env.SVC_TEST_DB || 'sqlite';
+
+// A fresh database for one svcd: SQLite under its data directory, or a new MariaDB database on
+// the test server that tools/test.sh started (SVC_TEST_MYSQL_URL).
+function freshDatabase(dataDir) {
+  if (dbKind() !== 'mariadb') return { url: `sqlite:${dataDir}/svc.db`, drop() {} };
+  const server = new URL(process.env.SVC_TEST_MYSQL_URL);
+  const name = `svc_b_${randomBytes(6).toString('hex')}`;
+  const args = ['-h', server.hostname, '-P', server.port, '-u', decodeURIComponent(server.username),
+    `-p${decodeURIComponent(server.password)}`];
+  execFileSync('mariadb', [...args, '-e', `CREATE DATABASE ${name} CHARACTER SET utf8mb4`]);
+  return {
+    url: `mysql://${server.username}:${server.password}@${server.hostname}:${server.port}/${name}`,
+    drop() {
+      try { execFileSync('mariadb', [...args, '-e', `DROP DATABASE IF EXISTS ${name}`]); } catch {}
+    },
+  };
+}
+
+export class Svcd {
+  // settings: extra --set key=value pairs.
+  static async start(settings = {}) {
+    const s = new Svcd();
+    s.dataDir = mkdtempSync(path.join(tmpdir(), 'svc-browser-'));
+    s.db = freshDatabase(s.dataDir);
+    s.port = settings['server.port'] ? Number(settings['server.port']) : await freePort();
+    s.adminPort = await freePort();
+    s.url = `http://127.0.0.1:${s.port}`;
+    s.admin = `http://127.0.0.1:${s.adminPort}`;
+    const sets = { 'db.url': s.db.url, 'admin.listen': `127.0.0.1:${s.adminPort}`,
+      'public.base_url': s.url, ...settings };
+    delete sets['server.port'];
+    const args = ['--port', String(s.port), '--data-dir', s.dataDir];
+    for (const [k, v] of Object.entries(sets)) args.push('--set', `${k}=${v}`);
+    s.proc = spawn(path.join(binDir, 'svcd'), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    s.log = '';
+    await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`svcd did not start:\n${s.log}`)), 20000);
+      const onData = (chunk) => {
+        s.log += chunk;
+        if (s.log.includes('svcd ready')) { clearTimeout(timer); resolve(); }
+      };
+      s.proc.stdout.on('data', onData);
+      s.proc.stderr.on('data', onData);
+      s.proc.on('exit', (code) => { clearTimeout(timer); reject(new Error(`svcd exited ${code}:\n${s.log}`)); });
+    });
+    s.proc.removeAllListeners('exit');
+    s.adminToken = readFileSync(path.join(s.dataDir, 'admin.token'), 'utf8').trim();
+    return s;
+  }
+
+  // Runs build/bin/svcd's svcctl against this server. @return its stdout.
+  svcctl(args, input) {
+    return execFileSync(path.join(binDir, 'svcctl'),
+      ['--admin', this.admin, '--admin-token', this.adminToken, '--url', this.url, ...args],
+      { input, encoding: 'utf8' });
+  }
+
+  async api(method, route, { body, key, headers = {} } = {}) {
+    const h = { ...headers };
+    if (key) h.Authorization = `Bearer ${key}`;
+    if (body !== undefined) h['Content-Type'] = 'application/json';
+    const r = await fetch(this.url + route, { method, headers: h,
+      body: body === undefined ? undefined : JSON.stringify(body), redirect: 'manual' });
+    const text = await r.text();
+    let json;
+    try { json = JSON.parse(text); } catch { json = undefined; }
+    return { status: r.status, json, text, headers: r.headers };
+  }
+
+  async stop() {
+    if (this.proc && this.proc.exitCode === null) {
+      const exited = new Promise((resolve) => this.proc.on('exit', resolve));
+      this.proc.kill('SIGTERM');
+      await exited;
+    }
+    this.db.drop();
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+// An OpenID Connect provider on loopback: node's oidc-provider with its development login and
+// consent pages (any login name signs in as that name), PKCE required, RS256 ID tokens.
+export async function startProvider({ redirectUri, clientId = 'svc-dashboard', clientSecret = 'provider-secret' }) {
+  const { default: Provider } = await import('oidc-provider');
+  const port = await freePort();
+  const issuer = `http://127.0.0.1:${port}`;
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const jwk = { ...privateKey.export({ format: 'jwk' }), kid: 'test-key', use: 'sig', alg: 'RS256' };
+  const provider = new Provider(issuer, {
+    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: [redirectUri],
+      response_types: ['code'], grant_types: ['authorization_code'] }],
+    pkce: { required: () => true, methods: ['S256'] },
+    jwks: { keys: [jwk] },
+    cookies: { keys: ['browser-test-cookie-key'] },
+    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+    findAccount: async (ctx, id) => ({
+      accountId: id,
+      claims: async () => ({ sub: id, email: `${id}@example.org`, email_verified: true, name: `Person ${id}` }),
+    }),
+  });
+  provider.on('server_error', (ctx, err) => console.error('oidc-provider error', err));
+  const server = provider.listen(port);
+  await new Promise((resolve) => server.once('listening', resolve));
+  return { issuer, clientId, clientSecret, close: () => new Promise((r) => server.close(r)) };
+}
+
+export async function launchBrowser() {
+  const { chromium } = await import('playwright-core');
+  // Flags from the machine notes: without the background-networking ones chromium keeps dialling
+  // hosts this closed network refuses.
+  return chromium.launch({
+    executablePath: process.env.SVC_CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      '--disable-dev-shm-usage'],
+  });
+}
