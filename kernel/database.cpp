@@ -103,6 +103,20 @@ void SqlDatabase::transaction(const std::function<void(Poco::Data::Session&)>& w
   std::unique_lock<std::mutex> lock(sqlite_writer_, std::defer_lock);
   if (dialect_ == sdk::Dialect::kSqlite) lock.lock();
   Poco::Data::Session s = session();
+  // Poco's MySQL session begins a transaction by turning autocommit off and never turns it back
+  // on: the pooled session's next plain SELECT would open an implicit transaction whose
+  // REPEATABLE READ snapshot lives on, and every later read through it would see old data.
+  struct AutoCommit {
+    Poco::Data::Session& s;
+    bool mysql;
+    ~AutoCommit() {
+      if (!mysql) return;
+      try {
+        s.setFeature("autoCommit", true);
+      } catch (...) {
+      }
+    }
+  } restore{s, dialect_ == sdk::Dialect::kMysql};
   s.begin();
   try {
     work(s);

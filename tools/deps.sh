@@ -5,8 +5,8 @@ set -euo pipefail
 
 SVC_BUILD_PACKAGES=(build-essential cmake ccache pkg-config git libpoco-dev libboost-dev
   libboost-filesystem-dev libssl-dev libsodium-dev libsqlite3-dev sqlite3 libmariadb-dev)
-SVC_TEST_PACKAGES=(googletest libgtest-dev libbenchmark-dev mariadb-server wrk procps curl python3
-  openssl)
+SVC_TEST_PACKAGES=(googletest libgtest-dev libbenchmark-dev mariadb-server mariadb-client wrk procps
+  curl python3 openssl chromium)
 
 svc_install_packages() {
   local missing=()
@@ -23,6 +23,20 @@ svc_install_packages() {
     # Debian's mariadb-server tries to start a service; a container has none to start.
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" \
       >/dev/null
+  fi
+}
+
+# Node and npm for the browser tests, from Debian unless the machine already has them (a newer
+# Node from elsewhere is kept: installing Debian's npm would replace it). Then the tests' own
+# packages, exactly as package-lock.json pins them.
+svc_install_node() {
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    svc_install_packages nodejs npm
+  fi
+  local dir="$SVC_ROOT/tests/browser"
+  if [ ! -f "$dir/node_modules/.package-lock.json" ] ||
+    [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
   fi
 }
 

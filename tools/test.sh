@@ -17,6 +17,7 @@ if [ "${1:-}" = "--sanitize" ]; then
 fi
 
 svc_install_packages "${SVC_BUILD_PACKAGES[@]}" "${SVC_TEST_PACKAGES[@]}"
+svc_install_node
 svc_build "$build_dir" "${cmake_args[@]}"
 
 trap svc_mariadb_stop EXIT

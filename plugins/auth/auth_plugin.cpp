@@ -423,9 +423,17 @@ class AuthPlugin : public sdk::Plugin {
     services.offer<sdk::AccountService>(sdk::kAccountService, std::make_shared<Accounts>(*this));
   }
 
-  void start() override { service_->start(); }
+  void start() override {
+    service_->start();
+    watching_ = true;
+    watcher_ = std::thread([this] { watchWaiters(); });
+  }
 
   void stop() override {
+    if (watching_.exchange(false)) {
+      watch_wake_.notify_all();
+      watcher_.join();
+    }
     service_->stop();
     std::map<std::string, std::vector<Waiter>> waiters;
     {
@@ -511,7 +519,7 @@ class AuthPlugin : public sdk::Plugin {
       std::weak_ptr<sdk::Stream> weak = stream;
       stream->onClose([this, device_id, weak] { dropWaiter(device_id, weak); });
       stream->expireAfter(delay, [this, hash, weak] {
-        if (auto s = weak.lock()) s->respond(evaluate(hash, true).response);
+        if (auto s = weak.lock()) answerWaiter(*s, hash);
       });
     });
   }
@@ -540,7 +548,43 @@ class AuthPlugin : public sdk::Plugin {
       waiters_.erase(it);
     }
     for (auto& w : list) {
-      if (auto s = w.stream.lock()) s->respond(evaluate(w.code_hash, true).response);
+      if (auto s = w.stream.lock()) answerWaiter(*s, w.code_hash);
+    }
+  }
+
+  // Codes can be decided where this process does not see it: by another svcd process on the same
+  // database, or here in the instant between a poll's first look and its registration as a
+  // waiter. Twice a second, the codes that have waiters are looked up and the decided ones woken.
+  void watchWaiters() {
+    std::unique_lock lock(watch_mutex_);
+    while (watching_) {
+      watch_wake_.wait_for(lock, std::chrono::milliseconds(500));
+      if (!watching_) break;
+      std::vector<std::string> ids;
+      {
+        std::lock_guard waiters_lock(waiters_mutex_);
+        for (auto& [id, list] : waiters_) ids.push_back(id);
+      }
+      if (ids.empty()) continue;
+      try {
+        for (const auto& id : store_->decidedAmong(ids)) wakeWaiters(id);
+      } catch (const std::exception& e) {
+        context_->logger().warning(std::string("checking waiting device codes: ") + e.what());
+      }
+    }
+  }
+
+  // Answers a held poll; a failure answers 500 rather than leaving the agent without an answer.
+  void answerWaiter(sdk::Stream& stream, const std::string& code_hash) {
+    try {
+      stream.respond(evaluate(code_hash, true).response);
+    } catch (const std::exception& e) {
+      context_->logger().error(std::string("device token poll failed: ") + e.what());
+      Poco::JSON::Object::Ptr body = new Poco::JSON::Object;
+      body->set("detail", "The server failed to answer this request; poll again.");
+      body->set("code", "server_error");
+      body->set("request_id", stream.requestId());
+      stream.respond(sdk::Response::json(500, body));
     }
   }
 
@@ -931,6 +975,10 @@ class AuthPlugin : public sdk::Plugin {
   std::shared_ptr<AuthService> service_;
   std::mutex waiters_mutex_;
   std::map<std::string, std::vector<Waiter>> waiters_;
+  std::atomic<bool> watching_{false};
+  std::mutex watch_mutex_;
+  std::condition_variable watch_wake_;
+  std::thread watcher_;
   std::mutex users_mutex_;
   std::unordered_map<std::string, std::pair<std::int64_t, User>> users_;
 };

@@ -76,6 +76,8 @@ class AuthStore {
   std::optional<DeviceCode> deviceByHash(Poco::Data::Session& s, const std::string& code_hash);
   std::optional<DeviceCode> pendingByUserCode(const std::string& user_code);
   bool userCodeInUse(const std::string& user_code);
+  /// @param ids device code ids. @return those no longer pending (decided, used or expired).
+  std::vector<std::string> decidedAmong(const std::vector<std::string>& ids);
   /// Moves a pending code to approved/denied. @return false when it was no longer pending.
   bool decide(const std::string& id, const std::string& status, const std::string& user_id);
   void notePoll(Poco::Data::Session& s, const std::string& id, std::int64_t at, int interval_s);

@@ -389,5 +389,36 @@ TEST(AuthProcesses, ARevocationReachesAnotherProcessWithinASecond) {
   EXPECT_LT(std::chrono::steady_clock::now() - revoked_at, std::chrono::milliseconds(1500));
 }
 
+// An agent waiting at one svcd process is answered when the person approves through another.
+TEST(AuthProcesses, AnApprovalInAnotherProcessAnswersAWaitingPollWithinASecond) {
+  Svcd::Options o;
+  o.plugins = {"auth"};
+  Svcd a(o);
+  ASSERT_TRUE(a.start());
+  o.db_url = a.dbUrl();
+  Svcd b(o);
+  ASSERT_TRUE(b.start());
+  http(b.adminPort(), "POST", "/admin/auth/users/",
+       "{\"email\":\"hb@example.com\",\"password\":\"correct horse\"}", bearer(b.adminToken()));
+  auto d = a.post("/api/auth/device/", "").json();
+  auto waiting = std::async(std::launch::async, [&] {
+    return a.post(
+        "/api/auth/device/token/",
+        "{\"device_code\":\"" + d->getValue<std::string>("device_code") + "\",\"wait\":true}");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto approved_at = std::chrono::steady_clock::now();
+  ASSERT_EQ(http(b.adminPort(), "POST", "/admin/auth/device/approve/",
+                 "{\"user_code\":\"" + d->getValue<std::string>("user_code") +
+                     "\",\"user\":\"hb@example.com\"}",
+                 bearer(b.adminToken()))
+                .status,
+            200);
+  ASSERT_EQ(waiting.wait_for(std::chrono::seconds(3)), std::future_status::ready);
+  auto r = waiting.get();
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_LT(std::chrono::steady_clock::now() - approved_at, std::chrono::milliseconds(1500));
+}
+
 }  // namespace
 }  // namespace svc::testing

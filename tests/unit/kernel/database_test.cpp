@@ -1,7 +1,14 @@
 #include "database.h"
 
+#ifdef SVC_WITH_MYSQL
+#include <Poco/Data/MySQL/Connector.h>
+#endif
+#include <Poco/Environment.h>
 #include <Poco/File.h>
 #include <Poco/TemporaryFile.h>
+#include <Poco/URI.h>
+
+#include <openssl/rand.h>
 
 #include <gtest/gtest.h>
 
@@ -69,6 +76,45 @@ TEST_F(DatabaseTest, TransactionsCommitRollBackAndDoNotNest) {
   EXPECT_EQ(rows, 1);
   EXPECT_TRUE(db_->ping());
 }
+
+#ifdef SVC_WITH_MYSQL
+// On MySQL a pooled session that ran a transaction must not keep serving an old snapshot: a row
+// another connection commits afterwards is visible to the next read.
+TEST(DatabaseMysqlTest, ReadsAfterATransactionSeeLaterCommits) {
+  const std::string server = Poco::Environment::get("SVC_TEST_MYSQL_URL", "");
+  if (server.empty()) GTEST_SKIP() << "SVC_TEST_MYSQL_URL is not set";
+  Poco::URI uri(server);
+  const std::string info = uri.getUserInfo();
+  const std::string user = info.substr(0, info.find(':')),
+                    password = info.substr(info.find(':') + 1);
+  const std::string base = "host=" + uri.getHost() + ";port=" + std::to_string(uri.getPort()) +
+                           ";user=" + user + ";password=" + password;
+  unsigned char r[4];
+  RAND_bytes(r, sizeof r);
+  const std::string name = "svc_u_" + std::to_string(r[0] * 65536 + r[1] * 256 + r[2]);
+  Poco::Data::MySQL::Connector::registerConnector();
+  Poco::Data::Session admin("MySQL", base);
+  admin << "CREATE DATABASE " + name, now;
+  {
+    SqlDatabase db(server + "/" + name, 1);  // one pooled session: every read reuses it
+    db.transaction([](Poco::Data::Session& s) {
+      s << "CREATE TABLE t (id INT NOT NULL PRIMARY KEY)", now;
+      s << "INSERT INTO t VALUES (1)", now;
+    });
+    auto count = [&] {
+      Poco::Data::Session s = db.session();
+      int n = 0;
+      s << "SELECT COUNT(*) FROM t", into(n), now;
+      return n;
+    };
+    EXPECT_EQ(count(), 1);
+    Poco::Data::Session other("MySQL", base + ";db=" + name);
+    other << "INSERT INTO t VALUES (2)", now;
+    EXPECT_EQ(count(), 2);
+  }
+  admin << "DROP DATABASE " + name, now;
+}
+#endif
 
 }  // namespace
 }  // namespace svc::kernel
