@@ -7,6 +7,13 @@
 
 #include <gtest/gtest.h>
 
+#include <Poco/File.h>
+#include <Poco/TemporaryFile.h>
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <fstream>
 #include <future>
 #include <regex>
 #include <thread>
@@ -325,6 +332,84 @@ TEST_F(Auth, OperatorCommandsWorkFromSvcctl) {
   auto [missing, missing_out] =
       runCommand(svcctl + " accounts plan 00000000-0000-4000-8000-000000000000 none");
   EXPECT_NE(missing, 0) << missing_out;
+}
+
+// svcctl login from a terminal: it prints the code and URL, waits, and keeps the key in a file
+// only its owner can read; keys list/create/revoke then use that file.
+TEST_F(Auth, SvcctlLoginWaitsForApprovalAndKeepsTheKeyPrivate) {
+  addUser("term@example.com");
+  Poco::TemporaryFile dir;
+  const std::string key_file = dir.path() + "/svc/key";
+  const std::string svcctl = "'" + binDir() +
+                             "/svcctl' --url http://127.0.0.1:" + std::to_string(svcd_->port()) +
+                             " --key-file '" + key_file + "' ";
+  FILE* pipe = ::popen((svcctl + "login --client-id 'ci terminal' 2>&1").c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output, user_code;
+  char line[512];
+  const std::regex code_re("approve the code ([B-Z]{4}-[B-Z]{4})");
+  while (user_code.empty() && std::fgets(line, sizeof line, pipe)) {
+    output += line;
+    std::smatch m;
+    std::string text = line;
+    if (std::regex_search(text, m, code_re)) user_code = m[1];
+  }
+  ASSERT_FALSE(user_code.empty()) << output;
+  ASSERT_EQ(approve(user_code, "term@example.com").status, 200);
+  while (std::fgets(line, sizeof line, pipe)) output += line;
+  EXPECT_EQ(::pclose(pipe), 0) << output;
+  EXPECT_NE(output.find("/dashboard/device?user_code=" + user_code), std::string::npos) << output;
+  EXPECT_NE(output.find("Signed in as term@example.com"), std::string::npos) << output;
+  if (Poco::File("/usr/bin/qrencode").exists()) {  // tools/deps.sh installs it
+    EXPECT_NE(output.find("\u2588"), std::string::npos) << "a QR code in block characters";
+  }
+  struct stat st {};
+  ASSERT_EQ(::stat(key_file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  std::ifstream in(key_file);
+  std::string key;
+  std::getline(in, key);
+  auto who = svcd_->get("/api/health/whoami/", bearer(key));
+  ASSERT_EQ(who.status, 200) << who.body;
+  EXPECT_EQ(who.json()->getObject("key")->getValue<std::string>("label"),
+            "device login: ci terminal");
+
+  auto [created_rc, created] = runCommand(svcctl + "keys create --label from-cli");
+  ASSERT_EQ(created_rc, 0) << created;
+  const std::string new_key = created.substr(0, created.find('\n'));
+  EXPECT_EQ(svcd_->get("/api/health/whoami/", bearer(new_key)).status, 200);
+  auto [list_rc, listed] = runCommand(svcctl + "keys list");
+  ASSERT_EQ(list_rc, 0);
+  EXPECT_NE(listed.find("from-cli"), std::string::npos) << listed;
+  EXPECT_EQ(listed.find(new_key), std::string::npos) << "a listing never shows a whole key";
+  auto id = svcd_->get("/api/health/whoami/", bearer(new_key)).json()->getObject("key");
+  auto [revoke_rc, revoked] = runCommand(svcctl + "keys revoke " + id->getValue<std::string>("id"));
+  EXPECT_EQ(revoke_rc, 0) << revoked;
+  EXPECT_EQ(svcd_->get("/api/health/whoami/", bearer(new_key)).status, 401);
+}
+
+TEST_F(Auth, SvcctlLoginSaysSoWhenTheCodeIsDenied) {
+  Poco::TemporaryFile dir;
+  const std::string svcctl = "'" + binDir() +
+                             "/svcctl' --url http://127.0.0.1:" + std::to_string(svcd_->port()) +
+                             " --key-file '" + dir.path() + "/key' ";
+  FILE* pipe = ::popen((svcctl + "login 2>&1").c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output, user_code;
+  char line[512];
+  const std::regex code_re("approve the code ([B-Z]{4}-[B-Z]{4})");
+  while (user_code.empty() && std::fgets(line, sizeof line, pipe)) {
+    output += line;
+    std::smatch m;
+    std::string text = line;
+    if (std::regex_search(text, m, code_re)) user_code = m[1];
+  }
+  ASSERT_FALSE(user_code.empty()) << output;
+  ASSERT_EQ(op("/admin/auth/device/deny/", "{\"user_code\":\"" + user_code + "\"}").status, 200);
+  while (std::fgets(line, sizeof line, pipe)) output += line;
+  EXPECT_NE(::pclose(pipe), 0);
+  EXPECT_NE(output.find("denied"), std::string::npos) << output;
+  EXPECT_FALSE(Poco::File(dir.path() + "/key").exists());
 }
 
 TEST(AuthLimits, DeviceStartsAndFailedAuthenticationsAreThrottledPerAddress) {

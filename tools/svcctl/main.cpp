@@ -5,18 +5,29 @@
 #include "client.h"
 
 #include <Poco/Environment.h>
+#include <Poco/File.h>
 #include <Poco/FileStream.h>
 #include <Poco/JSON/Array.h>
 #include <Poco/JSON/Object.h>
 #include <Poco/JSON/Parser.h>
+#include <Poco/Path.h>
+#include <Poco/Process.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <future>
 #include <iomanip>
 #include <iostream>
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -26,8 +37,18 @@ struct Options {
   std::string admin_token = Poco::Environment::get("SVC_ADMIN_TOKEN", "");
   std::string url = Poco::Environment::get("SVC_URL", "http://127.0.0.1:8080");
   std::string key = Poco::Environment::get("SVC_KEY", "");
+  std::string key_file = Poco::Environment::get("SVC_KEY_FILE", "");
   bool json = false;
 };
+
+// Where `svcctl login` keeps the management key: --key-file, SVC_KEY_FILE, else
+// $XDG_CONFIG_HOME/svc/key (~/.config/svc/key).
+std::string keyFile(const Options& o) {
+  if (!o.key_file.empty()) return o.key_file;
+  std::string config = Poco::Environment::get("XDG_CONFIG_HOME", "");
+  if (config.empty()) config = Poco::Environment::get("HOME", "/root") + "/.config";
+  return config + "/svc/key";
+}
 
 void usage(std::ostream& out) {
   out << "usage: svcctl [options] COMMAND\n\n"
@@ -38,7 +59,9 @@ void usage(std::ostream& out) {
          "  --admin-token-file FILE  read the operator token from FILE (e.g. "
          "data.dir/admin.token)\n"
          "  --url URL                public API (SVC_URL; default http://127.0.0.1:8080)\n"
-         "  --key KEY                API key (SVC_KEY)\n"
+         "  --key KEY                API key (SVC_KEY; else the key file)\n"
+         "  --key-file FILE          where login keeps the key (SVC_KEY_FILE; default\n"
+         "                           ~/.config/svc/key)\n"
          "  --json                   print the server's JSON as it is\n\n"
          "commands:\n"
          "  plugins                  list loaded plugins: name, version, status, routes\n"
@@ -47,7 +70,11 @@ void usage(std::ostream& out) {
          "  users add EMAIL --password-stdin [--name NAME]   add a local user\n"
          "  device approve USER_CODE --user EMAIL           approve a device login\n"
          "  device deny USER_CODE                           deny a device login\n"
-         "  accounts plan ACCOUNT_ID active|none            set an account's plan\n";
+         "  accounts plan ACCOUNT_ID active|none            set an account's plan\n"
+         "  login [--client-id NAME]  sign in by device login; writes the key file (0600)\n"
+         "  keys list                 the account's keys\n"
+         "  keys create [--label L] [--identity UUID]        create a key (shown once)\n"
+         "  keys revoke KEY_ID        revoke a key\n";
 }
 
 int fail(const std::string& message, int code = 1) {
@@ -161,6 +188,166 @@ int accounts(const Options& o, const std::vector<std::string>& args) {
   return operatorPost(o, "/admin/auth/accounts/" + args[2] + "/plan/", body);
 }
 
+// Writes the key readable only by its owner, whatever the umask or an older file's mode.
+void writeSecret(const std::string& path, const std::string& secret) {
+  Poco::File(Poco::Path(path).parent()).createDirectories();
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) throw std::runtime_error("cannot write " + path);
+  const std::string line = secret + "\n";
+  bool ok = ::fchmod(fd, 0600) == 0 &&
+            ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) &&
+            ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok) throw std::runtime_error("cannot write " + path);
+}
+
+// A QR code of the URL for a phone, when qrencode is installed (run without a shell).
+void printQr(const std::string& url) {
+  for (const std::string dir : {"/usr/bin/", "/usr/local/bin/", "/bin/"}) {
+    if (!Poco::File(dir + "qrencode").exists()) continue;
+    try {
+      Poco::ProcessHandle h =
+          Poco::Process::launch(dir + "qrencode", {"-t", "UTF8", "-m", "1", url});
+      h.wait();
+    } catch (const Poco::Exception&) {
+    }
+    return;
+  }
+}
+
+// RFC 8628 from a terminal: show the code and URL, wait (long-polling) with a countdown, and keep
+// the management key in the key file.
+int login(const Options& o, const std::vector<std::string>& args) {
+  std::string client_id = option(args, "--client-id");
+  if (client_id.empty()) {
+    char host[256] = {0};
+    ::gethostname(host, sizeof host - 1);
+    client_id = std::string("svcctl on ") + host;
+  }
+  Poco::JSON::Object start;
+  start.set("client_id", client_id);
+  std::ostringstream start_body;
+  start.stringify(start_body);
+  auto reply = svcctl::call(o.url, "POST", "/api/auth/device/", "", start_body.str());
+  if (reply.status != 200) return serverError(reply);
+  auto device = parseObject(reply.body);
+  const std::string user_code = device->getValue<std::string>("user_code");
+  const std::string complete = device->getValue<std::string>("verification_uri_complete");
+  const int expires_in = device->getValue<int>("expires_in");
+  std::cout << "To sign in, open this page and approve the code " << user_code << ":\n\n  "
+            << complete << "\n\n(or open " << device->getValue<std::string>("verification_uri")
+            << " and enter " << user_code << ")\n"
+            << std::flush;
+  printQr(complete);
+
+  Poco::JSON::Object poll;
+  poll.set("device_code", device->getValue<std::string>("device_code"));
+  poll.set("wait", true);
+  std::ostringstream poll_body;
+  poll.stringify(poll_body);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(expires_in);
+  const bool tty = ::isatty(STDERR_FILENO);
+  svcctl::Reply answer;
+  while (true) {
+    auto pending = std::async(std::launch::async, [&] {
+      return svcctl::call(o.url, "POST", "/api/auth/device/token/", "", poll_body.str());
+    });
+    while (pending.wait_for(std::chrono::seconds(1)) != std::future_status::ready) {
+      if (!tty) continue;
+      auto left = std::chrono::duration_cast<std::chrono::seconds>(deadline -
+                                                                   std::chrono::steady_clock::now())
+                      .count();
+      if (left < 0) left = 0;
+      std::fprintf(stderr, "\rWaiting for approval... %ld:%02ld left ",
+                   static_cast<long>(left / 60), static_cast<long>(left % 60));
+    }
+    answer = pending.get();
+    std::string error;
+    try {
+      error = parseObject(answer.body)->optValue<std::string>("error", "");
+    } catch (...) {
+    }
+    if (answer.status == 400 && (error == "authorization_pending" || error == "slow_down")) {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      continue;
+    }
+    if (tty) std::fprintf(stderr, "\r%40s\r", "");
+    if (answer.status == 200) break;
+    if (error == "access_denied") return fail("the code was denied");
+    if (error == "expired_token") return fail("the code expired; run svcctl login again");
+    return serverError(answer);
+  }
+  auto tokens = parseObject(answer.body);
+  const std::string path = keyFile(o);
+  writeSecret(path, tokens->getValue<std::string>("management_key"));
+  auto user = tokens->getObject("user");
+  std::cout << "Signed in as " << user->getValue<std::string>("email")
+            << "; the management key is in " << path << " (readable only by you).\n";
+  return 0;
+}
+
+std::string currentKey(const Options& o) {
+  if (!o.key.empty()) return o.key;
+  Poco::File file(keyFile(o));
+  if (!file.exists()) {
+    throw std::runtime_error("no key: give --key, set SVC_KEY, or run svcctl login");
+  }
+  Poco::FileInputStream in(file.path());
+  std::string key;
+  std::getline(in, key);
+  return key;
+}
+
+int keys(const Options& o, const std::vector<std::string>& args) {
+  const std::string sub = args.size() > 1 ? args[1] : "";
+  if (sub == "list") {
+    auto reply = svcctl::call(o.url, "GET", "/api/auth/keys/?limit=200", currentKey(o));
+    if (reply.status != 200) return serverError(reply);
+    if (o.json) {
+      std::cout << reply.body << "\n";
+      return 0;
+    }
+    auto list = parseObject(reply.body)->getArray("results");
+    std::cout << std::left << std::setw(38) << "ID" << std::setw(12) << "KIND" << std::setw(22)
+              << "PREFIX" << std::setw(29) << "LAST USED"
+              << "LABEL\n";
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      auto k = list->getObject(static_cast<unsigned>(i));
+      std::cout << std::setw(38) << k->getValue<std::string>("id") << std::setw(12)
+                << k->getValue<std::string>("kind") << std::setw(22)
+                << k->getValue<std::string>("prefix") << std::setw(29)
+                << k->optValue<std::string>("last_used_dt", "never")
+                << k->getValue<std::string>("label") << "\n";
+    }
+    return 0;
+  }
+  if (sub == "create") {
+    Poco::JSON::Object body;
+    body.set("label", option(args, "--label"));
+    std::string identity = option(args, "--identity");
+    if (!identity.empty()) body.set("identity", identity);
+    std::ostringstream out;
+    body.stringify(out);
+    auto reply = svcctl::call(o.url, "POST",
+                              identity.empty() ? "/api/auth/keys/" : "/api/auth/keys/identity/",
+                              currentKey(o), out.str());
+    if (reply.status != 201) return serverError(reply);
+    if (o.json) {
+      std::cout << reply.body << "\n";
+    } else {
+      std::cout << parseObject(reply.body)->getValue<std::string>("key") << "\n";
+    }
+    return 0;
+  }
+  if (sub == "revoke" && args.size() == 3) {
+    auto reply = svcctl::call(o.url, "DELETE", "/api/auth/keys/" + args[2] + "/", currentKey(o));
+    if (reply.status != 204) return serverError(reply);
+    return 0;
+  }
+  return fail(
+      "usage: svcctl keys list | keys create [--label L] [--identity UUID] | keys revoke ID", 2);
+}
+
 int health(const Options& o) {
   auto reply = svcctl::call(o.url, "GET", "/api/health/", "");
   std::cout << reply.body << "\n";
@@ -197,6 +384,8 @@ int main(int argc, char** argv) {
         o.url = value(a);
       } else if (a == "--key") {
         o.key = value(a);
+      } else if (a == "--key-file") {
+        o.key_file = value(a);
       } else if (a == "--json") {
         o.json = true;
       } else if (a == "--help" || a == "-h") {
@@ -221,6 +410,8 @@ int main(int argc, char** argv) {
     if (command == "users") return users(o, rest);
     if (command == "device") return device(o, rest);
     if (command == "accounts") return accounts(o, rest);
+    if (command == "login") return login(o, rest);
+    if (command == "keys") return keys(o, rest);
     usage(std::cerr);
     return fail("unknown command '" + command + "'", 2);
   } catch (const std::exception& e) {
