@@ -58,6 +58,8 @@ const std::vector<sdk::ConfigKey>& kernelConfigKeys() {
        "trace",
        false},
       {"log.format", "text", "text or json (one JSON object a line)", false},
+      {"testing.clock", "false",
+       "tests only: POST /admin/clock/ on the operator listener moves the clock forward", false},
   };
   return keys;
 }

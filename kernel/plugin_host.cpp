@@ -75,6 +75,9 @@ class RecordingRoutes : public sdk::RouteRegistry {
   void add(sdk::Route route) override {
     const bool for_operator = route.auth == sdk::AuthNeed::kOperator;
     std::string label = route.method + " " + route.pattern + (for_operator ? " (operator)" : "");
+    static const char* needs[] = {"none", "user", "account", "any", "identity", "operator"};
+    plugin_.route_info.push_back(
+        {route.method, route.pattern, needs[static_cast<int>(route.auth)], route.summary});
     (for_operator ? operator_router_ : router_).add(std::move(route), plugin_.name);
     plugin_.routes.push_back(label);
   }

@@ -40,6 +40,10 @@ struct LoadedPlugin {
   std::unique_ptr<sdk::Plugin> plugin;
   Status status = Status::kLoaded;
   std::vector<std::string> routes;  ///< "METHOD pattern", filled at register.
+  struct RouteInfo {
+    std::string method, pattern, auth, summary;
+  };
+  std::vector<RouteInfo> route_info;  ///< The same routes, with what credential each needs.
   std::unique_ptr<sdk::PluginContext> context;
   std::unique_ptr<OwnedServices> services;
 };

@@ -24,6 +24,7 @@
 #include <Poco/Path.h>
 #include <Poco/Process.h>
 #include <Poco/Util/HelpFormatter.h>
+#include <Poco/Util/MapConfiguration.h>
 #include <Poco/Util/Option.h>
 #include <Poco/Util/OptionSet.h>
 
@@ -236,6 +237,38 @@ int SvcdApp::serve() {
     return EXIT_CONFIG;
   }
 
+  // Listen before the plugins configure: with server.port=0 the port is only known now, and
+  // public.base_url (and the URLs made from it) must name the real one.
+  std::string scheme = "http";
+  Poco::Net::ServerSocket socket;
+  try {
+    Poco::Net::SocketAddress address(conf.getString("server.host"),
+                                     static_cast<Poco::UInt16>(conf.getInt("server.port")));
+    const std::string cert = conf.getString("server.tls.cert", "");
+    if (!cert.empty()) {
+      Poco::Net::initializeSSL();
+      Poco::Net::Context::Ptr context = new Poco::Net::Context(
+          Poco::Net::Context::TLS_SERVER_USE, conf.getString("server.tls.key"), cert, "",
+          Poco::Net::Context::VERIFY_NONE);
+      context->disableProtocols(Poco::Net::Context::PROTO_SSLV2 | Poco::Net::Context::PROTO_SSLV3 |
+                                Poco::Net::Context::PROTO_TLSV1 |
+                                Poco::Net::Context::PROTO_TLSV1_1);
+      socket = Poco::Net::SecureServerSocket(address, 256, context);
+      scheme = "https";
+    } else {
+      socket = Poco::Net::ServerSocket(address, 256);
+    }
+  } catch (const Poco::Exception& e) {
+    log.fatal("cannot listen on " + conf.getString("server.host") + ":" +
+              conf.getString("server.port") + ": " + e.displayText());
+    return EXIT_CONFIG;
+  }
+  if (conf.getInt("server.port") == 0) {
+    Poco::AutoPtr<Poco::Util::MapConfiguration> bound(new Poco::Util::MapConfiguration);
+    bound->setInt("server.port", socket.address().port());
+    conf.add(bound, -1000, false);
+  }
+
   Router router;
   ServiceTable services;
   InProcessEventBus events;
@@ -298,6 +331,27 @@ int SvcdApp::serve() {
                                                                 "text/plain; version=0.0.4");
                                    }},
                         "kernel");
+    if (conf.getBool("testing.clock", false)) {
+      log.warning("testing.clock is on: the operator listener can move this server's clock");
+      operator_router.add(
+          sdk::Route{"POST", "/admin/clock/", sdk::AuthNeed::kOperator, sdk::BodyKind::kJson, 0,
+                     "Tests only: move the clock forward by advance_seconds.",
+                     [](sdk::Request& r) {
+                       if (!r.json || !r.json->has("advance_seconds") ||
+                           !r.json->get("advance_seconds").isNumeric()) {
+                         throw sdk::HttpError::invalid("advance_seconds", "a number is required");
+                       }
+                       double seconds = r.json->getValue<double>("advance_seconds");
+                       if (seconds < 0 || seconds > 1e9) {
+                         throw sdk::HttpError::invalid("advance_seconds", "0 to 1e9");
+                       }
+                       sdk::advanceClockForTesting(static_cast<std::int64_t>(seconds * 1e6));
+                       Poco::JSON::Object::Ptr body = new Poco::JSON::Object;
+                       body->set("now", sdk::isoTimestamp(sdk::nowMicros()));
+                       return sdk::Response::json(200, body);
+                     }},
+          "kernel");
+    }
     operator_router.add(
         sdk::Route{"GET", "/admin/plugins", sdk::AuthNeed::kOperator, sdk::BodyKind::kJson, 0,
                    "Loaded plugins: name, version, status, routes.",
@@ -317,6 +371,16 @@ int SvcdApp::serve() {
                        Poco::JSON::Array::Ptr routes = new Poco::JSON::Array;
                        for (auto& r : p->routes) routes->add(r);
                        item->set("routes", routes);
+                       Poco::JSON::Array::Ptr endpoints = new Poco::JSON::Array;
+                       for (auto& r : p->route_info) {
+                         Poco::JSON::Object::Ptr e = new Poco::JSON::Object;
+                         e->set("method", r.method);
+                         e->set("path", r.pattern);
+                         e->set("auth", r.auth);
+                         e->set("summary", r.summary);
+                         endpoints->add(e);
+                       }
+                       item->set("endpoints", endpoints);
                        list->add(item);
                      }
                      Poco::JSON::Object::Ptr body = new Poco::JSON::Object;
@@ -358,30 +422,11 @@ int SvcdApp::serve() {
                 [&] { return static_cast<double>(hub.openCount()); });
 
   std::unique_ptr<ApiServer> api;
-  std::string scheme = "http";
   try {
-    Poco::Net::SocketAddress address(conf.getString("server.host"),
-                                     static_cast<Poco::UInt16>(conf.getInt("server.port")));
-    const std::string cert = conf.getString("server.tls.cert", "");
-    Poco::Net::ServerSocket socket;
-    if (!cert.empty()) {
-      Poco::Net::initializeSSL();
-      Poco::Net::Context::Ptr context = new Poco::Net::Context(
-          Poco::Net::Context::TLS_SERVER_USE, conf.getString("server.tls.key"), cert, "",
-          Poco::Net::Context::VERIFY_NONE);
-      context->disableProtocols(Poco::Net::Context::PROTO_SSLV2 | Poco::Net::Context::PROTO_SSLV3 |
-                                Poco::Net::Context::PROTO_TLSV1 |
-                                Poco::Net::Context::PROTO_TLSV1_1);
-      socket = Poco::Net::SecureServerSocket(address, 256, context);
-      scheme = "https";
-    } else {
-      socket = Poco::Net::ServerSocket(address, 256);
-    }
     api = std::make_unique<ApiServer>(runtime, socket, threads, conf.getInt("server.queue"),
                                       conf.getInt("server.idle_timeout_seconds"));
   } catch (const Poco::Exception& e) {
-    log.fatal("cannot listen on " + conf.getString("server.host") + ":" +
-              conf.getString("server.port") + ": " + e.displayText());
+    log.fatal("cannot serve on " + socket.address().toString() + ": " + e.displayText());
     return EXIT_CONFIG;
   }
 

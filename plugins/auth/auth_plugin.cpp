@@ -7,6 +7,7 @@
 #include "passwords.h"
 
 #include <svc/sdk/accounts.h>
+#include <svc/sdk/pagination.h>
 #include <svc/sdk/plans.h>
 #include <svc/sdk/plugin.h>
 #include <svc/sdk/rate_limit.h>
@@ -779,37 +780,15 @@ class AuthPlugin : public sdk::Plugin {
   }
 
   sdk::Response listKeys(sdk::Request& r) {
+    const sdk::PageRequest page = sdk::pageRequest(r);
     auto keys = store_->keysOf(r.principal.account_id);
-    int limit = 50, offset = 0;
-    if (auto l = r.queryParam("limit")) {
-      if (!Poco::NumberParser::tryParse(*l, limit) || limit < 1) {
-        throw sdk::HttpError::invalid("limit", "must be a positive integer");
-      }
-      limit = std::min(limit, 200);
-    }
-    if (auto o = r.queryParam("offset")) {
-      if (!Poco::NumberParser::tryParse(*o, offset) || offset < 0) {
-        throw sdk::HttpError::invalid("offset", "must be a non-negative integer");
-      }
-    }
     Poco::JSON::Array::Ptr results = new Poco::JSON::Array;
-    for (std::size_t i = static_cast<std::size_t>(offset);
-         i < keys.size() && results->size() < static_cast<std::size_t>(limit); ++i) {
+    for (std::size_t i = static_cast<std::size_t>(page.offset);
+         i < keys.size() && results->size() < static_cast<std::size_t>(page.limit); ++i) {
       results->add(keyJson(keys[i]));
     }
-    auto page = [&](int at) {
-      return r.base_url + "/api/auth/keys/?limit=" + std::to_string(limit) +
-             "&offset=" + std::to_string(at);
-    };
-    Poco::JSON::Object::Ptr o = new Poco::JSON::Object;
-    o->set("count", static_cast<int>(keys.size()));
-    o->set("next", offset + limit < static_cast<int>(keys.size())
-                       ? Poco::Dynamic::Var(page(offset + limit))
-                       : Poco::Dynamic::Var());
-    o->set("previous", offset > 0 ? Poco::Dynamic::Var(page(std::max(0, offset - limit)))
-                                  : Poco::Dynamic::Var());
-    o->set("results", results);
-    return sdk::Response::json(200, o);
+    return sdk::Response::json(200,
+                               sdk::pageBody(r, page, static_cast<long>(keys.size()), results));
   }
 
   sdk::Response revokeKey(sdk::Request& r) {

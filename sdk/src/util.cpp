@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -45,10 +46,19 @@ bool isUuid(std::string_view text) {
   return true;
 }
 
+namespace {
+std::atomic<std::int64_t> clock_offset_us{0};
+}
+
 std::int64_t nowMicros() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
-      .count();
+             .count() +
+         clock_offset_us.load(std::memory_order_relaxed);
+}
+
+void advanceClockForTesting(std::int64_t micros) {
+  clock_offset_us.fetch_add(micros);
 }
 
 std::string isoTimestamp(std::int64_t micros) {

@@ -12,8 +12,11 @@ namespace svc::sdk {
 std::string newUuid();
 /// @param text a candidate. @return true for a lower- or upper-case hyphenated UUID.
 bool isUuid(std::string_view text);
-/// @return the current time in microseconds since the Unix epoch.
+/// @return the current time in microseconds since the Unix epoch (plus the test clock's offset).
 std::int64_t nowMicros();
+/// Moves nowMicros() forward by micros, for tests of expiry (svcd exposes it on the operator
+/// listener only when `testing.clock` is true). Timers of held responses are not affected.
+void advanceClockForTesting(std::int64_t micros);
 /// @param micros microseconds since the epoch.
 /// @return ISO 8601 UTC with microseconds: `2026-11-22T10:40:38.123456Z`.
 std::string isoTimestamp(std::int64_t micros);

@@ -1,0 +1,145 @@
+// The identities plugin over HTTP: create, read, update, list with pages, the voice-agent settings
+// and their URL checks, and the 503s that create nothing while no SMS or email plugin is loaded.
+#include "harness.h"
+
+#include <Poco/JSON/Array.h>
+
+#include <gtest/gtest.h>
+
+namespace svc::testing {
+namespace {
+
+std::map<std::string, std::string> bearer(const std::string& token) {
+  return {{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}};
+}
+
+class Identities : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Svcd::Options o;
+    o.plugins = {"auth", "identities"};
+    svcd_ = std::make_unique<Svcd>(o);
+    ASSERT_TRUE(svcd_->start());
+    auto op = [&](const std::string& path, const std::string& body) {
+      return http(svcd_->adminPort(), "POST", path, body, bearer(svcd_->adminToken()));
+    };
+    ASSERT_EQ(
+        op("/admin/auth/users/", R"({"email":"id@example.com","password":"correct horse"})").status,
+        201);
+    auto d = svcd_->post("/api/auth/device/", "").json();
+    ASSERT_EQ(op("/admin/auth/device/approve/", "{\"user_code\":\"" +
+                                                    d->getValue<std::string>("user_code") +
+                                                    "\",\"user\":\"id@example.com\"}")
+                  .status,
+              200);
+    key_ = svcd_
+               ->post("/api/auth/device/token/",
+                      "{\"device_code\":\"" + d->getValue<std::string>("device_code") + "\"}")
+               .json()
+               ->getValue<std::string>("management_key");
+  }
+  HttpReply call(const std::string& method, const std::string& path, const std::string& body = "") {
+    return http(svcd_->port(), method, path, body, bearer(key_));
+  }
+  int count() { return call("GET", "/api/identities/").json()->getValue<int>("count"); }
+
+  std::unique_ptr<Svcd> svcd_;
+  std::string key_;
+};
+
+TEST_F(Identities, CreateReadUpdateAndList) {
+  auto created = call("POST", "/api/identities/", R"({"name":"  Support Bot  "})");
+  ASSERT_EQ(created.status, 201) << created.body;
+  auto id = created.json();
+  const std::string uuid = id->getValue<std::string>("uuid");
+  EXPECT_EQ(id->getValue<std::string>("name"), "Support Bot");
+  EXPECT_TRUE(id->isNull("email"));
+  EXPECT_TRUE(id->isNull("phone"));
+  EXPECT_EQ(id->getValue<std::string>("created_dt"), id->getValue<std::string>("updated_dt"));
+
+  auto got = call("GET", "/api/identities/" + uuid + "/");
+  EXPECT_EQ(got.json()->getValue<std::string>("name"), "Support Bot");
+  EXPECT_EQ(call("PUT", "/api/identities/" + uuid + "/", "{}").status, 400) << "PUT needs name";
+  auto patched = call("PATCH", "/api/identities/" + uuid, R"({"name":"Ünïcødé Bot"})");
+  ASSERT_EQ(patched.status, 200) << patched.body;
+  EXPECT_EQ(patched.json()->getValue<std::string>("name"), "Ünïcødé Bot");
+  EXPECT_NE(patched.json()->getValue<std::string>("updated_dt"),
+            id->getValue<std::string>("updated_dt"));
+
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(call("POST", "/api/identities/", "{\"name\":\"n" + std::to_string(i) + "\"}").status,
+              201);
+  }
+  auto page = call("GET", "/api/identities/?limit=2&offset=1").json();
+  EXPECT_EQ(page->getValue<int>("count"), 4);
+  EXPECT_EQ(page->getArray("results")->size(), 2u);
+  EXPECT_NE(page->getValue<std::string>("next").find("offset=3"), std::string::npos);
+  EXPECT_NE(page->getValue<std::string>("previous").find("offset=0"), std::string::npos);
+  EXPECT_EQ(call("GET", "/api/identities/?limit=x").status, 400);
+}
+
+TEST_F(Identities, BadNamesAndUnknownIdentitiesAreRefused) {
+  const std::string long_name(101, 'x');
+  for (const std::string& body :
+       {std::string("{}"), std::string(R"({"name":""})"), std::string(R"({"name":"   "})"),
+        std::string(R"({"name":42})"), "{\"name\":\"" + long_name + "\"}",
+        std::string(R"({"name":"a\u0001b"})"),
+        std::string(R"({"name":"ok","provision_phone":"yes"})")}) {
+    auto r = call("POST", "/api/identities/", body);
+    EXPECT_EQ(r.status, 400) << body << " " << r.body;
+    EXPECT_EQ(r.code(), "invalid");
+  }
+  EXPECT_EQ(call("POST", "/api/identities/", "{\"name\":\"" + std::string(100, 'y') + "\"}").status,
+            201);
+  EXPECT_EQ(call("GET", "/api/identities/0b5d1e8e-8f0c-4a8e-9d53-0d7e0e4f3a11/").status, 404);
+  EXPECT_EQ(call("GET", "/api/identities/not-a-uuid/").status, 404);
+  EXPECT_EQ(count(), 1);
+}
+
+TEST_F(Identities, PhonesAndInboxesAnswer503AndCreateNothingWithoutTheirPlugins) {
+  auto phone = call("POST", "/api/identities/", R"({"name":"p","provision_phone":true})");
+  EXPECT_EQ(phone.status, 503) << phone.body;
+  EXPECT_EQ(phone.code(), "service_unavailable");
+  auto mail = call("POST", "/api/identities/", R"({"name":"m","email_identifier":"sales"})");
+  EXPECT_EQ(mail.status, 503) << mail.body;
+  auto bad_mail = call("POST", "/api/identities/", R"({"name":"m","email_identifier":"-x"})");
+  EXPECT_EQ(bad_mail.status, 400);
+  EXPECT_EQ(count(), 0);
+  auto uuid =
+      call("POST", "/api/identities/", R"({"name":"q"})").json()->getValue<std::string>("uuid");
+  EXPECT_EQ(call("POST", "/api/identities/" + uuid + "/provision-phone/", "{}").status, 503);
+  EXPECT_EQ(
+      call("POST", "/api/identities/" + uuid + "/provision-phone/", R"({"country_code":"USA"})")
+          .status,
+      400);
+  EXPECT_TRUE(call("GET", "/api/identities/" + uuid + "/").json()->isNull("phone"));
+}
+
+TEST_F(Identities, VoiceAgentSettingsWithTheirUrlChecks) {
+  auto uuid =
+      call("POST", "/api/identities/", R"({"name":"v"})").json()->getValue<std::string>("uuid");
+  const std::string path = "/api/identities/" + uuid + "/voice-agent/";
+  auto empty = call("GET", path).json();
+  EXPECT_TRUE(empty->isNull("response_url"));
+  EXPECT_FALSE(empty->getValue<bool>("enabled"));
+  for (const char* url :
+       {"ftp://93.184.216.34/x", "http://user:pw@93.184.216.34/", "http://127.0.0.1:8080/hook",
+        "http://10.1.2.3/", "http://192.168.1.1/", "http://172.16.0.1/", "http://169.254.169.254/",
+        "http://[::1]/", "http://[fd00::1]/", "http://0.0.0.0/", "http://localhost/", "not a url",
+        "http://no-such-host.invalid/"}) {
+    auto r = call("PUT", path, "{\"response_url\":\"" + std::string(url) + "\"}");
+    EXPECT_EQ(r.status, 400) << url << " " << r.body;
+  }
+  EXPECT_EQ(call("PATCH", path, R"({"enabled":true})").status, 400) << "no URL set yet";
+  auto set = call("PUT", path, R"({"response_url":"https://93.184.216.34/voice"})");
+  ASSERT_EQ(set.status, 200) << set.body;
+  EXPECT_TRUE(set.json()->getValue<bool>("enabled"));
+  auto off = call("PATCH", path, R"({"enabled":false})").json();
+  EXPECT_FALSE(off->getValue<bool>("enabled"));
+  EXPECT_EQ(off->getValue<std::string>("response_url"), "https://93.184.216.34/voice");
+  EXPECT_EQ(call("GET", path).json()->getValue<std::string>("response_url"),
+            "https://93.184.216.34/voice");
+}
+
+}  // namespace
+}  // namespace svc::testing
