@@ -4,6 +4,8 @@
 
 #include <Poco/Base64Encoder.h>
 #include <Poco/JSON/Parser.h>
+#include <Poco/JWT/Signer.h>
+#include <Poco/JWT/Token.h>
 
 #include <gtest/gtest.h>
 
@@ -207,6 +209,52 @@ TEST_F(Auth, AWaitingPollIsAnsweredAtApprovalAndOnlyOneWaiterGetsTheTokens) {
   EXPECT_EQ(loser.json()->getValue<std::string>("error"), "invalid_grant");
 }
 
+// Two people approve the same code at once: exactly one approval counts, and the agent's tokens
+// are that person's.
+TEST_F(Auth, TwoApprovalsRaceAndExactlyOneWins) {
+  addUser("r1@example.com");
+  addUser("r2@example.com");
+  for (int round = 0; round < 5; ++round) {
+    auto d = start();
+    const std::string user_code = d->getValue<std::string>("user_code");
+    auto one = std::async(std::launch::async, [&] { return approve(user_code, "r1@example.com"); });
+    auto two = std::async(std::launch::async, [&] { return approve(user_code, "r2@example.com"); });
+    auto a = one.get(), b = two.get();
+    ASSERT_EQ((a.status == 200) + (b.status == 200), 1) << a.body << "\n" << b.body;
+    const HttpReply& loser = a.status == 200 ? b : a;
+    EXPECT_EQ(loser.status, 404) << loser.body;
+    auto t = poll(d->getValue<std::string>("device_code"));
+    ASSERT_EQ(t.status, 200) << t.body;
+    EXPECT_EQ(t.json()->getObject("user")->getValue<std::string>("email"),
+              a.status == 200 ? "r1@example.com" : "r2@example.com");
+  }
+}
+
+// A poll racing an approval gets either "pending" or the tokens, and the tokens exactly once.
+TEST_F(Auth, PollsRacingAnApprovalGetTheTokensExactlyOnce) {
+  addUser("r3@example.com");
+  auto d = start();
+  const std::string code = d->getValue<std::string>("device_code");
+  std::vector<std::future<HttpReply>> polls;
+  for (int i = 0; i < 6; ++i) {
+    polls.push_back(std::async(std::launch::async, [&] { return poll(code, true); }));
+  }
+  auto approval = std::async(std::launch::async, [&] {
+    return approve(d->getValue<std::string>("user_code"), "r3@example.com");
+  });
+  ASSERT_EQ(approval.get().status, 200);
+  int issued = 0;
+  for (auto& p : polls) {
+    auto r = p.get();
+    if (r.status == 200) {
+      ++issued;
+    } else {
+      EXPECT_EQ(r.json()->getValue<std::string>("error"), "invalid_grant") << r.body;
+    }
+  }
+  EXPECT_EQ(issued, 1);
+}
+
 TEST_F(Auth, AWaitingPollEndsWhenTheCodeExpires) {
   Svcd::Options o;
   o.plugins = {"auth"};
@@ -277,6 +325,16 @@ TEST_F(Auth, BadKeysAndTokensAreRefusedWithTheRightCode) {
         access.substr(0, dot2 + 1) + "AAAA" + access.substr(dot2 + 5)}) {
     EXPECT_EQ(svcd_->get("/api/health/whoami/", bearer(forged)).status, 401) << forged;
   }
+  // HMAC confusion: an HS256 token keyed with the public key's bytes is refused.
+  auto public_n = svcd_->get("/api/auth/jwks/")
+                      .json()
+                      ->getArray("keys")
+                      ->getObject(0)
+                      ->getValue<std::string>("n");
+  Poco::JWT::Token claims(access.substr(0, dot2) + ".");
+  Poco::JWT::Signer hmac(public_n);
+  std::string confused = hmac.sign(claims, Poco::JWT::Signer::ALGO_HS256);
+  EXPECT_EQ(svcd_->get("/api/health/whoami/", bearer(confused)).status, 401) << confused;
   EXPECT_EQ(svcd_->get("/api/health/whoami/", bearer(access)).status, 200);
   // JWKS publishes the RS256 key.
   auto jwks = svcd_->get("/api/auth/jwks/").json();
