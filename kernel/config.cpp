@@ -58,6 +58,7 @@ const std::vector<sdk::ConfigKey>& kernelConfigKeys() {
        "trace",
        false},
       {"log.format", "text", "text or json (one JSON object a line)", false},
+      {"events.retention_days", "7", "how long the event log keeps events", false},
       {"testing.clock", "false",
        "tests only: POST /admin/clock/ on the operator listener moves the clock forward", false},
   };

@@ -114,6 +114,11 @@ class HeldStream : public sdk::Stream, public std::enable_shared_from_this<HeldS
 
   const std::string& requestId() const override { return request_id_; }
 
+  std::size_t queued() const override {
+    std::lock_guard lock(mutex_);
+    return out_.size() - sent_;
+  }
+
   void fireTimer(std::uint64_t generation) {
     std::function<void()> fn;
     {
@@ -296,6 +301,12 @@ std::shared_ptr<sdk::Stream> StreamHub::adopt(Poco::Net::StreamSocket socket,
                                               std::function<void(int)> on_done) {
   socket.setBlocking(false);
   socket.setNoDelay(true);
+  // A fixed kernel send buffer (no autotuning up to megabytes): what a slow peer can hold back
+  // is this plus max_buffer, so a stalled consumer is noticed and cut instead of hoarding memory.
+  try {
+    socket.setSendBufferSize(static_cast<int>(std::min<std::size_t>(max_buffer_, 64 * 1024)));
+  } catch (const Poco::Exception&) {
+  }
   auto stream = std::make_shared<HeldStream>(*this, std::move(socket), std::move(request_id),
                                              std::move(on_done));
   {

@@ -3,6 +3,7 @@
 #include "api_server.h"
 #include "config.h"
 #include "database.h"
+#include "event_log.h"
 #include "logging.h"
 #include "plugin_host.h"
 #include "services.h"
@@ -231,7 +232,7 @@ int SvcdApp::serve() {
   std::unique_ptr<SqlDatabase> db;
   try {
     db = std::make_unique<SqlDatabase>(conf.getString("db.url"), pool_size);
-    db->migrate("kernel", {});
+    db->migrate("kernel", eventLogMigrations());
   } catch (const std::exception& e) {
     log.fatal(std::string("database: ") + e.what());
     return EXIT_CONFIG;
@@ -271,7 +272,7 @@ int SvcdApp::serve() {
 
   Router router;
   ServiceTable services;
-  InProcessEventBus events;
+  EventLog events(*db, conf.getInt("events.retention_days"));
   Metrics metrics;
   StreamHub hub(static_cast<std::size_t>(conf.getInt("server.stream_buffer_bytes")));
 
@@ -291,6 +292,61 @@ int SvcdApp::serve() {
   db_health.checked_us = sdk::nowMicros();
 
   // The kernel's own routes.
+  // The event stream (Server-Sent Events): held in the hub, fed by the event log's thread.
+  router.add(sdk::Route{"GET", "/api/events/stream/", sdk::AuthNeed::kAnyKey, sdk::BodyKind::kJson,
+                        0, "Live events (Server-Sent Events), resumable with Last-Event-ID.",
+                        [&events](sdk::Request& r) {
+                          std::int64_t resume = -1;
+                          auto last = r.header("last-event-id");
+                          if (!last || last->empty()) last = r.queryParam("last_event_id");
+                          if (last && !last->empty()) {
+                            const bool digits =
+                                last->size() <= 18 &&
+                                last->find_first_not_of("0123456789") == std::string::npos;
+                            if (!digits) {
+                              throw sdk::HttpError::invalid(
+                                  "last_event_id", "must be the id of an event this stream sent");
+                            }
+                            resume = std::stoll(*last);
+                          }
+                          StreamFilter filter;
+                          filter.account = r.principal.account_id;
+                          if (r.principal.kind == sdk::PrincipalKind::kIdentity) {
+                            filter.identity = r.principal.bound_identity;
+                          } else if (r.identity) {
+                            filter.identity = r.identity->uuid;
+                          }
+                          if (auto types = r.queryParam("types")) {
+                            std::size_t at = 0;
+                            while (at <= types->size()) {
+                              std::size_t end = types->find(',', at);
+                              if (end == std::string::npos) end = types->size();
+                              std::string type = Poco::trim(types->substr(at, end - at));
+                              if (!type.empty()) {
+                                if (!knownEventTypes().count(type)) {
+                                  throw sdk::HttpError::invalid(
+                                      "types", "unknown event type '" + type.substr(0, 64) + "'");
+                                }
+                                filter.types.insert(type);
+                              }
+                              at = end + 1;
+                            }
+                          }
+                          // "From now" is fixed before the client sees the stream open: whatever
+                          // happens after that is delivered, even if the event thread is a moment
+                          // behind. A resume point past every stored event (from the future) starts
+                          // at the present too.
+                          const std::int64_t newest = events.newest();
+                          if (resume < 0 || resume > newest) resume = newest;
+                          return sdk::Response::hold([&events, filter,
+                                                      resume](std::shared_ptr<sdk::Stream> s) {
+                            s->begin(200, "text/event-stream",
+                                     {{"Cache-Control", "no-store"}, {"X-Accel-Buffering", "no"}});
+                            s->write("retry: 3000\n\n");
+                            events.addStream(std::move(s), filter, resume);
+                          });
+                        }},
+             "kernel");
   router.add(sdk::Route{"GET", "/api/health/", sdk::AuthNeed::kNone, sdk::BodyKind::kJson, 0,
                         "Liveness, database reachability and the loaded plugins.",
                         [&](sdk::Request&) {
@@ -418,6 +474,10 @@ int SvcdApp::serve() {
                 [&] { return static_cast<double>(db->poolUsed()); });
   metrics.gauge("svc_db_pool_idle", "database sessions idle in the pool",
                 [&] { return static_cast<double>(db->poolIdle()); });
+  metrics.gauge("svc_event_streams_open", "event streams open",
+                [&] { return static_cast<double>(events.streamCount()); });
+  metrics.gauge("svc_event_log_position", "the last event sequence handed out",
+                [&] { return static_cast<double>(events.position()); });
   metrics.gauge("svc_held_responses_open", "long-lived responses held open",
                 [&] { return static_cast<double>(hub.openCount()); });
 
@@ -454,10 +514,12 @@ int SvcdApp::serve() {
   }
 
   hub.start();
+  events.start();
   try {
     host.start();
   } catch (const PluginError& e) {
     log.fatal(e.what());
+    events.stop();
     host.stop();
     hub.stop();
     return EXIT_SOFTWARE;
@@ -480,6 +542,7 @@ int SvcdApp::serve() {
   log.information("svcd stopping: draining in-flight requests");
   bool drained = api->drain(std::chrono::seconds(conf.getInt("server.drain_seconds")));
   if (!drained) log.warning("some requests did not finish within server.drain_seconds");
+  events.stop();
   hub.stop();
   if (admin) admin->drain(std::chrono::seconds(1));
   host.stop();

@@ -659,6 +659,7 @@ class AuthPlugin : public sdk::Plugin {
       std::string label = d->client_id.empty() ? "device login" : "device login: " + d->client_id;
       key_record = store_->addKey(s, account_id, "management", "", label, visiblePrefix(key),
                                   sha256Hex(key), user_id);
+      publishKey("key.created", key_record, s);
       refresh_token = "svc_rt_" + sdk::randomToken(32);
       store_->addRefresh(s, sdk::newUuid(), user_id, account_id, sha256Hex(refresh_token),
                          now + kRefreshLifetimeUs);
@@ -682,7 +683,6 @@ class AuthPlugin : public sdk::Plugin {
     body->set("token_type", "Bearer");
     body->set("expires_in", kAccessLifetime);
     e.response = noStore(200, body);
-    publishKey("key.created", key_record);
     return e;
   }
 
@@ -774,8 +774,8 @@ class AuthPlugin : public sdk::Plugin {
     context_->database().transaction([&](Poco::Data::Session& s) {
       record = store_->addKey(s, account_id, identity.empty() ? "management" : "identity", identity,
                               label, visiblePrefix(key), sha256Hex(key), creator);
+      publishKey("key.created", record, s);
     });
-    publishKey("key.created", record);
     return {record, key};
   }
 
@@ -797,11 +797,12 @@ class AuthPlugin : public sdk::Plugin {
   }
 
   bool revoke(const std::string& account_id, const std::string& key_id) {
-    auto revoked = store_->revokeKey(account_id, key_id);
+    auto revoked = store_->revokeKey(
+        account_id, key_id,
+        [this](Poco::Data::Session& s, const KeyRecord& k) { publishKey("key.revoked", k, s); });
     if (!revoked) return false;
     // The hash is not kept in the record; clear this process's cache by re-reading revocations.
     for (const auto& hash : store_->revokedSince(revoked->revoked_us)) service_->forget(hash);
-    publishKey("key.revoked", *revoked);
     return true;
   }
 
@@ -929,12 +930,9 @@ class AuthPlugin : public sdk::Plugin {
     return sdk::Response::json(200, o);
   }
 
-  void publishKey(const std::string& type, const KeyRecord& k) {
-    try {
-      context_->events().publish(type, k.account_id, k.identity_id, keyJson(k), nullptr);
-    } catch (const std::exception& e) {
-      context_->logger().warning(std::string("could not publish ") + type + ": " + e.what());
-    }
+  // In the transaction that made the change: the event is stored with it or not at all.
+  void publishKey(const std::string& type, const KeyRecord& k, Poco::Data::Session& s) {
+    context_->events().publish(type, k.account_id, k.identity_id, keyJson(k), &s);
   }
 
   sdk::PluginInfo info_;

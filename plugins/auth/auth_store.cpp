@@ -292,8 +292,9 @@ std::vector<KeyRecord> AuthStore::keysOf(const std::string& account_id) {
   return out;
 }
 
-std::optional<KeyRecord> AuthStore::revokeKey(const std::string& account_id,
-                                              const std::string& key_id) {
+std::optional<KeyRecord> AuthStore::revokeKey(
+    const std::string& account_id, const std::string& key_id,
+    const std::function<void(Poco::Data::Session&, const KeyRecord&)>& also) {
   std::optional<KeyRecord> revoked;
   db_.transaction([&](Poco::Data::Session& s) {
     std::vector<KeyRow> rows;
@@ -305,6 +306,7 @@ std::optional<KeyRecord> AuthStore::revokeKey(const std::string& account_id,
     s << "UPDATE auth_keys SET revoked_us = ? WHERE id = ?", use(at), use(id), now;
     revoked = toKey(rows.front());
     revoked->revoked_us = at;
+    if (also) also(s, *revoked);
   });
   return revoked;
 }

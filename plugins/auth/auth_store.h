@@ -5,6 +5,7 @@
 #include <svc/sdk/storage.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -67,7 +68,10 @@ class AuthStore {
   std::optional<KeyRecord> keyByHash(const std::string& key_hash);
   std::vector<KeyRecord> keysOf(const std::string& account_id);
   /// @return the revoked key, or nullopt when it is not the account's or already revoked.
-  std::optional<KeyRecord> revokeKey(const std::string& account_id, const std::string& key_id);
+  /// @param also runs in the same transaction with the revoked record (to publish its event).
+  std::optional<KeyRecord> revokeKey(
+      const std::string& account_id, const std::string& key_id,
+      const std::function<void(Poco::Data::Session&, const KeyRecord&)>& also = {});
   /// @return hashes of keys revoked at or after since_us.
   std::vector<std::string> revokedSince(std::int64_t since_us);
   void touchKeys(const std::vector<std::pair<std::string, std::int64_t>>& last_used);

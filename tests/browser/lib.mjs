@@ -50,7 +50,9 @@ export class Svcd {
   static async start(settings = {}) {
     const s = new Svcd();
     s.dataDir = mkdtempSync(path.join(tmpdir(), 'svc-browser-'));
-    s.db = freshDatabase(s.dataDir);
+    const shared = settings._shared;
+    delete settings._shared;
+    s.db = shared ? { url: shared.db.url, drop() {} } : freshDatabase(s.dataDir);
     s.port = settings['server.port'] ? Number(settings['server.port']) : await freePort();
     s.adminPort = await freePort();
     s.url = `http://127.0.0.1:${s.port}`;
@@ -58,23 +60,51 @@ export class Svcd {
     const sets = { 'db.url': s.db.url, 'admin.listen': `127.0.0.1:${s.adminPort}`,
       'public.base_url': s.url, ...settings };
     delete sets['server.port'];
-    const args = ['--port', String(s.port), '--data-dir', s.dataDir];
-    for (const [k, v] of Object.entries(sets)) args.push('--set', `${k}=${v}`);
-    s.proc = spawn(path.join(binDir, 'svcd'), args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    s.log = '';
-    await new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`svcd did not start:\n${s.log}`)), 20000);
-      const onData = (chunk) => {
-        s.log += chunk;
-        if (s.log.includes('svcd ready')) { clearTimeout(timer); resolve(); }
-      };
-      s.proc.stdout.on('data', onData);
-      s.proc.stderr.on('data', onData);
-      s.proc.on('exit', (code) => { clearTimeout(timer); reject(new Error(`svcd exited ${code}:\n${s.log}`)); });
-    });
-    s.proc.removeAllListeners('exit');
+    s.args = ['--port', String(s.port), '--data-dir', s.dataDir];
+    for (const [k, v] of Object.entries(sets)) s.args.push('--set', `${k}=${v}`);
+    await s.launch();
     s.adminToken = readFileSync(path.join(s.dataDir, 'admin.token'), 'utf8').trim();
     return s;
+  }
+
+  // A second svcd on the same database (and its own data directory and ports).
+  static async beside(other, settings = {}) {
+    return Svcd.start({ 'db.url': other.db.url, ...settings, _shared: other });
+  }
+
+  async launch() {
+    this.proc = spawn(path.join(binDir, 'svcd'), this.args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.log = '';
+    await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`svcd did not start:\n${this.log}`)), 20000);
+      const onData = (chunk) => {
+        this.log += chunk;
+        if (this.log.includes('svcd ready')) { clearTimeout(timer); resolve(); }
+      };
+      this.proc.stdout.on('data', onData);
+      this.proc.stderr.on('data', onData);
+      this.proc.on('exit', (code) => { clearTimeout(timer); reject(new Error(`svcd exited ${code}:\n${this.log}`)); });
+    });
+    this.proc.removeAllListeners('exit');
+  }
+
+  // Stops svcd (SIGTERM) and starts it again on the same port, data and database.
+  async restart(between = async () => {}) {
+    const exited = new Promise((resolve) => this.proc.on('exit', resolve));
+    this.proc.kill('SIGTERM');
+    await exited;
+    await between();
+    await this.launch();
+  }
+
+  // A management key through a device login approved by the operator for a new local user.
+  async managementKey(email) {
+    this.svcctl(['users', 'add', email, '--password-stdin'], 'correct horse battery\n');
+    const d = await this.api('POST', '/api/auth/device/', { body: {} });
+    this.svcctl(['device', 'approve', d.json.user_code, '--user', email]);
+    const t = await this.api('POST', '/api/auth/device/token/', { body: { device_code: d.json.device_code } });
+    if (t.status !== 200) throw new Error(t.text);
+    return t.json.management_key;
   }
 
   // Runs build/bin/svcd's svcctl against this server. @return its stdout.

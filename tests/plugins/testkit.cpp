@@ -5,10 +5,12 @@
 #include <svc/sdk/util.h>
 
 #include <Poco/Data/Session.h>
+#include <Poco/JSON/Array.h>
 #include <Poco/NumberParser.h>
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <thread>
 
 using namespace Poco::Data::Keywords;
@@ -267,6 +269,15 @@ class TestkitPlugin : public sdk::Plugin {
                   o->set("seen", seen_.load());
                   return Response::json(201, o);
                 }});
+    routes.add({"GET", "/api/testkit/seen/", AuthNeed::kNone, sdk::BodyKind::kJson, 0, "",
+                [this](sdk::Request&) {
+                  Poco::JSON::Object::Ptr o = new Poco::JSON::Object;
+                  std::lock_guard lock(seen_mutex_);
+                  Poco::JSON::Array::Ptr types = new Poco::JSON::Array;
+                  for (auto& t : seen_types_) types->add(t);
+                  o->set("types", types);
+                  return Response::json(200, o);
+                }});
   }
 
   void registerServices(sdk::ServiceRegistry& services) override {
@@ -277,7 +288,11 @@ class TestkitPlugin : public sdk::Plugin {
   }
 
   void start() override {
-    subscription_ = context_->events().subscribe([this](const sdk::Event&) { ++seen_; });
+    subscription_ = context_->events().subscribe([this](const sdk::Event& e) {
+      ++seen_;
+      std::lock_guard lock(seen_mutex_);
+      seen_types_.push_back(e.type);
+    });
   }
   void stop() override { context_->events().unsubscribe(subscription_); }
 
@@ -287,6 +302,8 @@ class TestkitPlugin : public sdk::Plugin {
   std::string greeting_;
   std::atomic<int> held_{0};
   std::atomic<int> seen_{0};
+  std::mutex seen_mutex_;
+  std::vector<std::string> seen_types_;
   std::uint64_t subscription_ = 0;
 };
 

@@ -37,8 +37,9 @@ class EventBus {
   virtual Event publish(const std::string& type, const std::string& account,
                         const std::string& identity, Poco::JSON::Object::Ptr object,
                         Poco::Data::Session* transaction) = 0;
-  /// Calls fn for every event published from now on, on the publisher's thread, after the change
-  /// committed. fn must not block. @param fn the consumer. @return a token for unsubscribe().
+  /// Calls fn for every event published from now on, by any svcd process on this database, in
+  /// sequence order, on the kernel's event thread, after the change committed. fn must not block.
+  /// @param fn the consumer. @return a token for unsubscribe().
   virtual std::uint64_t subscribe(std::function<void(const Event&)> fn) = 0;
   /// Stops calling a consumer. @param token what subscribe() returned.
   virtual void unsubscribe(std::uint64_t token) = 0;

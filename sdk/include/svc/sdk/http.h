@@ -181,6 +181,8 @@ class Stream {
   virtual void expireAfter(std::chrono::milliseconds delay, std::function<void()> fn) = 0;
   /// @return the X-Request-Id of the request this stream answers.
   virtual const std::string& requestId() const = 0;
+  /// @return bytes queued and not yet taken by the peer (for pacing a long replay).
+  virtual std::size_t queued() const = 0;
 };
 
 }  // namespace svc::sdk
