@@ -25,10 +25,6 @@ namespace {
 
 const std::map<std::string, std::string> kJson{{"Content-Type", "application/json"}};
 
-std::map<std::string, std::string> bearer(const std::string& token) {
-  return {{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}};
-}
-
 class Auth : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -392,6 +388,26 @@ TEST_F(Auth, OperatorCommandsWorkFromSvcctl) {
   EXPECT_NE(missing, 0) << missing_out;
 }
 
+// Reads svcctl login's output until it names the user code. @return the code ("" at the end).
+std::string readUserCode(FILE* pipe, std::string& output) {
+  char line[512];
+  const std::regex code_re("approve the code ([B-Z]{4}-[B-Z]{4})");
+  while (std::fgets(line, sizeof line, pipe)) {
+    output += line;
+    std::smatch m;
+    std::string text = line;
+    if (std::regex_search(text, m, code_re)) return m[1];
+  }
+  return "";
+}
+
+std::string readAll(FILE* pipe) {
+  std::string out;
+  char line[512];
+  while (std::fgets(line, sizeof line, pipe)) out += line;
+  return out;
+}
+
 // svcctl login from a terminal: it prints the code and URL, waits, and keeps the key in a file
 // only its owner can read; keys list/create/revoke then use that file.
 TEST_F(Auth, SvcctlLoginWaitsForApprovalAndKeepsTheKeyPrivate) {
@@ -403,18 +419,11 @@ TEST_F(Auth, SvcctlLoginWaitsForApprovalAndKeepsTheKeyPrivate) {
                              " --key-file '" + key_file + "' ";
   FILE* pipe = ::popen((svcctl + "login --client-id 'ci terminal' 2>&1").c_str(), "r");
   ASSERT_NE(pipe, nullptr);
-  std::string output, user_code;
-  char line[512];
-  const std::regex code_re("approve the code ([B-Z]{4}-[B-Z]{4})");
-  while (user_code.empty() && std::fgets(line, sizeof line, pipe)) {
-    output += line;
-    std::smatch m;
-    std::string text = line;
-    if (std::regex_search(text, m, code_re)) user_code = m[1];
-  }
+  std::string output;
+  const std::string user_code = readUserCode(pipe, output);
   ASSERT_FALSE(user_code.empty()) << output;
   ASSERT_EQ(approve(user_code, "term@example.com").status, 200);
-  while (std::fgets(line, sizeof line, pipe)) output += line;
+  output += readAll(pipe);
   EXPECT_EQ(::pclose(pipe), 0) << output;
   EXPECT_NE(output.find("/dashboard/device?user_code=" + user_code), std::string::npos) << output;
   EXPECT_NE(output.find("Signed in as term@example.com"), std::string::npos) << output;
@@ -453,18 +462,11 @@ TEST_F(Auth, SvcctlLoginSaysSoWhenTheCodeIsDenied) {
                              " --key-file '" + dir.path() + "/key' ";
   FILE* pipe = ::popen((svcctl + "login 2>&1").c_str(), "r");
   ASSERT_NE(pipe, nullptr);
-  std::string output, user_code;
-  char line[512];
-  const std::regex code_re("approve the code ([B-Z]{4}-[B-Z]{4})");
-  while (user_code.empty() && std::fgets(line, sizeof line, pipe)) {
-    output += line;
-    std::smatch m;
-    std::string text = line;
-    if (std::regex_search(text, m, code_re)) user_code = m[1];
-  }
+  std::string output;
+  const std::string user_code = readUserCode(pipe, output);
   ASSERT_FALSE(user_code.empty()) << output;
   ASSERT_EQ(op("/admin/auth/device/deny/", "{\"user_code\":\"" + user_code + "\"}").status, 200);
-  while (std::fgets(line, sizeof line, pipe)) output += line;
+  output += readAll(pipe);
   EXPECT_NE(::pclose(pipe), 0);
   EXPECT_NE(output.find("denied"), std::string::npos) << output;
   EXPECT_FALSE(Poco::File(dir.path() + "/key").exists());

@@ -15,10 +15,6 @@
 namespace svc::testing {
 namespace {
 
-std::map<std::string, std::string> bearer(const std::string& token) {
-  return {{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}};
-}
-
 class Fence : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {

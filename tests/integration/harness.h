@@ -31,6 +31,11 @@ HttpReply http(int port, const std::string& method, const std::string& path,
 /// closes or `timeout_ms` passes.
 std::string rawExchange(int port, const std::string& bytes, int timeout_ms = 3000);
 
+/// @return headers for a JSON request with `Authorization: Bearer token`.
+inline std::map<std::string, std::string> bearer(const std::string& token) {
+  return {{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}};
+}
+
 /// Runs a shell command. @return its exit code and everything it printed (stdout and stderr).
 std::pair<int, std::string> runCommand(const std::string& cmd);
 

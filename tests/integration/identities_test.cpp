@@ -9,10 +9,6 @@
 namespace svc::testing {
 namespace {
 
-std::map<std::string, std::string> bearer(const std::string& token) {
-  return {{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}};
-}
-
 class Identities : public ::testing::Test {
  protected:
   void SetUp() override {
