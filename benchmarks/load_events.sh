@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Event stream load: STREAMS concurrent SSE streams to one svcd (100 identities, each stream on
+# one identity's key), RATE events a second for SECONDS; prints delivery latency, svcd's resident
+# memory, and GET /api/health/ throughput during the run against the same without streams.
+#   benchmarks/load_events.sh [BUILD_DIR] [STREAMS] [RATE] [SECONDS]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:-$root/build}" && pwd)
+streams=${2:-10000}
+rate=${3:-100}
+secs=${4:-20}
+identities=100
+work=$(mktemp -d /tmp/svc-events.XXXXXX)
+cleanup() {
+  [ -n "${bench:-}" ] && kill "$bench" 2>/dev/null
+  [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+json() { python3 -c "import json,sys; print(json.load(sys.stdin)[\"$1\"])"; }
+ulimit -n "$(ulimit -Hn)"
+
+"$build/bin/svcd" --port 0 --data-dir "$work/data" --set admin.listen=127.0.0.1:0 \
+  --set auth.rate.failed_auth_per_minute=0 --set log.level=warning >"$work/svcd.log" 2>&1 &
+pid=$!
+until grep -q "svcd ready" "$work/svcd.log" 2>/dev/null || ! kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+"$build/bin/svcd" --version >/dev/null
+port=$(sed -n 's/.*svcd ready: api http:\/\/[^:]*:\([0-9]*\).*/\1/p' "$work/svcd.log")
+admin=$(sed -n 's/.*admin http:\/\/[^:]*:\([0-9]*\).*/\1/p' "$work/svcd.log")
+[ -n "$port" ] || { cat "$work/svcd.log" >&2; exit 1; }
+token=$(cat "$work/data/admin.token")
+op() { curl -sf -X POST "http://127.0.0.1:$admin$1" -H "Authorization: Bearer $token" \
+  -H 'Content-Type: application/json' -d "$2" >/dev/null; }
+op /admin/auth/users/ '{"email":"bench@example.com","password":"correct horse"}'
+device=$(curl -sf -X POST "http://127.0.0.1:$port/api/auth/device/")
+op /admin/auth/device/approve/ "{\"user_code\":\"$(echo "$device" | json user_code)\",\"user\":\"bench@example.com\"}"
+key=$(curl -sf -X POST "http://127.0.0.1:$port/api/auth/device/token/" -H 'Content-Type: application/json' \
+  -d "{\"device_code\":\"$(echo "$device" | json device_code)\"}" | json management_key)
+: >"$work/keys"
+for i in $(seq 1 $identities); do
+  uuid=$(curl -sf -X POST "http://127.0.0.1:$port/api/identities/" -H "Authorization: Bearer $key" \
+    -H 'Content-Type: application/json' -d "{\"name\":\"bench $i\"}" | json uuid)
+  ikey=$(curl -sf -X POST "http://127.0.0.1:$port/api/auth/keys/identity/" -H "Authorization: Bearer $key" \
+    -H 'Content-Type: application/json' -d "{\"identity\":\"$uuid\"}" | json key)
+  echo "$uuid $ikey" >>"$work/keys"
+done
+echo "management $key" >>"$work/keys"
+
+rss() { awk '/VmRSS/ {printf "%.0f MiB", $2/1024}' "/proc/$pid/status"; }
+health() { wrk -t1 -c20 -d5s "http://127.0.0.1:$port/api/health/" | awk '/Requests\/sec/ {print $2}'; }
+idle=$(health)
+echo "idle: health $idle req/s, svcd RSS $(rss)"
+
+"$build/bin/svc_bench_events" "$port" "$streams" "$rate" "$secs" "$work/keys" \
+  >"$work/bench.out" 2>"$work/bench.err" &
+bench=$!
+until grep -q ready "$work/bench.err" 2>/dev/null || ! kill -0 "$bench" 2>/dev/null; do sleep 0.1; done
+cat "$work/bench.err"
+sleep 1
+busy=$(health)
+echo "during: health $busy req/s, svcd RSS $(rss)"
+wait "$bench"
+bench=
+cat "$work/bench.out"
+echo "after: svcd RSS $(rss)"
+awk -v a="$busy" -v b="$idle" 'BEGIN {printf "health during/idle: %.3f (target >= 0.8)\n", a/b}'
