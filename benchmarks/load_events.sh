@@ -21,7 +21,7 @@ json() { python3 -c "import json,sys; print(json.load(sys.stdin)[\"$1\"])"; }
 ulimit -n "$(ulimit -Hn)"
 
 "$build/bin/svcd" --port 0 --data-dir "$work/data" --set admin.listen=127.0.0.1:0 \
-  --set auth.rate.failed_auth_per_minute=0 --set log.level=warning >"$work/svcd.log" 2>&1 &
+  --set auth.rate.failed_auth_per_minute=0 >"$work/svcd.log" 2>&1 &
 pid=$!
 until grep -q "svcd ready" "$work/svcd.log" 2>/dev/null || ! kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
 "$build/bin/svcd" --version >/dev/null
