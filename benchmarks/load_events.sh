@@ -17,25 +17,10 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-json() { python3 -c "import json,sys; print(json.load(sys.stdin)[\"$1\"])"; }
+source "$root/benchmarks/bench_lib.sh"
 ulimit -n "$(ulimit -Hn)"
-
-"$build/bin/svcd" --port 0 --data-dir "$work/data" --set admin.listen=127.0.0.1:0 \
-  --set auth.rate.failed_auth_per_minute=0 >"$work/svcd.log" 2>&1 &
-pid=$!
-until grep -q "svcd ready" "$work/svcd.log" 2>/dev/null || ! kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
-"$build/bin/svcd" --version >/dev/null
-port=$(sed -n 's/.*svcd ready: api http:\/\/[^:]*:\([0-9]*\).*/\1/p' "$work/svcd.log")
-admin=$(sed -n 's/.*admin http:\/\/[^:]*:\([0-9]*\).*/\1/p' "$work/svcd.log")
-[ -n "$port" ] || { cat "$work/svcd.log" >&2; exit 1; }
-token=$(cat "$work/data/admin.token")
-op() { curl -sf -X POST "http://127.0.0.1:$admin$1" -H "Authorization: Bearer $token" \
-  -H 'Content-Type: application/json' -d "$2" >/dev/null; }
-op /admin/auth/users/ '{"email":"bench@example.com","password":"correct horse"}'
-device=$(curl -sf -X POST "http://127.0.0.1:$port/api/auth/device/")
-op /admin/auth/device/approve/ "{\"user_code\":\"$(echo "$device" | json user_code)\",\"user\":\"bench@example.com\"}"
-key=$(curl -sf -X POST "http://127.0.0.1:$port/api/auth/device/token/" -H 'Content-Type: application/json' \
-  -d "{\"device_code\":\"$(echo "$device" | json device_code)\"}" | json management_key)
+bench_start_svcd --set auth.rate.failed_auth_per_minute=0
+bench_login
 : >"$work/keys"
 for i in $(seq 1 $identities); do
   uuid=$(curl -sf -X POST "http://127.0.0.1:$port/api/identities/" -H "Authorization: Bearer $key" \
