@@ -9,7 +9,6 @@
 #include <Poco/Net/NetException.h>
 #include <Poco/String.h>
 #include <Poco/URI.h>
-#include <openssl/crypto.h>
 
 #include <chrono>
 #include <cstdio>
@@ -83,11 +82,6 @@ sdk::Response errorResponse(const sdk::HttpError& e, const std::string& request_
   r.body = errorBody(e, request_id);
   r.headers = e.headers();
   return r;
-}
-
-bool constantTimeEquals(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return false;
-  return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
 std::string chooseRequestId(const std::string& client) {
@@ -236,7 +230,7 @@ void Pipeline::authenticate(const RouteEntry& entry, sdk::Request& req) {
                            "The operator API needs Authorization: Bearer <admin.token>.");
     }
     if (rt_.operator_token.empty() ||
-        !constantTimeEquals(auth.substr(prefix.size()), rt_.operator_token)) {
+        !sdk::constantTimeEquals(auth.substr(prefix.size()), rt_.operator_token)) {
       throw sdk::HttpError(401, "authentication_failed", "The operator token is wrong.");
     }
     return;

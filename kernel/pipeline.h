@@ -21,8 +21,6 @@ namespace svc::kernel {
 std::string errorBody(const sdk::HttpError& e, const std::string& request_id);
 /// @return the error as a complete Response (headers included).
 sdk::Response errorResponse(const sdk::HttpError& e, const std::string& request_id);
-/// @return true when a and b are equal, in time that depends only on their lengths.
-bool constantTimeEquals(const std::string& a, const std::string& b);
 /// @param client the client's X-Request-Id or empty. @return it when it is a short safe token,
 /// else a new UUID.
 std::string chooseRequestId(const std::string& client);

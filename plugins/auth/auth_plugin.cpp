@@ -31,6 +31,8 @@
 
 namespace svc::plugins::auth {
 
+using sdk::sha256Hex;
+
 namespace {
 
 constexpr const char* kUserCodeAlphabet = "BCDFGHJKLMNPQRSTVWXZ";

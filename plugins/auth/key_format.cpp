@@ -3,7 +3,6 @@
 #include <Poco/Checksum.h>
 
 #include <openssl/rand.h>
-#include <openssl/sha.h>
 
 #include <stdexcept>
 #include <vector>
@@ -81,18 +80,6 @@ std::string visiblePrefix(std::string_view key) {
   auto kind = checkKey(key);
   std::size_t n = kind ? keyPrefix(*kind).size() + 4 : 8;
   return std::string(key.substr(0, std::min(n, key.size())));
-}
-
-std::string sha256Hex(std::string_view text) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : digest) {
-    out.push_back(kHex[c >> 4]);
-    out.push_back(kHex[c & 15]);
-  }
-  return out;
 }
 
 }  // namespace svc::plugins::auth

@@ -22,8 +22,6 @@ std::string newKey(KeyKind kind);
 std::optional<KeyKind> checkKey(std::string_view key);
 /// @return the part of a key shown in lists (prefix and 4 characters).
 std::string visiblePrefix(std::string_view key);
-/// @return lower-case hex SHA-256 of text.
-std::string sha256Hex(std::string_view text);
 /// @return base62 of value, left-padded with '0' to width.
 std::string base62(const unsigned char* bytes, std::size_t size, std::size_t width);
 

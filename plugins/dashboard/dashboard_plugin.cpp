@@ -11,7 +11,6 @@
 
 #include <Poco/URI.h>
 
-#include <openssl/crypto.h>
 #include <openssl/hmac.h>
 
 #include <chrono>
@@ -26,23 +25,6 @@ namespace {
 constexpr const char* kCsrfCookie = "svc_csrf";
 constexpr const char* kOidcCookie = "svc_oidc";
 constexpr std::int64_t kOidcLoginUs = 600LL * 1000000;
-
-bool equalConstantTime(const std::string& a, const std::string& b) {
-  return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
-}
-
-std::string sha256Hex(const std::string& text) {
-  unsigned char digest[32];
-  unsigned int length = 0;
-  EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  for (unsigned i = 0; i < length; ++i) {
-    out.push_back(kHex[digest[i] >> 4]);
-    out.push_back(kHex[digest[i] & 15]);
-  }
-  return out;
-}
 
 std::string formField(const sdk::Request& r, const std::string& name) {
   auto it = r.form.find(name);
@@ -283,7 +265,7 @@ class DashboardPlugin : public sdk::Plugin {
     }
     if (v.csrf.empty()) return false;
     if (!v.user && v.new_csrf_cookie) return false;  // no cookie came with the form
-    return equalConstantTime(formField(r, "csrf"), v.csrf);
+    return sdk::constantTimeEquals(formField(r, "csrf"), v.csrf);
   }
 
   Page csrfRefused() {
@@ -399,7 +381,7 @@ class DashboardPlugin : public sdk::Plugin {
       return message(502, "Sign-in unavailable", "<p class=\"error\">" + escape(e.what()) + "</p>");
     }
     context_->database().transaction([&](Poco::Data::Session& s) {
-      std::string hash = sha256Hex(state), n = nonce, ver = verifier, to = next;
+      std::string hash = sdk::sha256Hex(state), n = nonce, ver = verifier, to = next;
       Poco::Int64 at = sdk::nowMicros(), stale = at - kOidcLoginUs;
       s << "DELETE FROM dashboard_oidc_logins WHERE created_us < ?", use(stale), now;
       s << "INSERT INTO dashboard_oidc_logins (state_hash, nonce, verifier, next_url, created_us) "
@@ -425,14 +407,14 @@ class DashboardPlugin : public sdk::Plugin {
     if (!oidc_) return message(404, "Not configured", "<p>No sign-in provider is configured.</p>");
     const std::string state = r.queryParam("state").value_or("");
     const std::string cookie_state = r.cookie(kOidcCookie).value_or("");
-    if (state.empty() || state.size() > 200 || !equalConstantTime(state, cookie_state)) {
+    if (state.empty() || state.size() > 200 || !sdk::constantTimeEquals(state, cookie_state)) {
       return loginFailed(400, "This sign-in was not started in this browser, or it expired.");
     }
     // Each sign-in is used once: take it out of the table before anything else.
     std::string nonce, verifier, next;
     Poco::Int64 created = 0;
     context_->database().transaction([&](Poco::Data::Session& s) {
-      std::string hash = sha256Hex(state);
+      std::string hash = sdk::sha256Hex(state);
       std::vector<Poco::Tuple<std::string, std::string, std::string, Poco::Int64>> rows;
       s << "SELECT nonce, verifier, next_url, created_us FROM dashboard_oidc_logins WHERE "
            "state_hash = ?",

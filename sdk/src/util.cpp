@@ -3,7 +3,9 @@
 #include <Poco/Base64Decoder.h>
 #include <Poco/Base64Encoder.h>
 
+#include <openssl/crypto.h>
 #include <openssl/rand.h>
+#include <openssl/sha.h>
 
 #include <stdexcept>
 
@@ -144,6 +146,23 @@ std::optional<std::string> base64urlDecode(std::string_view text) {
   } catch (...) {
     return std::nullopt;
   }
+}
+
+std::string sha256Hex(std::string_view text) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * SHA256_DIGEST_LENGTH);
+  for (unsigned char c : digest) {
+    out.push_back(kHex[c >> 4]);
+    out.push_back(kHex[c & 15]);
+  }
+  return out;
+}
+
+bool constantTimeEquals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
 std::string randomToken(std::size_t bytes) {

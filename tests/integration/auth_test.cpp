@@ -498,14 +498,24 @@ TEST(AuthLimits, DeviceStartsAndFailedAuthenticationsAreThrottledPerAddress) {
   EXPECT_EQ(svcd.get("/api/health/").status, 200);
 }
 
-TEST(AuthProcesses, ARevocationReachesAnotherProcessWithinASecond) {
-  Svcd::Options o;
-  o.plugins = {"auth"};
-  Svcd a(o);
-  ASSERT_TRUE(a.start());
-  o.db_url = a.dbUrl();
-  Svcd b(o);
-  ASSERT_TRUE(b.start());
+// Two svcd processes with the auth plugin on one database.
+class AuthProcesses : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Svcd::Options o;
+    o.plugins = {"auth"};
+    a_ = std::make_unique<Svcd>(o);
+    ASSERT_TRUE(a_->start());
+    o.db_url = a_->dbUrl();
+    b_ = std::make_unique<Svcd>(o);
+    ASSERT_TRUE(b_->start());
+  }
+  std::unique_ptr<Svcd> a_, b_;
+};
+
+TEST_F(AuthProcesses, ARevocationReachesAnotherProcessWithinASecond) {
+  Svcd& a = *a_;
+  Svcd& b = *b_;
   http(a.adminPort(), "POST", "/admin/auth/users/",
        "{\"email\":\"ha@example.com\",\"password\":\"correct horse\"}", bearer(a.adminToken()));
   auto d = a.post("/api/auth/device/", "").json();
@@ -535,14 +545,9 @@ TEST(AuthProcesses, ARevocationReachesAnotherProcessWithinASecond) {
 }
 
 // An agent waiting at one svcd process is answered when the person approves through another.
-TEST(AuthProcesses, AnApprovalInAnotherProcessAnswersAWaitingPollWithinASecond) {
-  Svcd::Options o;
-  o.plugins = {"auth"};
-  Svcd a(o);
-  ASSERT_TRUE(a.start());
-  o.db_url = a.dbUrl();
-  Svcd b(o);
-  ASSERT_TRUE(b.start());
+TEST_F(AuthProcesses, AnApprovalInAnotherProcessAnswersAWaitingPollWithinASecond) {
+  Svcd& a = *a_;
+  Svcd& b = *b_;
   http(b.adminPort(), "POST", "/admin/auth/users/",
        "{\"email\":\"hb@example.com\",\"password\":\"correct horse\"}", bearer(b.adminToken()));
   auto d = a.post("/api/auth/device/", "").json();

@@ -26,6 +26,10 @@ bool isValidUtf8(std::string_view text);
 std::string base64url(std::string_view bytes);
 /// @param text base64url, padded or not. @return the bytes, or nullopt when text is not base64url.
 std::optional<std::string> base64urlDecode(std::string_view text);
+/// @param text any bytes. @return their SHA-256 in lower-case hex (what is stored of a secret).
+std::string sha256Hex(std::string_view text);
+/// @return whether a and b are equal, in time that depends only on their length.
+bool constantTimeEquals(std::string_view a, std::string_view b);
 /// @param bytes how many random bytes (from OpenSSL's DRBG). @return them in unpadded base64url.
 std::string randomToken(std::size_t bytes);
 

@@ -1,4 +1,6 @@
 #include "key_format.h"
+
+#include <svc/sdk/util.h>
 #include "passwords.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +10,8 @@
 
 namespace svc::plugins::auth {
 namespace {
+
+using sdk::sha256Hex;
 
 TEST(KeyFormat, KeysHavePrefixBase62BodyAndChecksum) {
   std::set<std::string> seen;
