@@ -4,7 +4,7 @@
 json() { python3 -c "import json,sys; print(json.load(sys.stdin)[\"$1\"])"; }
 
 bench_start_svcd() {  # bench_start_svcd [svcd args...]
-  "$build/bin/svcd" --port 0 --data-dir "$work/data" --set admin.listen=127.0.0.1:0 "$@" \
+  "$build/bin/svcd" --port 0 --data-dir "$work/data" --set admin.listen=127.0.0.1:0 --set email.smtp.listen=127.0.0.1:0 "$@" \
     >"$work/svcd.log" 2>&1 &
   pid=$!
   until grep -q "svcd ready" "$work/svcd.log" 2>/dev/null; do

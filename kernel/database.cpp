@@ -85,6 +85,10 @@ Poco::Data::Session SqlDatabase::session() {
   if (dialect_ == sdk::Dialect::kSqlite) {
     // Per connection: wait for another process's writer instead of failing at once.
     s.setConnectionTimeout(5);
+  } else {
+    // Poco's connector asks for "utf8", which MySQL takes to mean three-byte UTF-8: text with
+    // emoji would be refused. The pool hands out connections without a hook for new ones.
+    s << "SET NAMES utf8mb4", now;
   }
   return s;
 }

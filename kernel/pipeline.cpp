@@ -3,6 +3,7 @@
 #include <svc/sdk/auth.h>
 #include <svc/sdk/util.h>
 
+#include <Poco/Exception.h>
 #include <Poco/JSON/Parser.h>
 
 #include <Poco/Net/HTTPServerRequestImpl.h>
@@ -164,8 +165,10 @@ sdk::Response Pipeline::dispatchMatched(const RouteMatch& match, sdk::Request& r
     return errorResponse(e, req.request_id);
   } catch (const std::exception& e) {
     if (rt_.error_log) {
+      // Poco's what() is only the exception's name; its displayText() says what happened.
+      const auto* poco = dynamic_cast<const Poco::Exception*>(&e);
       rt_.error_log->error("request " + req.request_id + " " + req.method + " " + req.path +
-                           " failed: " + e.what());
+                           " failed: " + (poco ? poco->displayText() : std::string(e.what())));
     }
   } catch (...) {
     if (rt_.error_log) {

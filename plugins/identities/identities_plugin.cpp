@@ -4,6 +4,7 @@
 // checks. Inboxes and phone numbers come from the email and SMS plugins' provisioning services;
 // until those exist, asking for a number answers 503 and creates nothing.
 #include <svc/sdk/auth.h>
+#include <svc/sdk/inboxes.h>
 #include <svc/sdk/pagination.h>
 #include <svc/sdk/plugin.h>
 #include <svc/sdk/util.h>
@@ -37,11 +38,19 @@ Identity toIdentity(const Row& r) {
   return {r.get<0>(), r.get<1>(), r.get<2>(), r.get<3>(), r.get<4>()};
 }
 
-Poco::JSON::Object::Ptr identityJson(const Identity& i) {
+Poco::JSON::Object::Ptr identityJson(const Identity& i,
+                                     const std::optional<sdk::InboxAddress>& email) {
   Poco::JSON::Object::Ptr o = new Poco::JSON::Object;
   o->set("uuid", i.uuid);
   o->set("name", i.name);
-  o->set("email", Poco::Dynamic::Var());
+  if (email) {
+    Poco::JSON::Object::Ptr e = new Poco::JSON::Object;
+    e->set("id", email->id);
+    e->set("address", email->address);
+    o->set("email", e);
+  } else {
+    o->set("email", Poco::Dynamic::Var());
+  }
   o->set("phone", Poco::Dynamic::Var());
   o->set("created_dt", sdk::isoTimestamp(i.created_us));
   o->set("updated_dt", sdk::isoTimestamp(i.updated_us));
@@ -215,7 +224,9 @@ class IdentitiesPlugin : public sdk::Plugin {
     services.offer<sdk::IdentityDirectory>(sdk::kIdentityDirectoryService, directory_);
   }
 
-  void start() override {}
+  void start() override {
+    inboxes_ = context_->services().find<sdk::InboxProvisioning>(sdk::kInboxProvisioningService);
+  }
   void stop() override {}
 
  private:
@@ -253,7 +264,7 @@ class IdentitiesPlugin : public sdk::Plugin {
       auto own = load(Poco::toLower(r.principal.bound_identity));
       if (own && own->account_id == r.principal.account_id) {
         count = 1;
-        if (page.offset == 0) results->add(identityJson(*own));
+        if (page.offset == 0) results->add(json(*own));
       }
     } else {
       Poco::Data::Session s = context_->database().session();
@@ -264,7 +275,19 @@ class IdentitiesPlugin : public sdk::Plugin {
       s << std::string(kColumns) +
                "WHERE account_id = ? ORDER BY created_us, uuid LIMIT ? OFFSET ?",
           use(account), use(limit), use(offset), into(rows), now;
-      for (auto& row : rows) results->add(identityJson(toIdentity(row)));
+      std::vector<Identity> found;
+      std::vector<std::string> ids;
+      for (auto& row : rows) {
+        found.push_back(toIdentity(row));
+        ids.push_back(found.back().uuid);
+      }
+      auto emails =
+          inboxes_ ? inboxes_->primaryInboxes(ids) : std::map<std::string, sdk::InboxAddress>();
+      for (const auto& i : found) {
+        auto e = emails.find(i.uuid);
+        results->add(identityJson(
+            i, e == emails.end() ? std::nullopt : std::optional<sdk::InboxAddress>(e->second)));
+      }
     }
     return sdk::Response::json(200, sdk::pageBody(r, page, count, results));
   }
@@ -274,26 +297,36 @@ class IdentitiesPlugin : public sdk::Plugin {
     if (!name) throw sdk::HttpError::invalid("name", "this field is required");
     Identity i;
     i.name = validName(*name);
-    if (auto identifier = stringField(r, "email_identifier")) {
-      if (!validEmailIdentifier(*identifier)) {
+    std::string identifier = stringField(r, "email_identifier").value_or("");
+    if (!identifier.empty() ||
+        (r.json && r.json->has("email_identifier") && !r.json->isNull("email_identifier"))) {
+      if (!validEmailIdentifier(identifier)) {
         throw sdk::HttpError::invalid("email_identifier",
                                       "1-64 of a-z 0-9 . _ -, starting and ending with a letter "
                                       "or digit");
       }
+    }
+    std::string domain = Poco::toLower(Poco::trim(stringField(r, "domain").value_or("")));
+    if ((!identifier.empty() || !domain.empty()) && !inboxes_) {
       throw sdk::HttpError(503, "service_unavailable",
                            "Email is not enabled on this server, so no inbox can be made.");
     }
-    stringField(r, "domain");  // type-checked; used once email is enabled
     if (boolField(r, "provision_phone").value_or(false)) throw noPhones();
     i.uuid = sdk::newUuid();
     i.account_id = r.principal.account_id;
     i.created_us = i.updated_us = sdk::nowMicros();
-    Poco::JSON::Object::Ptr body = identityJson(i);
+    Poco::JSON::Object::Ptr body;
     context_->database().transaction([&](Poco::Data::Session& s) {
       Poco::Int64 at = i.created_us;
       s << "INSERT INTO identities (uuid, account_id, name, created_us, updated_us) VALUES (?, ?, "
            "?, ?, ?)",
           use(i.uuid), use(i.account_id), use(i.name), use(at), bind(at), now;
+      // The inbox in the same transaction: a taken address leaves no identity behind.
+      std::optional<sdk::InboxAddress> email;
+      if (inboxes_) {
+        email = inboxes_->createPrimary(s, i.account_id, i.uuid, i.name, identifier, domain);
+      }
+      body = identityJson(i, email);
       publish(s, "identity.created", i, body);
     });
     return sdk::Response::json(201, body);
@@ -301,12 +334,12 @@ class IdentitiesPlugin : public sdk::Plugin {
 
   sdk::Response one(sdk::Request& r) {
     Identity i = target(r);
-    if (r.method == "GET") return sdk::Response::json(200, identityJson(i));
+    if (r.method == "GET") return sdk::Response::json(200, json(i));
     auto name = stringField(r, "name");
     if (r.method == "PUT" && !name) throw sdk::HttpError::invalid("name", "this field is required");
     if (name) i.name = validName(*name);
     i.updated_us = sdk::nowMicros();
-    Poco::JSON::Object::Ptr body = identityJson(i);
+    Poco::JSON::Object::Ptr body = json(i);
     context_->database().transaction([&](Poco::Data::Session& s) {
       Poco::Int64 at = i.updated_us;
       s << "UPDATE identities SET name = ?, updated_us = ? WHERE uuid = ?", use(i.name), use(at),
@@ -428,6 +461,16 @@ class IdentitiesPlugin : public sdk::Plugin {
     return sdk::Response::json(200, o);
   }
 
+  // The identity with its primary inbox, as every identity route shows it.
+  Poco::JSON::Object::Ptr json(const Identity& i) {
+    std::optional<sdk::InboxAddress> email;
+    if (inboxes_) {
+      auto found = inboxes_->primaryInboxes({i.uuid});
+      if (auto it = found.find(i.uuid); it != found.end()) email = it->second;
+    }
+    return identityJson(i, email);
+  }
+
   void publish(Poco::Data::Session& s, const std::string& type, const Identity& i,
                const Poco::JSON::Object::Ptr& body) {
     context_->events().publish(type, i.account_id, i.uuid, body, &s);
@@ -437,6 +480,7 @@ class IdentitiesPlugin : public sdk::Plugin {
   sdk::PluginContext* context_ = nullptr;
   bool allow_private_urls_ = false;
   std::shared_ptr<Directory> directory_;
+  std::shared_ptr<sdk::InboxProvisioning> inboxes_;
 };
 
 }  // namespace svc::plugins::identities

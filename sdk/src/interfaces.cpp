@@ -1,6 +1,7 @@
 // Out-of-line destructors: each interface's vtable and type information live in the SDK library,
 // once, instead of in every plugin.
 #include <svc/sdk/accounts.h>
+#include <svc/sdk/inboxes.h>
 #include <svc/sdk/plans.h>
 #include <svc/sdk/plugin.h>
 
@@ -16,6 +17,7 @@ PluginContext::~PluginContext() = default;
 Plugin::~Plugin() = default;
 PlanService::~PlanService() = default;
 AccountService::~AccountService() = default;
+InboxProvisioning::~InboxProvisioning() = default;
 
 Migration Migration::portable(int version, std::string description,
                               std::vector<std::string> statements) {

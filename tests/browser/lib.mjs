@@ -58,6 +58,7 @@ export class Svcd {
     s.url = `http://127.0.0.1:${s.port}`;
     s.admin = `http://127.0.0.1:${s.adminPort}`;
     const sets = { 'db.url': s.db.url, 'admin.listen': `127.0.0.1:${s.adminPort}`,
+      'email.smtp.listen': '127.0.0.1:0',
       'public.base_url': s.url, ...settings };
     delete sets['server.port'];
     s.args = ['--port', String(s.port), '--data-dir', s.dataDir];

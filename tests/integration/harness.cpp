@@ -186,7 +186,7 @@ void Svcd::launch() {
   for (auto& [k, v] : options_.env) cmd << " " << k << "='" << v << "'";
   cmd << " '" << binDir() << "/svcd' --port 0 --data-dir '" << data_dir_
       << "' --set 'plugins.dir=" << plugin_dir_ << "' --set 'db.url=" << db_url_
-      << "' --set admin.listen=127.0.0.1:0"
+      << "' --set admin.listen=127.0.0.1:0 --set email.smtp.listen=127.0.0.1:0"
       << " --set server.drain_seconds=5";
   for (auto& a : options_.args) cmd << " '" << a << "'";
   cmd << " >> '" << log_file_ << "' 2>&1";

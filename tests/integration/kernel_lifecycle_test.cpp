@@ -62,7 +62,7 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{{"wrongabi"},
                 "",
                 "plugin 'wrongabi': SDK major version mismatch: plugin built for SDK 999.0, kernel "
-                "provides SDK 1.0"},
+                "provides SDK 1.1"},
         Refusal{{"nocreate"}, "", "plugin 'nocreate': missing export svc_plugin_create"},
         Refusal{{"alpha", "alphacopy"}, "", "plugin 'alpha': duplicate plugin name"},
         Refusal{{"needsghost"},
@@ -180,7 +180,7 @@ TEST(KernelConfig, CheckConfigPrintsTheEffectiveConfigurationRedacted) {
 
   auto [v, version] = runCommand(binDir() + "/svcd --version");
   EXPECT_EQ(v, 0);
-  EXPECT_NE(version.find("SDK 1.0"), std::string::npos);
+  EXPECT_NE(version.find("SDK 1.1"), std::string::npos);
   auto [h, help] = runCommand(binDir() + "/svcd --help");
   EXPECT_EQ(h, 0);
   for (const char* flag :

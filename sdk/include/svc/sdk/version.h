@@ -16,7 +16,7 @@
 /// SDK major version: a plugin built for another major version is refused.
 #define SVC_SDK_VERSION_MAJOR 1
 /// SDK minor version: interfaces only grow at the end within a major version.
-#define SVC_SDK_VERSION_MINOR 0
+#define SVC_SDK_VERSION_MINOR 1
 
 #define SVC_SDK_STR2(x) #x
 #define SVC_SDK_STR(x) SVC_SDK_STR2(x)

@@ -1,0 +1,50 @@
+// The outbox sender: a background thread that takes due rows of email_outbox (claimed with a
+// lease, so several svcd processes on one database never send a message twice at once), hands
+// each to the configured relay over SMTP (STARTTLS, AUTH PLAIN/LOGIN), and records the outcome:
+// sent, retried later with backoff on a temporary failure, or failed.
+#pragma once
+
+#include "mail_store.h"
+
+#include <Poco/Logger.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace svc::plugins::email {
+
+struct RelayConfig {
+  std::string host;  ///< Empty: no relay; mail for other servers cannot be sent.
+  int port = 587;
+  std::string username, password;
+  bool starttls = true;
+  std::string helo = "localhost";
+  int max_attempts = 8;
+  int timeout_seconds = 60;
+};
+
+class Relay {
+ public:
+  Relay(RelayConfig config, MailStore& store, Poco::Logger& logger);
+  ~Relay();
+  bool configured() const { return !config_.host.empty(); }
+  void start();
+  void stop();
+  /// Looks at the outbox now instead of at the next poll.
+  void wake();
+
+ private:
+  void run();
+  bool sendOne();
+  RelayConfig config_;
+  MailStore& store_;
+  Poco::Logger& logger_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool stopping_ = false, woken_ = false;
+  std::thread thread_;
+};
+
+}  // namespace svc::plugins::email

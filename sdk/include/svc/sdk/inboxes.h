@@ -1,0 +1,47 @@
+// Inbox provisioning: how the identities plugin gives a new identity its email inbox.
+//
+// The email plugin owns inboxes and offers this service. Creating an identity creates its primary
+// inbox in the same database transaction, so an identity never exists without its address and a
+// taken address leaves nothing behind. When no plugin offers it, identities have no email.
+#pragma once
+
+#include <Poco/Data/Session.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace svc::sdk {
+
+/// An identity's inbox as the identity resource shows it (`email: {id, address}`).
+struct InboxAddress {
+  std::string id;       ///< The inbox's id.
+  std::string address;  ///< Its full address, lower-case.
+};
+
+/// Offered as kInboxProvisioningService.
+class InboxProvisioning {
+ public:
+  virtual ~InboxProvisioning();
+  /// Creates an identity's primary inbox inside the caller's transaction.
+  /// @param transaction the session of the transaction creating the identity.
+  /// @param account_id the account. @param identity_uuid the new identity.
+  /// @param identity_name its name (a generated address is made readable from it).
+  /// @param local_part the requested local part, or empty. @param domain the domain, or empty.
+  /// @return the inbox. @throws HttpError 400 naming `email_identifier` or `domain`, 409
+  /// `email_taken` (also when another writer took the address first); the caller rolls back.
+  virtual InboxAddress createPrimary(Poco::Data::Session& transaction,
+                                     const std::string& account_id,
+                                     const std::string& identity_uuid,
+                                     const std::string& identity_name,
+                                     const std::string& local_part, const std::string& domain) = 0;
+  /// @param identity_uuids identities. @return the primary inbox of each that has one.
+  virtual std::map<std::string, InboxAddress> primaryInboxes(
+      const std::vector<std::string>& identity_uuids) = 0;
+};
+
+/// Service name of the InboxProvisioning service.
+inline constexpr const char* kInboxProvisioningService = "svc.inbox-provisioning.v1";
+
+}  // namespace svc::sdk

@@ -1,0 +1,835 @@
+// The email plugin over real sockets: SMTP in (swaks and hand-written sessions), HTTP out, local
+// delivery between identities, the outbox relay into Postfix's smtp-sink, custom domains verified
+// against dnsmasq on loopback, and a kill -9 in the middle of an SMTP burst.
+#include "harness.h"
+
+#include <Poco/File.h>
+#include <Poco/JSON/Array.h>
+#include <Poco/Net/ServerSocket.h>
+#include <Poco/Net/SocketAddress.h>
+#include <Poco/Net/StreamSocket.h>
+#include <Poco/TemporaryFile.h>
+#include <Poco/URI.h>
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <fstream>
+#include <mutex>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+namespace svc::testing {
+namespace {
+
+int freeTcpPort() {
+  Poco::Net::ServerSocket s(Poco::Net::SocketAddress("127.0.0.1", 0));
+  return s.address().port();
+}
+
+// A helper process (smtp-sink, dnsmasq) that ends with the test.
+class Child {
+ public:
+  explicit Child(const std::string& cmd) {
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::setpgid(0, 0);
+      ::execl("/bin/sh", "sh", "-c", ("exec " + cmd + " >/dev/null 2>&1").c_str(),
+              static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  ~Child() {
+    ::kill(pid_, SIGTERM);
+    ::waitpid(pid_, nullptr, 0);
+  }
+
+ private:
+  pid_t pid_;
+};
+
+class Email : public ::testing::Test {
+ protected:
+  void SetUp() override { startSvcd({}); }
+
+  void startSvcd(std::vector<std::string> args) {
+    Svcd::Options o;
+    o.plugins = {"auth", "identities", "email"};
+    o.args = {"--set", "email.domains=agents.test,alt.test"};
+    o.args.insert(o.args.end(), args.begin(), args.end());
+    if (!db_url_.empty()) o.db_url = db_url_;
+    svcd_ = std::make_unique<Svcd>(o);
+    ASSERT_TRUE(svcd_->start()) << svcd_->log();
+    std::smatch m;
+    std::string log = svcd_->waitForLog("SMTP listener on port");
+    ASSERT_TRUE(std::regex_search(log, m, std::regex("SMTP listener on port (\\d+)")));
+    smtp_port_ = std::stoi(m[1]);
+    if (key_.empty()) key_ = signIn("owner@example.com");
+  }
+
+  // A new account through the device flow. @return its management key.
+  std::string signIn(const std::string& email) {
+    auto op = [&](const std::string& path, const std::string& body) {
+      return http(svcd_->adminPort(), "POST", path, body, bearer(svcd_->adminToken()));
+    };
+    EXPECT_EQ(op("/admin/auth/users/", "{\"email\":\"" + email + "\",\"password\":\"pw pw pw pw\"}")
+                  .status,
+              201);
+    auto d = svcd_->post("/api/auth/device/", "").json();
+    EXPECT_EQ(op("/admin/auth/device/approve/", "{\"user_code\":\"" +
+                                                    d->getValue<std::string>("user_code") +
+                                                    "\",\"user\":\"" + email + "\"}")
+                  .status,
+              200);
+    auto t = svcd_->post("/api/auth/device/token/",
+                         "{\"device_code\":\"" + d->getValue<std::string>("device_code") + "\"}");
+    return t.json()->getValue<std::string>("management_key");
+  }
+
+  HttpReply call(const std::string& method, const std::string& path, const std::string& body = "",
+                 const std::string& key = "") {
+    return http(svcd_->port(), method, path, body, bearer(key.empty() ? key_ : key));
+  }
+
+  struct Ident {
+    std::string uuid, address, inbox;
+  };
+  Ident identity(const std::string& name, const std::string& identifier = "",
+                 const std::string& key = "") {
+    std::string body = "{\"name\":\"" + name + "\"" +
+                       (identifier.empty() ? "" : ",\"email_identifier\":\"" + identifier + "\"") +
+                       "}";
+    auto r = call("POST", "/api/identities/", body, key);
+    EXPECT_EQ(r.status, 201) << r.body;
+    auto j = r.json();
+    auto e = j->getObject("email");
+    return {j->getValue<std::string>("uuid"), e->getValue<std::string>("address"),
+            e->getValue<std::string>("id")};
+  }
+
+  Poco::JSON::Array::Ptr messages(const std::string& query, const std::string& key = "") {
+    auto r = call("GET", "/api/email-messages/?" + query, "", key);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.json()->getArray("results");
+  }
+
+  Poco::JSON::Object::Ptr message(const std::string& id) {
+    auto r = call("GET", "/api/email-messages/" + id + "/");
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.json();
+  }
+
+  // One SMTP session, every command in one write (PIPELINING), answers until the server closes.
+  std::string smtp(const std::string& session) { return rawExchange(smtp_port_, session, 5000); }
+
+  static std::string envelope(const std::string& from, const std::string& to,
+                              const std::string& data) {
+    return "EHLO client.example\r\nMAIL FROM:<" + from + ">\r\nRCPT TO:<" + to + ">\r\nDATA\r\n" +
+           data + "\r\n.\r\nQUIT\r\n";
+  }
+
+  std::unique_ptr<Svcd> svcd_;
+  std::string key_, db_url_;
+  int smtp_port_ = 0;
+};
+
+TEST_F(Email, IdentitiesGetTheirInboxInTheSameTransaction) {
+  Ident generated = identity("Support Bot");
+  EXPECT_TRUE(
+      std::regex_match(generated.address, std::regex("support-bot-[a-z2-9]{4}@agents\\.test")))
+      << generated.address;
+  Ident sales = identity("Sales", "sales");
+  EXPECT_EQ(sales.address, "sales@agents.test");
+
+  auto count = [&] { return call("GET", "/api/identities/").json()->getValue<int>("count"); };
+  const int before = count();
+  auto taken = call("POST", "/api/identities/", R"({"name":"Again","email_identifier":"sales"})");
+  EXPECT_EQ(taken.status, 409);
+  EXPECT_EQ(taken.code(), "email_taken");
+  EXPECT_EQ(count(), before) << "a taken address leaves no identity behind";
+  for (const char* bad : {R"("-x")", R"("UPPER")", R"("a b")", R"("")", R"("x@y")"}) {
+    auto r = call("POST", "/api/identities/",
+                  std::string(R"({"name":"Bad","email_identifier":)") + bad + "}");
+    EXPECT_EQ(r.status, 400) << bad;
+    EXPECT_TRUE(r.json()->getObject("errors")->has("email_identifier")) << r.body;
+  }
+  auto other_domain = call("POST", "/api/identities/",
+                           R"({"name":"Alt","email_identifier":"x","domain":"alt.test"})");
+  ASSERT_EQ(other_domain.status, 201) << other_domain.body;
+  EXPECT_EQ(other_domain.json()->getObject("email")->getValue<std::string>("address"),
+            "x@alt.test");
+  auto foreign = call("POST", "/api/identities/",
+                      R"({"name":"F","email_identifier":"y","domain":"example.com"})");
+  EXPECT_EQ(foreign.status, 400);
+  EXPECT_EQ(count(), before + 1);
+
+  // The identity shows its inbox everywhere.
+  auto got = call("GET", "/api/identities/" + sales.uuid + "/").json();
+  EXPECT_EQ(got->getObject("email")->getValue<std::string>("id"), sales.inbox);
+  auto inbox = call("GET", "/api/email/" + sales.inbox + "/").json();
+  EXPECT_EQ(inbox->getValue<std::string>("address"), "sales@agents.test");
+  EXPECT_TRUE(inbox->getValue<bool>("is_primary"));
+  EXPECT_EQ(inbox->getValue<std::string>("identity"), sales.uuid);
+
+  auto avail = call("GET", "/api/email/check-availability/?email=sales").json();
+  EXPECT_FALSE(avail->getValue<bool>("available"));
+  EXPECT_EQ(avail->getValue<std::string>("email"), "sales@agents.test");
+  avail = call("GET", "/api/email/check-availability/?email=Fresh@alt.test").json();
+  EXPECT_TRUE(avail->getValue<bool>("available"));
+  EXPECT_EQ(avail->getValue<std::string>("email"), "fresh@alt.test");
+  EXPECT_EQ(call("GET", "/api/email/check-availability/?email=a..b%40x").status, 400);
+  EXPECT_EQ(call("GET", "/api/email/check-availability/").status, 400);
+
+  // A second inbox needs an active plan.
+  auto second =
+      call("POST", "/api/email/", "{\"identity\":\"" + sales.uuid + "\",\"email\":\"sales2\"}");
+  ASSERT_EQ(second.status, 201) << second.body;
+  EXPECT_FALSE(second.json()->getValue<bool>("is_primary"));
+  EXPECT_EQ(
+      call("POST", "/api/email/", "{\"identity\":\"" + sales.uuid + "\",\"email\":\"sales2\"}")
+          .code(),
+      "email_taken");
+  std::string account =
+      call("GET", "/api/health/whoami/").json()->getObject("account")->getValue<std::string>("id");
+  ASSERT_EQ(http(svcd_->adminPort(), "POST", "/admin/auth/accounts/" + account + "/plan/",
+                 R"({"plan":"none"})", bearer(svcd_->adminToken()))
+                .status,
+            200);
+  auto unpaid = call("POST", "/api/email/", "{\"identity\":\"" + sales.uuid + "\"}");
+  EXPECT_EQ(unpaid.status, 402);
+  EXPECT_EQ(unpaid.code(), "subscription_required");
+  EXPECT_EQ(unpaid.json()->getValue<std::string>("detail"), "An active subscription is required.");
+  EXPECT_EQ(call("POST", "/api/email/", "{}").code(), "identity_required");
+
+  // Another account sees none of it.
+  std::string stranger = signIn("stranger@example.com");
+  EXPECT_EQ(call("GET", "/api/email/" + sales.inbox + "/", "", stranger).status, 404);
+  EXPECT_EQ(call("GET", "/api/email/", "", stranger).json()->getValue<int>("count"), 0);
+  EXPECT_EQ(call("POST", "/api/email/", "{\"identity\":\"" + sales.uuid + "\"}", stranger).status,
+            404);
+}
+
+TEST_F(Email, SwaksDeliversMimeWithAttachmentsAndEncodedHeaders) {
+  Ident sales = identity("Sales", "sales");
+  const std::string dir = Poco::TemporaryFile::tempName("/tmp/") + "-swaks";
+  Poco::File(dir).createDirectories();
+  {
+    std::ofstream(dir + "/report.pdf", std::ios::binary)
+        << std::string("%PDF-1.4\0\x01\x02\xff", 12);
+  }
+  auto [rc, out] =
+      runCommand("swaks --server 127.0.0.1:" + std::to_string(smtp_port_) +
+                 " --to Sales@agents.test --from alice@example.com"
+                 " --header 'Subject: =?UTF-8?B?w5xuaWPDtmRl?= =?ISO-8859-1?Q?caf=E9?= code'"
+                 " --header 'From: =?UTF-8?Q?Al=C3=AFce?= <alice@example.com>'"
+                 " --body 'Your code is 123456' --attach-type application/pdf --attach " +
+                 dir + "/report.pdf");
+  Poco::File(dir).remove(true);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("250 2.0.0"), std::string::npos) << out;
+
+  auto list = messages("identity=" + sales.uuid);
+  ASSERT_EQ(list->size(), 1u);
+  auto m = message(list->getObject(0)->getValue<std::string>("id"));
+  EXPECT_EQ(m->getValue<std::string>("subject"), "Ünicödecafé code");
+  EXPECT_EQ(m->getValue<std::string>("from_email"), "alice@example.com");
+  EXPECT_EQ(m->getValue<std::string>("direction"), "incoming");
+  EXPECT_NE(m->getValue<std::string>("content").find("Your code is 123456"), std::string::npos);
+  auto attachments = m->getArray("attachments");
+  ASSERT_EQ(attachments->size(), 1u);
+  auto a = attachments->getObject(0);
+  EXPECT_EQ(a->getValue<std::string>("filename"), "report.pdf");
+  EXPECT_EQ(a->getValue<std::string>("content_type"), "application/pdf");
+  EXPECT_EQ(a->getValue<int>("size"), 12);
+  auto bytes =
+      call("GET", "/api/email-attachments/" + a->getValue<std::string>("uuid") + "/download/");
+  ASSERT_EQ(bytes.status, 200);
+  EXPECT_EQ(bytes.body, std::string("%PDF-1.4\0\x01\x02\xff", 12));
+  EXPECT_NE(bytes.header("content-disposition").find("attachment"), std::string::npos);
+  EXPECT_EQ(bytes.header("x-content-type-options"), "nosniff");
+
+  auto threads =
+      call("GET", "/api/email-inbox/?identity=" + sales.uuid).json()->getArray("results");
+  ASSERT_EQ(threads->size(), 1u);
+  auto t = threads->getObject(0);
+  EXPECT_EQ(t->getValue<int>("message_count"), 1);
+  EXPECT_EQ(t->getValue<int>("unread_count"), 1);
+  EXPECT_EQ(t->getArray("attachment_names")->getElement<std::string>(0), "report.pdf");
+  EXPECT_EQ(t->getValue<std::string>("preview").substr(0, 19), "Your code is 123456");
+}
+
+TEST_F(Email, MimeStructuresCharsetsAndMalformedParts) {
+  Ident sales = identity("Sales", "sales");
+  // multipart/mixed holding multipart/alternative (text + html), a Latin-1 text part in QP, and
+  // an attachment whose base64 is broken.
+  const std::string data =
+      "From: Bob <bob@example.com>\r\nTo: sales@agents.test\r\nSubject: Nested\r\n"
+      "Message-ID: <nested-1@example.com>\r\nMIME-Version: 1.0\r\n"
+      "Content-Type: multipart/mixed; boundary=\"outer\"\r\n\r\npreamble\r\n"
+      "--outer\r\nContent-Type: multipart/alternative; boundary=inner\r\n\r\n"
+      "--inner\r\nContent-Type: text/plain; charset=iso-8859-1\r\n"
+      "Content-Transfer-Encoding: quoted-printable\r\n\r\nGr=FC=DFe, soft=\r\nbreak\r\n"
+      "--inner\r\nContent-Type: text/html; charset=utf-8\r\n\r\n<p>Gr\xc3\xbc\xc3\x9f"
+      "e</p>\r\n--inner--\r\n"
+      "--outer\r\nContent-Type: application/octet-stream; name=\"data.bin\"\r\n"
+      "Content-Transfer-Encoding: base64\r\n\r\nAAEC!!!Aw==\r\n--outer--\r\n";
+  EXPECT_NE(
+      smtp(envelope("bob@example.com", "sales@agents.test", data)).find("250 2.0.0 Ok: stored"),
+      std::string::npos);
+  // No boundary at all, 8-bit Latin-1 in a header, and nesting 40 deep.
+  std::string deep =
+      "From: eve@example.com\r\nTo: sales@agents.test\r\nSubject: Deep \xe9t\xe9\r\n"
+      "Content-Type: multipart/mixed; boundary=b0\r\n\r\n";
+  for (int i = 1; i < 40; ++i) {
+    deep += "--b" + std::to_string(i - 1) + "\r\nContent-Type: multipart/mixed; boundary=b" +
+            std::to_string(i) + "\r\n\r\n";
+  }
+  deep += "--b39\r\nContent-Type: text/plain\r\n\r\nbottom\r\n";
+  auto answer = smtp(envelope("eve@example.com", "sales@agents.test", deep) +
+                     "");  // accepted and stored safely, or refused: never a crash
+  EXPECT_NE(answer.find("250 2.0.0 Ok: stored"), std::string::npos) << answer;
+  std::string no_boundary =
+      "From: eve@example.com\r\nTo: sales@agents.test\r\nSubject: nb\r\n"
+      "Content-Type: multipart/mixed\r\n\r\njust text\r\n";
+  EXPECT_NE(smtp(envelope("eve@example.com", "sales@agents.test", no_boundary)).find("250 2.0.0"),
+            std::string::npos);
+
+  auto list = messages("identity=" + sales.uuid);
+  ASSERT_EQ(list->size(), 3u);
+  auto nested = message(list->getObject(0)->getValue<std::string>("id"));
+  EXPECT_EQ(nested->getValue<std::string>("content").substr(0, 22), "Grüße, softbreak");
+  EXPECT_EQ(nested->getValue<std::string>("html"), "<p>Grüße</p>");
+  EXPECT_EQ(nested->getValue<std::string>("message_id"), "<nested-1@example.com>");
+  auto att = nested->getArray("attachments");
+  ASSERT_EQ(att->size(), 1u);
+  EXPECT_EQ(att->getObject(0)->getValue<std::string>("filename"), "data.bin");
+  EXPECT_EQ(att->getObject(0)->getValue<int>("size"), 4);  // the valid base64 around the junk
+  auto deep_msg = message(list->getObject(1)->getValue<std::string>("id"));
+  EXPECT_EQ(deep_msg->getValue<std::string>("subject"), "Deep été");
+  auto nb = message(list->getObject(2)->getValue<std::string>("id"));
+  EXPECT_NE(nb->getValue<std::string>("content").find("just text"), std::string::npos);
+  EXPECT_EQ(svcd_->get("/api/health/").status, 200);
+}
+
+TEST_F(Email, SmtpProtocolAndRefusals) {
+  Ident sales = identity("Sales", "sales");
+  auto a = smtp("MAIL FROM:<a@example.com>\r\nQUIT\r\n");
+  EXPECT_NE(a.find("220 "), std::string::npos);
+  EXPECT_NE(a.find("503 5.5.1 Say EHLO first"), std::string::npos) << a;
+
+  a = smtp("EHLO c.example\r\nVRFY sales\r\nNOOP\r\nRSET\r\nFOO\r\nQUIT\r\n");
+  for (const char* want : {"250-PIPELINING", "250-SIZE ", "250-8BITMIME", "252 2.5.2",
+                           "250 2.0.0 Ok", "500 5.5.2", "221 2.0.0"}) {
+    EXPECT_NE(a.find(want), std::string::npos) << want << "\n" << a;
+  }
+  EXPECT_EQ(a.find("STARTTLS"), std::string::npos) << "no certificate, no STARTTLS";
+
+  a = smtp(
+      "EHLO c.example\r\nMAIL FROM:<a@example.com>\r\nRCPT TO:<nobody@agents.test>\r\n"
+      "RCPT TO:<not an address>\r\nDATA\r\nQUIT\r\n");
+  EXPECT_NE(a.find("550 5.1.1 <nobody@agents.test>"), std::string::npos) << a;
+  EXPECT_NE(a.find("501 5.1.3"), std::string::npos) << a;
+  EXPECT_NE(a.find("554 5.5.1 No valid recipients"), std::string::npos) << a;
+
+  a = smtp("EHLO c.example\r\nMAIL FROM:<a@example.com> SIZE=999999999999\r\nQUIT\r\n");
+  EXPECT_NE(a.find("552 5.3.4"), std::string::npos) << a;
+
+  // Bare LF and bare CR end nothing and get the whole message refused: the smuggled second
+  // message after "\n.\r\n" is never read as a message of its own.
+  const std::string smuggle =
+      "Subject: first\r\n\r\nhello\n.\r\nMAIL FROM:<evil@example.com>\r\n"
+      "RCPT TO:<sales@agents.test>\r\nDATA\r\nSubject: smuggled\r\n\r\nx";
+  a = smtp(envelope("a@example.com", "sales@agents.test", smuggle));
+  EXPECT_NE(a.find("550 5.6.0"), std::string::npos) << a;
+  a = smtp(envelope("a@example.com", "sales@agents.test", "Subject: cr\r\n\r\nbare\rcr"));
+  EXPECT_NE(a.find("550 5.6.0"), std::string::npos) << a;
+  a = smtp(envelope("a@example.com", "sales@agents.test",
+                    "Subject: long\r\n\r\n" + std::string(1500, 'x') + ".\r\n"));
+  EXPECT_NE(a.find("550 5.6.0 Message refused: a line is longer"), std::string::npos) << a;
+  EXPECT_EQ(messages("identity=" + sales.uuid)->size(), 0u) << "nothing refused was stored";
+
+  // Dot-stuffing is undone; a leading-dot line survives.
+  a = smtp(envelope("a@example.com", "sales@agents.test", "Subject: dots\r\n\r\n..hidden\r\nend"));
+  EXPECT_NE(a.find("250 2.0.0 Ok: stored"), std::string::npos) << a;
+  auto list = messages("identity=" + sales.uuid);
+  ASSERT_EQ(list->size(), 1u);
+  EXPECT_EQ(
+      message(list->getObject(0)->getValue<std::string>("id"))->getValue<std::string>("content"),
+      ".hidden\r\nend\r\n");
+}
+
+TEST_F(Email, RecipientLimitsSizeLimitsAndTimeouts) {
+  svcd_.reset();
+  key_.clear();
+  startSvcd({"--set", "email.smtp.max_recipients=2", "--set", "email.smtp.max_message_bytes=2000",
+             "--set", "email.smtp.timeout_seconds=1"});
+  identity("A", "a");
+  identity("B", "b");
+  identity("C", "c");
+  auto a = smtp(
+      "EHLO c.example\r\nMAIL FROM:<x@example.com>\r\nRCPT TO:<a@agents.test>\r\n"
+      "RCPT TO:<b@agents.test>\r\nRCPT TO:<c@agents.test>\r\nRSET\r\nQUIT\r\n");
+  EXPECT_NE(a.find("452 4.5.3 Too many recipients"), std::string::npos) << a;
+  a = smtp(envelope(
+      "x@example.com", "a@agents.test",
+      "Subject: big\r\n\r\n" + std::string(40, 'y') + "\r\n" + [] {
+        std::string s;
+        for (int i = 0; i < 100; ++i) s += std::string(60, 'z') + "\r\n";
+        return s;
+      }()));
+  EXPECT_NE(a.find("552 5.3.4"), std::string::npos) << a;
+  // A client that says nothing is let go.
+  auto start = std::chrono::steady_clock::now();
+  a = rawExchange(smtp_port_, "EHLO slow.example\r\n", 4000);
+  EXPECT_NE(a.find("421 4.4.2"), std::string::npos) << a;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+}
+
+TEST_F(Email, LocalDeliveryThreadsRepliesAndHidesBcc) {
+  Ident a = identity("Alice", "alice");
+  Ident b = identity("Bob", "bob");
+  Ident c = identity("Carol", "carol");
+  Ident d = identity("Dave", "dave");
+  auto sent = call("POST", "/api/email-messages/compose/?identity=" + a.uuid,
+                   R"({"to_email":"Bob <bob@agents.test>","cc":["carol@agents.test"],)"
+                   R"("bcc":"dave@agents.test","subject":"Plan","content":"Shall we?"})");
+  ASSERT_EQ(sent.status, 201) << sent.body;
+  auto s = sent.json();
+  EXPECT_EQ(s->getValue<std::string>("status"), "sent");
+  EXPECT_EQ(s->getValue<std::string>("direction"), "outgoing");
+  EXPECT_EQ(s->getArray("bcc")->getElement<std::string>(0), "dave@agents.test");
+
+  auto at_bob = messages("identity=" + b.uuid);
+  ASSERT_EQ(at_bob->size(), 1u);
+  auto bm = message(at_bob->getObject(0)->getValue<std::string>("id"));
+  EXPECT_EQ(bm->getValue<std::string>("message_id"), s->getValue<std::string>("message_id"));
+  EXPECT_FALSE(bm->has("bcc")) << "incoming messages never show a bcc";
+  EXPECT_EQ(bm->getArray("cc")->getElement<std::string>(0), "carol@agents.test");
+  EXPECT_FALSE(bm->getValue<bool>("is_read"));
+  ASSERT_EQ(messages("identity=" + d.uuid)->size(), 1u) << "the blind copy arrived";
+
+  // Bob replies all: to Alice (the sender), cc Carol; never Bob himself, never Dave.
+  auto r = call("POST", "/api/email-messages/" + bm->getValue<std::string>("id") + "/reply-all/",
+                R"({"content":"Yes."})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  auto rj = r.json();
+  EXPECT_EQ(rj->getValue<std::string>("subject"), "Re: Plan");
+  EXPECT_EQ(rj->getValue<std::string>("in_reply_to"), s->getValue<std::string>("message_id"));
+  std::set<std::string> to, cc;
+  for (auto& v : *rj->getArray("to_email")) to.insert(v.toString());
+  for (auto& v : *rj->getArray("cc")) cc.insert(v.toString());
+  EXPECT_EQ(to, (std::set<std::string>{"alice@agents.test"}));
+  EXPECT_EQ(cc, (std::set<std::string>{"carol@agents.test"}));
+  EXPECT_EQ(rj->getValue<std::string>("thread_id"), bm->getValue<std::string>("thread_id"));
+
+  // Alice sees one thread of two messages; the reply references the original.
+  auto threads = call("GET", "/api/email-inbox/?identity=" + a.uuid).json()->getArray("results");
+  ASSERT_EQ(threads->size(), 1u);
+  EXPECT_EQ(threads->getObject(0)->getValue<int>("message_count"), 2);
+  EXPECT_EQ(threads->getObject(0)->getValue<int>("unread_count"), 1);
+  auto thread = call("GET", "/api/email-inbox/" +
+                                threads->getObject(0)->getValue<std::string>("thread_id") + "/")
+                    .json();
+  auto msgs = thread->getArray("messages");
+  ASSERT_EQ(msgs->size(), 2u);
+  EXPECT_EQ(msgs->getObject(0)->getValue<std::string>("direction"), "outgoing");
+  EXPECT_EQ(msgs->getObject(1)->getValue<std::string>("content"), "Yes.");
+  auto refs = msgs->getObject(1)->getArray("references");
+  ASSERT_EQ(refs->size(), 1u);
+  EXPECT_EQ(refs->getElement<std::string>(0), s->getValue<std::string>("message_id"));
+
+  // Alice replies: one Re:, never two; reply goes to Bob only.
+  auto rr = call(
+      "POST", "/api/email-messages/" + msgs->getObject(1)->getValue<std::string>("id") + "/reply/",
+      R"({"content":"Good."})");
+  ASSERT_EQ(rr.status, 201) << rr.body;
+  EXPECT_EQ(rr.json()->getValue<std::string>("subject"), "Re: Plan");
+  EXPECT_EQ(rr.json()->getArray("to_email")->size(), 1u);
+  EXPECT_EQ(rr.json()->getArray("references")->size(), 2u);
+
+  // Forward carries the attachments and gets one Fwd:.
+  auto up =
+      http(svcd_->port(), "POST", "/api/email-attachments/?filename=notes.txt&identity=" + c.uuid,
+           "hello notes", {{"Authorization", "Bearer " + key_}, {"Content-Type", "text/plain"}});
+  ASSERT_EQ(up.status, 201) << up.body;
+  std::string att = up.json()->getValue<std::string>("uuid");
+  auto with = call("POST", "/api/email-messages/compose/?identity=" + c.uuid,
+                   "{\"to_email\":[\"alice@agents.test\"],\"subject\":\"Fwd: notes\",\"content\":"
+                   "\"see\",\"attachment_uuids\":[\"" +
+                       att + "\"]}");
+  ASSERT_EQ(with.status, 201) << with.body;
+  auto fw =
+      call("POST", "/api/email-messages/" + with.json()->getValue<std::string>("id") + "/forward/",
+           R"({"to_email":"dave@agents.test","content":"FYI"})");
+  ASSERT_EQ(fw.status, 201) << fw.body;
+  EXPECT_EQ(fw.json()->getValue<std::string>("subject"), "Fwd: notes");
+  EXPECT_EQ(fw.json()->getArray("attachments")->size(), 1u);
+  EXPECT_NE(fw.json()->getValue<std::string>("content").find("Forwarded message"),
+            std::string::npos);
+  auto at_dave =
+      messages("identity=" + d.uuid + "&thread_id=" +
+               messages("identity=" + d.uuid)->getObject(1)->getValue<std::string>("thread_id"));
+  ASSERT_GE(at_dave->size(), 1u);
+  auto dm = message(at_dave->getObject(0)->getValue<std::string>("id"));
+  ASSERT_EQ(dm->getArray("attachments")->size(), 1u);
+  auto dl =
+      call("GET", "/api/email-attachments/" +
+                      dm->getArray("attachments")->getObject(0)->getValue<std::string>("uuid") +
+                      "/download/?identity=" + d.uuid);
+  EXPECT_EQ(dl.body, "hello notes");
+}
+
+TEST_F(Email, SendingValidationAndFences) {
+  Ident a = identity("Alice", "alice");
+  Ident b = identity("Bob", "bob");
+  const std::string compose = "/api/email-messages/compose/?identity=" + a.uuid;
+  auto expectInvalid = [&](const std::string& body, const std::string& field) {
+    auto r = call("POST", compose, body);
+    EXPECT_EQ(r.status, 400) << body << " -> " << r.body;
+    if (r.status == 400) {
+      EXPECT_TRUE(r.json()->getObject("errors")->has(field)) << r.body;
+    }
+  };
+  expectInvalid(R"({"subject":"s","content":"c"})", "to_email");
+  expectInvalid(R"({"to_email":"bob@agents.test","content":"c"})", "subject");
+  expectInvalid(R"({"to_email":"bob@agents.test","subject":"s"})", "content");
+  expectInvalid(
+      R"({"to_email":"bob@agents.test","subject":"a\r\nBcc: x@evil.example","content":"c"})",
+      "subject");
+  expectInvalid(
+      R"({"to_email":"bob@agents.test\r\nBcc: x@evil.example","subject":"s","content":"c"})",
+      "to_email");
+  expectInvalid(R"({"to_email":"not-an-address","subject":"s","content":"c"})", "to_email");
+  expectInvalid(R"({"to_email":"x@-bad-.example","subject":"s","content":"c"})", "to_email");
+  expectInvalid(R"({"to_email":42,"subject":"s","content":"c"})", "to_email");
+  expectInvalid(R"({"to_email":"ghost@agents.test","subject":"s","content":"c"})", "to_email");
+  expectInvalid(
+      R"({"to_email":"bob@agents.test","subject":"s","content":"c","attachment_uuids":["00000000-0000-4000-8000-000000000000"]})",
+      "attachment_uuids");
+  std::string many = "[";
+  for (int i = 0; i < 51; ++i)
+    many += (i ? ",\"" : "\"") + std::string("r") + std::to_string(i) + "@remote.example\"";
+  expectInvalid(R"({"to_email":)" + many + R"(],"subject":"s","content":"c"})", "to_email");
+  EXPECT_EQ(call("POST", "/api/email-messages/compose/",
+                 R"({"to_email":"bob@agents.test","subject":"s","content":"c"})")
+                .code(),
+            "identity_required");
+  // No relay configured: mail for other servers is refused before anything is stored.
+  auto remote =
+      call("POST", compose, R"({"to_email":"x@remote.example","subject":"s","content":"c"})");
+  EXPECT_EQ(remote.status, 503);
+  EXPECT_EQ(messages("identity=" + a.uuid)->size(), 0u);
+
+  // Fences: another account cannot see or answer Alice's mail; an identity key sees only its own.
+  ASSERT_EQ(call("POST", compose, R"({"to_email":"bob@agents.test","subject":"hi","content":"c"})")
+                .status,
+            201);
+  std::string bob_msg = messages("identity=" + b.uuid)->getObject(0)->getValue<std::string>("id");
+  std::string stranger = signIn("stranger@example.com");
+  EXPECT_EQ(call("GET", "/api/email-messages/" + bob_msg + "/", "", stranger).status, 404);
+  EXPECT_EQ(
+      call("POST", "/api/email-messages/" + bob_msg + "/reply/", R"({"content":"x"})", stranger)
+          .status,
+      404);
+  EXPECT_EQ(messages("", stranger)->size(), 0u);
+  auto key =
+      call("POST", "/api/auth/keys/identity/", "{\"identity\":\"" + a.uuid + "\",\"label\":\"a\"}");
+  ASSERT_EQ(key.status, 201) << key.body;
+  std::string alice_key = key.json()->getValue<std::string>("key");
+  EXPECT_EQ(call("GET", "/api/email-messages/" + bob_msg + "/", "", alice_key).status, 404);
+  EXPECT_EQ(
+      call("POST", "/api/email-messages/" + bob_msg + "/reply/", R"({"content":"x"})", alice_key)
+          .status,
+      404);
+  EXPECT_EQ(messages("", alice_key)->size(), 1u) << "Alice's own sent message only";
+  EXPECT_EQ(call("GET", "/api/email-inbox/?identity=" + b.uuid, "", alice_key).status, 403);
+}
+
+TEST_F(Email, ReadStateListsFiltersAndCursor) {
+  Ident a = identity("Alice", "alice");
+  Ident b = identity("Bob", "bob");
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(call("POST", "/api/email-messages/compose/?identity=" + a.uuid,
+                   "{\"to_email\":\"bob@agents.test\",\"subject\":\"n" + std::to_string(i) +
+                       "\",\"content\":\"c\"}")
+                  .status,
+              201);
+  }
+  auto all = messages("identity=" + b.uuid);
+  ASSERT_EQ(all->size(), 5u);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(all->getObject(i)->getValue<std::string>("subject"), "n" + std::to_string(i));
+    EXPECT_FALSE(all->getObject(i)->has("content")) << "lists leave out bodies";
+  }
+  // created_after is strict: the second message's time gives the last three.
+  std::string t1 = all->getObject(1)->getValue<std::string>("created_dt");
+  auto after = messages("identity=" + b.uuid + "&created_after=" + t1);
+  ASSERT_EQ(after->size(), 3u);
+  EXPECT_EQ(after->getObject(0)->getValue<std::string>("subject"), "n2");
+  EXPECT_EQ(call("GET", "/api/email-messages/?created_after=yesterday").status, 400);
+  EXPECT_EQ(call("GET", "/api/email-messages/?direction=sideways").status, 400);
+  EXPECT_EQ(call("GET", "/api/email-messages/?is_read=maybe").status, 400);
+
+  auto page = call("GET", "/api/email-messages/?identity=" + b.uuid + "&limit=2&offset=2").json();
+  EXPECT_EQ(page->getValue<int>("count"), 5);
+  EXPECT_EQ(page->getArray("results")->getObject(0)->getValue<std::string>("subject"), "n2");
+  EXPECT_FALSE(page->isNull("next"));
+  EXPECT_FALSE(page->isNull("previous"));
+  EXPECT_EQ(messages("direction=outgoing&identity=" + a.uuid)->size(), 5u);
+  EXPECT_EQ(messages("direction=incoming&identity=" + a.uuid)->size(), 0u);
+  EXPECT_EQ(messages("from_email=alice@agents.test&identity=" + b.uuid)->size(), 5u);
+
+  const std::string id = all->getObject(0)->getValue<std::string>("id");
+  EXPECT_EQ(call("PUT", "/api/email-messages/" + id + "/", "{}").status, 400);
+  EXPECT_EQ(call("PATCH", "/api/email-messages/" + id + "/", R"({"is_read":"yes"})").status, 400);
+  auto put = call("PUT", "/api/email-messages/" + id + "/", R"({"is_read":true})");
+  ASSERT_EQ(put.status, 200) << put.body;
+  EXPECT_TRUE(put.json()->getValue<bool>("is_read"));
+  EXPECT_EQ(messages("is_read=false&identity=" + b.uuid)->size(), 4u);
+  auto unread = call("GET", "/api/email-inbox/?has_unread=true&identity=" + b.uuid).json();
+  EXPECT_EQ(unread->getValue<int>("count"), 4);
+  auto read_threads = call("GET", "/api/email-inbox/?has_unread=false&identity=" + b.uuid).json();
+  EXPECT_EQ(read_threads->getValue<int>("count"), 1);
+  ASSERT_EQ(call("PATCH", "/api/email-messages/" + id + "/", R"({"is_read":false})").status, 200);
+  EXPECT_EQ(call("GET", "/api/email-inbox/?has_unread=false&identity=" + b.uuid)
+                .json()
+                ->getValue<int>("count"),
+            0);
+  EXPECT_EQ(call("GET", "/api/email-inbox/00000000-0000-4000-8000-000000000000/").status, 404);
+}
+
+TEST_F(Email, AttachmentUploadsAndLimits) {
+  svcd_.reset();
+  key_.clear();
+  startSvcd({"--set", "email.attachments.max_bytes=1000"});
+  Ident a = identity("Alice", "alice");
+  const std::string multipart =
+      "--XyZ\r\nContent-Disposition: form-data; name=\"file\"; "
+      "filename=\"r\xc3\xa9sum\xc3\xa9.txt\"\r\n"
+      "Content-Type: text/plain\r\n\r\nmy cv\r\n--XyZ--\r\n";
+  auto up = http(
+      svcd_->port(), "POST", "/api/email-attachments/", multipart,
+      {{"Authorization", "Bearer " + key_}, {"Content-Type", "multipart/form-data; boundary=XyZ"}});
+  ASSERT_EQ(up.status, 201) << up.body;
+  auto j = up.json();
+  EXPECT_EQ(j->getValue<std::string>("filename"), "résumé.txt");
+  EXPECT_EQ(j->getValue<int>("size"), 5);
+  auto rec = call("GET", "/api/email-attachments/" + j->getValue<std::string>("uuid") + "/");
+  EXPECT_EQ(rec.json()->getValue<std::string>("content_type"), "text/plain");
+  auto big = http(
+      svcd_->port(), "POST", "/api/email-attachments/?filename=big.bin", std::string(1001, 'x'),
+      {{"Authorization", "Bearer " + key_}, {"Content-Type", "application/octet-stream"}});
+  EXPECT_EQ(big.status, 413) << big.body;
+  auto unnamed = http(svcd_->port(), "POST", "/api/email-attachments/", "x",
+                      {{"Authorization", "Bearer " + key_}, {"Content-Type", "text/plain"}});
+  EXPECT_EQ(unnamed.status, 400);
+  auto traversal = http(svcd_->port(), "POST", "/api/email-attachments/?filename=..%2F..%2Fetc",
+                        "x", {{"Authorization", "Bearer " + key_}, {"Content-Type", "text/plain"}});
+  EXPECT_EQ(traversal.status, 400);
+  std::string stranger = signIn("stranger@example.com");
+  EXPECT_EQ(call("GET", "/api/email-attachments/" + j->getValue<std::string>("uuid") + "/download/",
+                 "", stranger)
+                .status,
+            404);
+}
+
+TEST_F(Email, RelaySendsThroughSmtpSinkWithThreadingHeadersAndNoBcc) {
+  const std::string dump = Poco::TemporaryFile::tempName("/tmp/") + "-sink";
+  Poco::File(dump).createDirectories();
+  ASSERT_EQ(::chmod(dump.c_str(), 0777), 0);
+  const int sink_port = freeTcpPort();
+  Child sink("smtp-sink -u nobody -d " + dump + "/%M. 127.0.0.1:" + std::to_string(sink_port) +
+             " 10");
+  svcd_.reset();
+  key_.clear();
+  startSvcd({"--set", "email.relay.host=127.0.0.1", "--set",
+             "email.relay.port=" + std::to_string(sink_port), "--set",
+             "email.relay.starttls=false"});
+  Ident a = identity("Alice", "alice");
+  // Someone outside writes in; Alice replies all through the relay.
+  const std::string data =
+      "From: Zed <zed@remote.example>\r\nTo: alice@agents.test, yan@remote.example\r\n"
+      "Subject: Re: Quote\r\nMessage-ID: <q2@remote.example>\r\nReferences: <q1@remote.example>\r\n"
+      "\r\nWhat's the price?";
+  ASSERT_NE(smtp(envelope("zed@remote.example", "alice@agents.test", data)).find("250 2.0.0"),
+            std::string::npos);
+  std::string in_id = messages("identity=" + a.uuid)->getObject(0)->getValue<std::string>("id");
+  auto r = call("POST", "/api/email-messages/" + in_id + "/reply-all/",
+                R"({"content":"Ten.\n.\nReally.","bcc":"boss@remote.example"})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(r.json()->getValue<std::string>("status"), "queued");
+  EXPECT_EQ(r.json()->getValue<std::string>("subject"), "Re: Quote");
+  const std::string out_id = r.json()->getValue<std::string>("id");
+  std::string status;
+  for (int i = 0; i < 100 && status != "sent"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    status = message(out_id)->getValue<std::string>("status");
+  }
+  EXPECT_EQ(status, "sent");
+  std::vector<std::string> files;
+  Poco::File(dump).list(files);
+  ASSERT_EQ(files.size(), 1u);
+  std::ifstream in(dump + "/" + files.front());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string raw = ss.str();  // smtp-sink writes the lines it received with LF ends
+  raw.erase(std::remove(raw.begin(), raw.end(), '\r'), raw.end());
+  Poco::File(dump).remove(true);
+  EXPECT_NE(raw.find("X-Rcpt-Args: <zed@remote.example>"), std::string::npos) << raw;
+  EXPECT_NE(raw.find("<boss@remote.example>"), std::string::npos) << "bcc is an envelope recipient";
+  EXPECT_EQ(raw.find("Bcc:"), std::string::npos) << raw;
+  EXPECT_EQ(raw.find("boss@"), raw.rfind("boss@")) << "boss appears in the envelope only";
+  EXPECT_NE(raw.find("In-Reply-To: <q2@remote.example>"), std::string::npos) << raw;
+  EXPECT_NE(raw.find("References: <q1@remote.example>\n <q2@remote.example>"), std::string::npos)
+      << raw;
+  EXPECT_NE(raw.find("Subject: Re: Quote"), std::string::npos);
+  EXPECT_NE(raw.find("To: zed@remote.example,\n yan@remote.example"), std::string::npos) << raw;
+}
+
+TEST_F(Email, RelayFailuresMarkTheMessageFailed) {
+  const int sink_port = freeTcpPort();
+  Child sink("smtp-sink -u nobody -f rcpt 127.0.0.1:" + std::to_string(sink_port) + " 10");
+  svcd_.reset();
+  key_.clear();
+  startSvcd({"--set", "email.relay.host=127.0.0.1", "--set",
+             "email.relay.port=" + std::to_string(sink_port), "--set",
+             "email.relay.starttls=false"});
+  Ident a = identity("Alice", "alice");
+  auto r = call("POST", "/api/email-messages/compose/?identity=" + a.uuid,
+                R"({"to_email":"x@remote.example","subject":"s","content":"c"})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  std::string status;
+  for (int i = 0; i < 100 && status != "failed"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    status = message(r.json()->getValue<std::string>("id"))->getValue<std::string>("status");
+  }
+  EXPECT_EQ(status, "failed");
+}
+
+TEST_F(Email, CustomDomainVerifiedAgainstDnsmasq) {
+  const int dns_port = freeTcpPort();
+  svcd_.reset();
+  key_.clear();
+  startSvcd({"--set", "email.dns.server=127.0.0.1:" + std::to_string(dns_port)});
+  auto added = call("POST", "/api/domains/", R"({"name":"Example.ORG"})");
+  ASSERT_EQ(added.status, 201) << added.body;
+  auto d = added.json();
+  EXPECT_EQ(d->getValue<std::string>("name"), "example.org");
+  EXPECT_EQ(d->getValue<std::string>("status"), "pending");
+  auto record = d->getObject("dns_record");
+  EXPECT_EQ(record->getValue<std::string>("name"), "_svc-verification.example.org");
+  const std::string value = record->getValue<std::string>("value");
+  EXPECT_EQ(call("POST", "/api/domains/", R"({"name":"example.org"})").status, 409);
+  EXPECT_EQ(call("POST", "/api/domains/", R"({"name":"not a domain"})").status, 400);
+  EXPECT_EQ(call("POST", "/api/domains/", R"({"name":"agents.test"})").status, 409);
+  auto listed = call("GET", "/api/domains/").json();
+  EXPECT_EQ(listed->getValue<int>("count"), 3);
+  // Not verified yet: the domain cannot carry an inbox.
+  EXPECT_EQ(call("POST", "/api/identities/",
+                 R"({"name":"X","email_identifier":"hi","domain":"example.org"})")
+                .status,
+            400);
+  {
+    Child dns(
+        "dnsmasq --keep-in-foreground --no-resolv --no-hosts --bind-interfaces "
+        "--listen-address=127.0.0.1 --port=" +
+        std::to_string(dns_port) +
+        " --user=root --pid-file= --txt-record=_svc-verification.example.org,wrong-value");
+    auto wrong = call("POST", "/api/domains/example.org/verify/");
+    EXPECT_EQ(wrong.status, 400) << wrong.body;
+    EXPECT_TRUE(wrong.json()->getObject("errors")->has("dns_record"));
+  }
+  {
+    Child dns(
+        "dnsmasq --keep-in-foreground --no-resolv --no-hosts --bind-interfaces "
+        "--listen-address=127.0.0.1 --port=" +
+        std::to_string(dns_port) +
+        " --user=root --pid-file= --txt-record=_svc-verification.example.org," + value);
+    auto ok = call("POST", "/api/domains/example.org/verify/");
+    ASSERT_EQ(ok.status, 200) << ok.body;
+    EXPECT_EQ(ok.json()->getValue<std::string>("status"), "verified");
+    // A second account proving the same domain is refused.
+    std::string other = signIn("other@example.com");
+    auto claim = call("POST", "/api/domains/", R"({"name":"example.org"})", other);
+    ASSERT_EQ(claim.status, 201);
+    EXPECT_EQ(call("POST", "/api/domains/example.org/verify/", "", other).status, 400)
+        << "its token differs from the published one";
+  }
+  auto id = call("POST", "/api/identities/",
+                 R"({"name":"X","email_identifier":"hi","domain":"example.org"})");
+  ASSERT_EQ(id.status, 201) << id.body;
+  EXPECT_EQ(id.json()->getObject("email")->getValue<std::string>("address"), "hi@example.org");
+  EXPECT_NE(
+      smtp(envelope("a@b.example", "hi@example.org", "Subject: x\r\n\r\ny")).find("250 2.0.0"),
+      std::string::npos);
+  EXPECT_EQ(call("DELETE", "/api/domains/example.org/").status, 409) << "an inbox still uses it";
+}
+
+TEST_F(Email, EveryAcknowledgedMessageSurvivesKill9) {
+  identity("Sink", "sink");
+  db_url_ = svcd_->dbUrl();
+  std::mutex mutex;
+  std::set<std::string> acknowledged;
+  std::atomic<bool> stop{false};
+  const int port = smtp_port_;
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 4; ++c) {
+    clients.emplace_back([&, c] {
+      for (int i = 0; !stop; ++i) {
+        const std::string subject = "burst-" + std::to_string(c) + "-" + std::to_string(i);
+        try {
+          Poco::Net::StreamSocket s(
+              Poco::Net::SocketAddress("127.0.0.1", static_cast<Poco::UInt16>(port)));
+          s.setReceiveTimeout(Poco::Timespan(5, 0));
+          const std::string session =
+              "EHLO c\r\nMAIL FROM:<a@b.example>\r\nRCPT TO:<sink@agents.test>\r\n"
+              "DATA\r\nSubject: " +
+              subject + "\r\n\r\nbody\r\n.\r\nQUIT\r\n";
+          s.sendBytes(session.data(), static_cast<int>(session.size()));
+          std::string got;
+          char buf[2048];
+          int n;
+          while ((n = s.receiveBytes(buf, sizeof buf)) > 0) {
+            got.append(buf, n);
+            if (got.find("221 ") != std::string::npos) break;
+          }
+          if (got.find("250 2.0.0 Ok: stored") != std::string::npos) {
+            std::lock_guard lock(mutex);
+            acknowledged.insert(subject);
+          }
+        } catch (const Poco::Exception&) {
+          return;  // the server is gone
+        }
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  svcd_->kill9();
+  stop = true;
+  for (auto& t : clients) t.join();
+  ASSERT_GT(acknowledged.size(), 10u);
+  auto crashed = std::move(svcd_);  // its files (the SQLite database) stay until the test ends
+  startSvcd({});
+  std::map<std::string, int> stored;
+  std::string next = "/api/email-messages/?limit=200";
+  for (int guard = 0; guard < 1000 && !next.empty(); ++guard) {
+    auto page = call("GET", next).json();
+    for (auto& v : *page->getArray("results")) {
+      ++stored[v.extract<Poco::JSON::Object::Ptr>()->getValue<std::string>("subject")];
+    }
+    next = page->isNull("next") ? ""
+                                : Poco::URI(page->getValue<std::string>("next")).getPathAndQuery();
+  }
+  for (const auto& s : acknowledged) {
+    EXPECT_EQ(stored[s], 1) << s << " was acknowledged with 250";
+  }
+}
+
+}  // namespace
+}  // namespace svc::testing
