@@ -4,6 +4,7 @@
 
 #include <Poco/Data/SQLite/Connector.h>
 #include <Poco/File.h>
+#include <Poco/Logger.h>
 #include <Poco/Path.h>
 #include <Poco/URI.h>
 #ifdef SVC_WITH_MYSQL
@@ -65,6 +66,13 @@ SqlDatabase::SqlDatabase(const std::string& url, int pool_size) {
                                                         pool_size, 60);
       Poco::Data::Session s = pool_->get();
       s << "SELECT 1", now;
+      // Tables made from now on hold any UTF-8 (MySQL's "utf8" stops at three bytes). Needs
+      // ALTER on the database; without it, text beyond the Basic Multilingual Plane is refused.
+      try {
+        s << "ALTER DATABASE CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci", now;
+      } catch (const Poco::Exception& e) {
+        Poco::Logger::get("svcd").warning("cannot make the database utf8mb4: " + e.displayText());
+      }
 #else
       throw std::runtime_error("this svcd was built without MySQL support");
 #endif

@@ -53,7 +53,16 @@ std::vector<sdk::Migration> eventLogMigrations() {
   m.mysql = {counter, seed, events("MEDIUMTEXT"),
              "CREATE INDEX svc_events_account ON svc_events (account_id, seq)",
              "CREATE INDEX svc_events_created ON svc_events (created_us)"};
-  return {m};
+  // Poco's MySQL connector gives a result column a buffer of its declared size: MEDIUMTEXT
+  // meant 48-64 MB allocated and cleared for every read of the log. Events are small (bodies
+  // and secrets are never in them; publish() keeps them under 60 KB), so TEXT it is, in utf8mb4.
+  sdk::Migration text;
+  text.version = 2;
+  text.description = "event data as utf8mb4 TEXT";
+  text.mysql = {"ALTER TABLE svc_events CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
+                "ALTER TABLE svc_events MODIFY data TEXT CHARACTER SET utf8mb4 COLLATE "
+                "utf8mb4_bin NOT NULL"};
+  return {m, text};
 }
 
 const std::set<std::string>& knownEventTypes() {
@@ -126,6 +135,17 @@ sdk::Event EventLog::publish(const std::string& type, const std::string& account
   e.object = object ? object : Poco::JSON::Object::Ptr(new Poco::JSON::Object);
   std::ostringstream object_json;
   e.object->stringify(object_json);
+  if (object_json.str().size() > 60000) {
+    // Too large to be an event (a publisher put a body in it): say which object, not what.
+    Poco::JSON::Object::Ptr small = new Poco::JSON::Object;
+    for (const char* key : {"id", "uuid", "thread_id", "identity"}) {
+      if (e.object->has(key)) small->set(key, e.object->get(key));
+    }
+    small->set("truncated", true);
+    e.object = small;
+    object_json.str("");
+    e.object->stringify(object_json);
+  }
   const std::string data = "{\"id\":\"" + e.id + "\",\"type\":" + jsonString(type) +
                            ",\"created_dt\":\"" + sdk::isoTimestamp(e.created_us) +
                            "\",\"account\":" + jsonString(account) +

@@ -226,7 +226,8 @@ TEST_F(Email, SwaksDeliversMimeWithAttachmentsAndEncodedHeaders) {
   auto [rc, out] =
       runCommand("swaks --server 127.0.0.1:" + std::to_string(smtp_port_) +
                  " --to Sales@agents.test --from alice@example.com"
-                 " --header 'Subject: =?UTF-8?B?w5xuaWPDtmRl?= =?ISO-8859-1?Q?caf=E9?= code'"
+                 " --header 'Subject: =?UTF-8?B?w5xuaWPDtmRl?= =?ISO-8859-1?Q?caf=E9?= code "
+                 "=?UTF-8?B?8J+YgA==?='"
                  " --header 'From: =?UTF-8?Q?Al=C3=AFce?= <alice@example.com>'"
                  " --body 'Your code is 123456' --attach-type application/pdf --attach " +
                  dir + "/report.pdf");
@@ -237,7 +238,7 @@ TEST_F(Email, SwaksDeliversMimeWithAttachmentsAndEncodedHeaders) {
   auto list = messages("identity=" + sales.uuid);
   ASSERT_EQ(list->size(), 1u);
   auto m = message(list->getObject(0)->getValue<std::string>("id"));
-  EXPECT_EQ(m->getValue<std::string>("subject"), "Ünicödecafé code");
+  EXPECT_EQ(m->getValue<std::string>("subject"), "Ünicödecafé code 😀");
   EXPECT_EQ(m->getValue<std::string>("from_email"), "alice@example.com");
   EXPECT_EQ(m->getValue<std::string>("direction"), "incoming");
   EXPECT_NE(m->getValue<std::string>("content").find("Your code is 123456"), std::string::npos);
