@@ -6,7 +6,7 @@ set -euo pipefail
 SVC_BUILD_PACKAGES=(build-essential cmake ccache pkg-config git libpoco-dev libboost-dev
   libboost-filesystem-dev libssl-dev libsodium-dev libsqlite3-dev sqlite3 libmariadb-dev)
 SVC_TEST_PACKAGES=(googletest libgtest-dev libbenchmark-dev mariadb-server mariadb-client wrk procps
-  curl python3 openssl chromium qrencode swaks dnsmasq-base postfix)
+  curl python3 openssl chromium qrencode swaks dnsmasq-base postfix python3-dkim)
 
 svc_install_packages() {
   local missing=()

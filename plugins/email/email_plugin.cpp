@@ -2,6 +2,7 @@
 // the outbox relay); receiving (the SMTP listener). It offers the inbox-provisioning service the
 // identities plugin uses to give each new identity its address in the same transaction.
 #include "blob_store.h"
+#include "dkim.h"
 #include "dns_txt.h"
 #include "mail_store.h"
 #include "mime.h"
@@ -173,6 +174,9 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
         {"email.relay.username", "", "relay AUTH user (empty: no AUTH)"},
         {"email.relay.password", "", "relay AUTH password", true},
         {"email.relay.starttls", "true", "require STARTTLS with the relay"},
+        {"email.relay.tls_ca_file", "",
+         "PEM CA certificates to trust for the relay, besides the "
+         "system's"},
         {"email.dkim.selector", "", "DKIM selector (with email.dkim.key_file: sign outgoing mail)"},
         {"email.dkim.key_file", "", "PEM RSA private key for DKIM"},
         {"email.attachments.max_bytes", "26214400", "largest attachment accepted"},
@@ -213,6 +217,7 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
     relay_config_.username = c.getString("email.relay.username", "");
     relay_config_.password = c.getString("email.relay.password", "");
     relay_config_.starttls = c.getBool("email.relay.starttls", true);
+    relay_config_.tls_ca_file = c.getString("email.relay.tls_ca_file", "");
     relay_config_.helo = smtp_.hostname;
     dkim_selector_ = c.getString("email.dkim.selector", "");
     dkim_key_file_ = c.getString("email.dkim.key_file", "");
@@ -221,6 +226,14 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
     per_hour_ = c.getInt("email.send.per_hour", 60);
     per_day_ = c.getInt("email.send.per_day", 500);
     dns_server_ = c.getString("email.dns.server", "");
+    if (!dkim_selector_.empty() || !dkim_key_file_.empty()) {
+      if (dkim_selector_.empty() || dkim_key_file_.empty()) {
+        throw std::runtime_error(
+            "set both email.dkim.selector and email.dkim.key_file, or "
+            "neither");
+      }
+      dkim_ = std::make_unique<DkimSigner>(dkim_selector_, dkim_key_file_);
+    }
     blobs_ = std::make_unique<BlobStore>(context.dataDir() + "/email/blobs");
     store_ = std::make_unique<MailStore>(context.database(), context.events(), *blobs_);
     relay_ = std::make_unique<Relay>(relay_config_, *store_, context.logger());
@@ -1390,12 +1403,14 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
   std::unique_ptr<MailStore> store_;
   std::unique_ptr<Relay> relay_;
   std::unique_ptr<SmtpServer> smtp_server_;
+  std::unique_ptr<DkimSigner> dkim_;
   std::shared_ptr<sdk::PlanService> plans_;
 };
 
 std::string EmailPlugin::signedMessage(const OutgoingMail& out) {
-  // DKIM signing arrives with the relay work; until then the bytes go as built.
-  return buildMessage(out);
+  std::string raw = buildMessage(out);
+  if (!dkim_) return raw;
+  return dkim_->sign(raw, domainOf(out.from.address), out.date_us / 1000000);
 }
 
 sdk::InboxAddress Provisioning::createPrimary(

@@ -61,8 +61,11 @@ void deliverOnce(const RelayConfig& config, const std::string& sender,
   session.setTimeout(Poco::Timespan(config.timeout_seconds, 0));
   session.login(config.helo);
   if (config.starttls) {
-    Poco::Net::Context::Ptr context = new Poco::Net::Context(
-        Poco::Net::Context::TLS_CLIENT_USE, "", Poco::Net::Context::VERIFY_RELAXED, 9, true);
+    // The relay's certificate must be valid for its host name, from the system's CAs or the
+    // configured file.
+    Poco::Net::Context::Ptr context =
+        new Poco::Net::Context(Poco::Net::Context::TLS_CLIENT_USE, "", "", config.tls_ca_file,
+                               Poco::Net::Context::VERIFY_RELAXED, 9, true);
     if (!session.startTLS(context)) {
       throw std::runtime_error("the relay does not offer STARTTLS (email.relay.starttls is true)");
     }

@@ -20,6 +20,7 @@ struct RelayConfig {
   int port = 587;
   std::string username, password;
   bool starttls = true;
+  std::string tls_ca_file;  ///< CA certificates to trust besides the system's (PEM).
   std::string helo = "localhost";
   int max_attempts = 8;
   int timeout_seconds = 60;

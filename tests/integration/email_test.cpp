@@ -74,7 +74,10 @@ class Email : public ::testing::Test {
   }
 
   // A new account through the device flow. @return its management key.
-  std::string signIn(const std::string& email) {
+  std::string signIn(const std::string& email) { return signInAt(*svcd_, email); }
+
+  static std::string signInAt(Svcd& svcd, const std::string& email) {
+    Svcd* svcd_ = &svcd;
     auto op = [&](const std::string& path, const std::string& body) {
       return http(svcd_->adminPort(), "POST", path, body, bearer(svcd_->adminToken()));
     };
@@ -691,6 +694,119 @@ TEST_F(Email, RelaySendsThroughSmtpSinkWithThreadingHeadersAndNoBcc) {
       << raw;
   EXPECT_NE(raw.find("Subject: Re: Quote"), std::string::npos);
   EXPECT_NE(raw.find("To: zed@remote.example,\n yan@remote.example"), std::string::npos) << raw;
+}
+
+// The relay's copy carries a DKIM signature that an independent verifier (dkimpy, Debian's
+// python3-dkim) accepts with the public key of the configured private key.
+TEST_F(Email, OutgoingMailIsDkimSigned) {
+  const std::string dir = Poco::TemporaryFile::tempName("/tmp/") + "-dkim";
+  Poco::File(dir + "/sink").createDirectories();
+  ASSERT_EQ(::chmod((dir + "/sink").c_str(), 0777), 0);
+  ASSERT_EQ(runCommand("openssl genrsa -out " + dir + "/key.pem 2048 && openssl rsa -in " + dir +
+                       "/key.pem -pubout -outform DER -out " + dir + "/pub.der")
+                .first,
+            0);
+  const int sink_port = freeTcpPort();
+  Child sink("smtp-sink -u nobody -d " + dir + "/sink/%M. 127.0.0.1:" + std::to_string(sink_port) +
+             " 10");
+  svcd_.reset();
+  key_.clear();
+  startSvcd({"--set", "email.relay.host=127.0.0.1", "--set",
+             "email.relay.port=" + std::to_string(sink_port), "--set", "email.relay.starttls=false",
+             "--set", "email.dkim.selector=s2026", "--set",
+             "email.dkim.key_file=" + dir + "/key.pem"});
+  Ident a = identity("Alice", "alice");
+  auto r = call("POST", "/api/email-messages/compose/?identity=" + a.uuid,
+                R"({"to_email":"Zed <zed@remote.example>","subject":"Signed   héllo","content":)"
+                R"("Line one  \nline two\t\n\n\n"})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  std::vector<std::string> files;
+  for (int i = 0; i < 100 && files.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    Poco::File(dir + "/sink").list(files);
+  }
+  ASSERT_EQ(files.size(), 1u);
+  // smtp-sink stores lines with LF; the verifier gets the CRLF the message travelled with, minus
+  // smtp-sink's own lines above our headers.
+  const std::string script =
+      "import sys, base64, dkim\n"
+      "raw = open(sys.argv[1], 'rb').read().replace(b'\\r\\n', b'\\n')\n"
+      "raw = raw[raw.index(b'DKIM-Signature:'):].replace(b'\\n', b'\\r\\n')\n"
+      "pub = base64.b64encode(open(sys.argv[2], 'rb').read())\n"
+      "def dns(name, timeout=5):\n"
+      "    assert name == b's2026._domainkey.agents.test.', name\n"
+      "    return b'v=DKIM1; k=rsa; p=' + pub\n"
+      "ok = dkim.verify(raw, dnsfunc=dns)\n"
+      "bad = dkim.verify(raw.replace(b'line two', b'line 2'), dnsfunc=dns)\n"
+      "print('verified' if ok and not bad else 'FAILED', ok, bad)\n";
+  std::ofstream(dir + "/verify.py") << script;
+  auto [rc, out] = runCommand("/usr/bin/python3 " + dir + "/verify.py " + dir + "/sink/" +
+                              files.front() + " " + dir + "/pub.der");
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("verified True False"), std::string::npos) << out;
+  Poco::File(dir).remove(true);
+}
+
+int smtpPortOf(const Svcd& svcd) {
+  std::smatch m;
+  std::string log = svcd.waitForLog("SMTP listener on port");
+  return std::regex_search(log, m, std::regex("SMTP listener on port (\\d+)")) ? std::stoi(m[1])
+                                                                               : 0;
+}
+
+// STARTTLS both ways: swaks upgrades a session to svcd B's listener, and svcd A's relay reaches
+// B over STARTTLS, checking B's certificate against the configured CA file.
+TEST_F(Email, StartTlsOnTheListenerAndToTheRelay) {
+  const std::string dir = Poco::TemporaryFile::tempName("/tmp/") + "-tls";
+  Poco::File(dir).createDirectories();
+  ASSERT_EQ(runCommand("openssl req -x509 -newkey rsa:2048 -nodes -keyout " + dir +
+                       "/key.pem -out " + dir +
+                       "/cert.pem -days 2 -subj /CN=localhost "
+                       "-addext subjectAltName=DNS:localhost,IP:127.0.0.1")
+                .first,
+            0);
+  Svcd::Options ob;
+  ob.plugins = {"auth", "identities", "email"};
+  ob.args = {"--set", "email.domains=remote.test",
+             "--set", "email.smtp.tls_cert_file=" + dir + "/cert.pem",
+             "--set", "email.smtp.tls_key_file=" + dir + "/key.pem"};
+  Svcd b(ob);
+  ASSERT_TRUE(b.start()) << b.log();
+  const int b_smtp = smtpPortOf(b);
+  const std::string b_key = signInAt(b, "b@example.com");
+  auto x = http(b.port(), "POST", "/api/identities/", R"({"name":"X","email_identifier":"x"})",
+                bearer(b_key));
+  ASSERT_EQ(x.status, 201) << x.body;
+  const std::string x_uuid = x.json()->getValue<std::string>("uuid");
+
+  auto [rc, out] = runCommand("swaks --server 127.0.0.1:" + std::to_string(b_smtp) +
+                              " --tls --to x@remote.test --from q@a.example --body via-tls");
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("250-STARTTLS"), std::string::npos) << out;
+  EXPECT_NE(out.find("TLS started"), std::string::npos) << out;
+  EXPECT_NE(out.find("250 2.0.0 Ok: stored"), std::string::npos) << out;
+
+  svcd_.reset();
+  key_.clear();
+  startSvcd({"--set", "email.relay.host=localhost", "--set",
+             "email.relay.port=" + std::to_string(b_smtp), "--set", "email.relay.starttls=true",
+             "--set", "email.relay.tls_ca_file=" + dir + "/cert.pem"});
+  Ident a = identity("Alice", "alice");
+  auto r = call("POST", "/api/email-messages/compose/?identity=" + a.uuid,
+                R"({"to_email":"x@remote.test","subject":"over tls","content":"hello B"})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  std::string status;
+  for (int i = 0; i < 100 && status != "sent"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    status = message(r.json()->getValue<std::string>("id"))->getValue<std::string>("status");
+  }
+  EXPECT_EQ(status, "sent") << svcd_->log();
+  auto at_b = http(b.port(), "GET", "/api/email-messages/?identity=" + x_uuid, "", bearer(b_key));
+  auto results = at_b.json()->getArray("results");
+  ASSERT_EQ(results->size(), 2u) << at_b.body;
+  EXPECT_EQ(results->getObject(1)->getValue<std::string>("subject"), "over tls");
+  EXPECT_EQ(results->getObject(1)->getValue<std::string>("from_email"), "alice@agents.test");
+  Poco::File(dir).remove(true);
 }
 
 TEST_F(Email, RelayFailuresMarkTheMessageFailed) {

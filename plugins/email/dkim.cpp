@@ -1,0 +1,182 @@
+#include "dkim.h"
+
+#include <Poco/String.h>
+
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+
+#include <cstdio>
+#include <stdexcept>
+#include <vector>
+
+namespace svc::plugins::email {
+
+namespace {
+
+std::string base64(const unsigned char* data, std::size_t size) {
+  std::string out(4 * ((size + 2) / 3) + 1, '\0');
+  int n =
+      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), data, static_cast<int>(size));
+  out.resize(static_cast<std::size_t>(n));
+  return out;
+}
+
+std::string sha256(const std::string& text) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(text.data(), text.size(), digest, &len, EVP_sha256(), nullptr);
+  return std::string(reinterpret_cast<char*>(digest), len);
+}
+
+// Runs of spaces and tabs become one space; trailing ones go.
+std::string squeeze(const std::string& s) {
+  std::string out;
+  bool space = false;
+  for (char c : s) {
+    if (c == ' ' || c == '\t') {
+      space = true;
+      continue;
+    }
+    if (space && !out.empty()) out += ' ';
+    space = false;
+    out += c;
+  }
+  return out;
+}
+
+struct Field {
+  std::string name, value;  // value as received after the colon, folding included
+};
+
+}  // namespace
+
+struct DkimSigner::Key {
+  EVP_PKEY* pkey = nullptr;
+  ~Key() { EVP_PKEY_free(pkey); }
+};
+
+std::string relaxedBody(const std::string& body) {
+  std::vector<std::string> lines;
+  std::size_t pos = 0;
+  while (pos < body.size()) {
+    std::size_t eol = body.find("\r\n", pos);
+    std::string line = body.substr(pos, eol == std::string::npos ? std::string::npos : eol - pos);
+    // Inner runs of whitespace become one space; whitespace at the end of a line goes.
+    std::string out;
+    bool space = false;
+    for (char c : line) {
+      if (c == ' ' || c == '\t') {
+        space = true;
+        continue;
+      }
+      if (space) out += ' ';
+      space = false;
+      out += c;
+    }
+    lines.push_back(out);
+    if (eol == std::string::npos) break;
+    pos = eol + 2;
+  }
+  while (!lines.empty() && lines.back().empty()) lines.pop_back();
+  std::string out;
+  for (const auto& l : lines) out += l + "\r\n";
+  return out;
+}
+
+std::string relaxedHeader(const std::string& name, const std::string& value) {
+  std::string unfolded;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    if (value[i] == '\r' && i + 1 < value.size() && value[i + 1] == '\n') {
+      ++i;
+      continue;
+    }
+    unfolded += value[i];
+  }
+  std::string v = squeeze(unfolded);
+  // squeeze() keeps no leading space: whitespace after the colon is removed too.
+  return Poco::toLower(Poco::trim(name)) + ":" + v;
+}
+
+DkimSigner::DkimSigner(std::string selector, const std::string& pem_key_file)
+    : selector_(std::move(selector)), key_(std::make_unique<Key>()) {
+  FILE* f = std::fopen(pem_key_file.c_str(), "r");
+  if (!f) throw std::runtime_error("email.dkim.key_file: cannot open " + pem_key_file);
+  key_->pkey = PEM_read_PrivateKey(f, nullptr, nullptr, nullptr);
+  std::fclose(f);
+  if (!key_->pkey || EVP_PKEY_base_id(key_->pkey) != EVP_PKEY_RSA) {
+    throw std::runtime_error("email.dkim.key_file: " + pem_key_file +
+                             " holds no RSA private key in PEM");
+  }
+}
+
+DkimSigner::~DkimSigner() = default;
+
+std::string DkimSigner::sign(const std::string& message, const std::string& domain,
+                             std::int64_t time_s) const {
+  std::size_t split = message.find("\r\n\r\n");
+  std::string head = split == std::string::npos ? message : message.substr(0, split + 2);
+  std::string body = split == std::string::npos ? std::string() : message.substr(split + 4);
+  std::vector<Field> fields;
+  std::size_t pos = 0;
+  while (pos < head.size()) {
+    std::size_t eol = head.find("\r\n", pos);
+    if (eol == std::string::npos) break;
+    std::string line = head.substr(pos, eol - pos);
+    if ((line[0] == ' ' || line[0] == '\t') && !fields.empty()) {
+      fields.back().value += "\r\n" + line;
+    } else {
+      std::size_t colon = line.find(':');
+      if (colon != std::string::npos)
+        fields.push_back({line.substr(0, colon), line.substr(colon + 1)});
+    }
+    pos = eol + 2;
+  }
+  static const char* wanted[] = {"from",
+                                 "to",
+                                 "cc",
+                                 "subject",
+                                 "date",
+                                 "message-id",
+                                 "in-reply-to",
+                                 "references",
+                                 "mime-version",
+                                 "content-type",
+                                 "content-transfer-encoding"};
+  std::string signed_names, hashed;
+  for (const char* name : wanted) {
+    for (const auto& f : fields) {
+      if (Poco::icompare(f.name, name) != 0) continue;
+      hashed += relaxedHeader(f.name, f.value) + "\r\n";
+      signed_names += (signed_names.empty() ? "" : ":") + std::string(name);
+      break;
+    }
+  }
+  const std::string bh = [&] {
+    std::string d = sha256(relaxedBody(body));
+    return base64(reinterpret_cast<const unsigned char*>(d.data()), d.size());
+  }();
+  std::string value = " v=1; a=rsa-sha256; c=relaxed/relaxed; d=" + domain + "; s=" + selector_ +
+                      ";\r\n\tt=" + std::to_string(time_s) + "; h=" + signed_names +
+                      ";\r\n\tbh=" + bh + ";\r\n\tb=";
+  hashed += relaxedHeader("DKIM-Signature", value);
+
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  std::size_t sig_len = 0;
+  std::vector<unsigned char> sig;
+  bool ok = ctx && EVP_DigestSignInit(ctx, nullptr, EVP_sha256(), nullptr, key_->pkey) == 1 &&
+            EVP_DigestSignUpdate(ctx, hashed.data(), hashed.size()) == 1 &&
+            EVP_DigestSignFinal(ctx, nullptr, &sig_len) == 1;
+  if (ok) {
+    sig.resize(sig_len);
+    ok = EVP_DigestSignFinal(ctx, sig.data(), &sig_len) == 1;
+  }
+  EVP_MD_CTX_free(ctx);
+  if (!ok) throw std::runtime_error("DKIM signing failed");
+  std::string b = base64(sig.data(), sig_len);
+  // Fold the signature into lines of at most 76 characters.
+  std::string folded;
+  for (std::size_t i = 0; i < b.size(); i += 70) folded += (i ? "\r\n\t " : "") + b.substr(i, 70);
+  return "DKIM-Signature:" + value + folded + "\r\n" + message;
+}
+
+}  // namespace svc::plugins::email
