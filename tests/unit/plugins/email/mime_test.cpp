@@ -1,0 +1,136 @@
+// The email plugin's pure pieces: MIME parsing and building, address checks, subject
+// normalization, DKIM canonicalization (RFC 6376's own examples).
+#include "dkim.h"
+#include "mail_store.h"
+#include "mime.h"
+
+#include <gtest/gtest.h>
+
+namespace svc::plugins::email {
+namespace {
+
+TEST(Mime, DecodesEncodedWordsAcrossCharsets) {
+  EXPECT_EQ(decodeHeaderWords("=?UTF-8?B?w5xuaWPDtmRl?="), "Ünicöde");
+  EXPECT_EQ(decodeHeaderWords("=?iso-8859-1?q?caf=E9_noir?="), "café noir");
+  // Whitespace between two encoded words vanishes; between a word and text it stays.
+  EXPECT_EQ(decodeHeaderWords("=?UTF-8?Q?a?= =?UTF-8?Q?b?= c"), "ab c");
+  EXPECT_EQ(decodeHeaderWords("=?windows-1252?Q?=80?="), "€");
+  EXPECT_EQ(decodeHeaderWords("=?x-unknown?Q?plain?="), "plain");
+  // An encoded CR LF cannot make a second header line.
+  EXPECT_EQ(decodeHeaderWords("=?UTF-8?Q?a=0D=0AB?="), "a  B");
+  EXPECT_EQ(decodeHeaderWords("not =?encoded"), "not =?encoded");
+  // Raw 8-bit Latin-1 becomes UTF-8; invalid UTF-8 in a declared charset becomes U+FFFD.
+  EXPECT_EQ(decodeHeaderWords("\xe9t\xe9"), "été");
+  EXPECT_EQ(toUtf8("a\xff" "b", "utf-8"), "a\xEF\xBF\xBD" "b");
+}
+
+TEST(Mime, ParsesAddressListsWithNamesGroupsAndComments) {
+  auto list = parseAddressList(
+      "\"Doe, Jane\" <Jane@Example.COM>, bob@b.example (Bob), team: c@c.example, d@d.example;");
+  ASSERT_EQ(list.size(), 4u);
+  EXPECT_EQ(list[0].name, "Doe, Jane");
+  EXPECT_EQ(list[0].address, "Jane@example.com");
+  EXPECT_EQ(list[1].address, "bob@b.example");
+  EXPECT_EQ(list[2].address, "c@c.example");
+  EXPECT_EQ(list[3].address, "d@d.example");
+  EXPECT_EQ(parseAddressList("=?UTF-8?B?SsO8cmdlbg==?= <j@x.example>")[0].name, "Jürgen");
+  EXPECT_TRUE(parseAddressList("undisclosed-recipients:;").empty());
+}
+
+TEST(Mime, ValidatesAddressesAndDomains) {
+  EXPECT_TRUE(isValidAddress("a.b+tag@sub.example.org"));
+  for (const char* bad : {"a@b", "a@-b.example", "a..b@x.example", ".a@x.example", "a@x.123",
+                          "a b@x.example", "@x.example", "a@", "a@x_y.example"}) {
+    EXPECT_FALSE(isValidAddress(bad)) << bad;
+  }
+  EXPECT_TRUE(isValidDomain("xn--bcher-kva.example"));
+  EXPECT_FALSE(isValidDomain(std::string(300, 'a') + ".example"));
+}
+
+TEST(Mime, ReadsNestedMultipartsAndKeepsAttachments) {
+  const std::string raw =
+      "Subject: t\r\nContent-Type: multipart/mixed; boundary=\"o\"\r\n\r\n"
+      "--o\r\nContent-Type: multipart/alternative; boundary=i\r\n\r\n"
+      "--i\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: base64\r\n\r\n"
+      "aMOpbGxv\r\n--i\r\nContent-Type: text/html\r\n\r\n<b>h&amp;i</b>\r\n--i--\r\n"
+      "--o\r\nContent-Type: image/png\r\nContent-Disposition: attachment; "
+      "filename*=utf-8''%E2%82%AC.png\r\nContent-Transfer-Encoding: base64\r\n\r\niVBORw==\r\n"
+      "--o--\r\n";
+  ParsedMessage m = parseMessage(raw);
+  EXPECT_EQ(m.text, "héllo");
+  EXPECT_EQ(m.html, "<b>h&amp;i</b>");
+  ASSERT_EQ(m.attachments.size(), 1u);
+  EXPECT_EQ(m.attachments[0].filename, "€.png");
+  EXPECT_EQ(m.attachments[0].content_type, "image/png");
+  EXPECT_EQ(m.attachments[0].data, "\x89PNG");
+  EXPECT_TRUE(m.problems.empty());
+}
+
+TEST(Mime, SurvivesMalformedInput) {
+  // Depth bomb, unclosed multipart, binary junk: each parses without throwing.
+  std::string deep = "Content-Type: multipart/mixed; boundary=b0\r\n\r\n";
+  for (int i = 1; i < 200; ++i) {
+    deep += "--b" + std::to_string(i - 1) + "\r\nContent-Type: multipart/mixed; boundary=b" +
+            std::to_string(i) + "\r\n\r\n";
+  }
+  ParsedMessage m = parseMessage(deep);
+  EXPECT_FALSE(m.problems.empty());
+  ParsedMessage unclosed = parseMessage(
+      "Content-Type: multipart/mixed; boundary=x\r\n\r\n--x\r\nContent-Type: text/plain\r\n\r\nhi");
+  EXPECT_EQ(unclosed.text, "hi");
+  std::string junk;
+  for (int i = 0; i < 5000; ++i) junk += static_cast<char>((i * 7919) % 256);
+  EXPECT_NO_THROW(parseMessage(junk));
+  ParsedMessage attachment_name = parseMessage(
+      "Content-Type: multipart/mixed; boundary=x\r\n\r\n--x\r\nContent-Disposition: attachment; "
+      "filename=\"../../etc/passwd\"\r\n\r\nroot\r\n--x--\r\n");
+  ASSERT_EQ(attachment_name.attachments.size(), 1u);
+  EXPECT_EQ(attachment_name.attachments[0].filename.find('/'), std::string::npos);
+}
+
+TEST(Mime, BuildsMessagesThatParseBack) {
+  OutgoingMail out;
+  out.from = {"", "a@agents.test"};
+  out.to = {{"Zoë", "z@x.example"}, {"", "y@x.example"}};
+  out.subject = "Grüße, " + std::string(80, 'x');
+  out.content = ".leading dot\nline with trailing space \n" + std::string(200, 'w');
+  out.message_id = "<m1@agents.test>";
+  out.in_reply_to = "<p@x.example>";
+  out.references = {"<o@x.example>", "<p@x.example>"};
+  out.date_us = 1700000000000000;
+  out.attachments = {{"r.bin", "application/octet-stream", std::string("\0\1\2", 3)}};
+  const std::string raw = buildMessage(out);
+  for (std::size_t pos = 0, eol; (eol = raw.find("\r\n", pos)) != std::string::npos; pos = eol + 2) {
+    EXPECT_LE(eol - pos, 998u);
+    EXPECT_NE(raw.substr(pos, 2), ".\r") << "no line is a lone dot";
+  }
+  EXPECT_EQ(raw.find('\n'), raw.find("\r\n") + 1) << "CRLF line ends";
+  ParsedMessage back = parseMessage(raw);
+  EXPECT_EQ(back.subject, out.subject);
+  ASSERT_EQ(back.to.size(), 2u);
+  EXPECT_EQ(back.to[0].name, "Zoë");
+  EXPECT_EQ(back.references, out.references);
+  EXPECT_EQ(back.in_reply_to, "<p@x.example>");
+  EXPECT_NE(back.text.find(".leading dot\r\nline with trailing space \r\n"), std::string::npos);
+  ASSERT_EQ(back.attachments.size(), 1u);
+  EXPECT_EQ(back.attachments[0].data, std::string("\0\1\2", 3));
+}
+
+TEST(Mime, NormalizesSubjectsForThreading) {
+  EXPECT_EQ(normalizedSubject("Re: RE: Fwd:  Hello   World"), "hello world");
+  EXPECT_EQ(normalizedSubject("Re[2]: x"), "x");
+  EXPECT_EQ(normalizedSubject("Aw: Sv: x"), "x");
+  EXPECT_EQ(normalizedSubject("Remember this"), "remember this");
+}
+
+// RFC 6376 section 3.4.5's example.
+TEST(Dkim, RelaxedCanonicalizationMatchesTheRfc) {
+  EXPECT_EQ(relaxedHeader("A", " X"), "a:X");
+  EXPECT_EQ(relaxedHeader("B ", " Y\t\r\n\tZ  "), "b:Y Z");
+  EXPECT_EQ(relaxedBody(" C \r\nD \t E\r\n\r\n\r\n"), " C\r\nD E\r\n");
+  EXPECT_EQ(relaxedBody(""), "");
+  EXPECT_EQ(relaxedBody("no newline"), "no newline\r\n");
+}
+
+}  // namespace
+}  // namespace svc::plugins::email
