@@ -809,6 +809,52 @@ TEST_F(Email, StartTlsOnTheListenerAndToTheRelay) {
   Poco::File(dir).remove(true);
 }
 
+TEST_F(Email, SvcctlCreatesIdentitiesSendsListsAndReads) {
+  const std::string ctl = binDir() +
+                          "/svcctl --url http://127.0.0.1:" + std::to_string(svcd_->port()) +
+                          " --key " + key_ + " ";
+  auto [rc, created] = runCommand(ctl + "identities create 'Ops Bot' --email ops");
+  ASSERT_EQ(rc, 0) << created;
+  EXPECT_NE(created.find("ops@agents.test"), std::string::npos) << created;
+  const std::string ops = created.substr(0, 36);
+  auto [rc2, peer] = runCommand(ctl + "identities create Peer --email peer");
+  ASSERT_EQ(rc2, 0) << peer;
+  const std::string peer_uuid = peer.substr(0, 36);
+  auto [rc3, listed] = runCommand(ctl + "identities list");
+  EXPECT_EQ(rc3, 0);
+  EXPECT_NE(listed.find("ops@agents.test"), std::string::npos) << listed;
+  EXPECT_NE(listed.find("Ops Bot"), std::string::npos) << listed;
+
+  const std::string file = Poco::TemporaryFile::tempName("/tmp/") + "-notes.txt";
+  std::ofstream(file) << "attached words";
+  auto [rc4, sent] =
+      runCommand("printf 'Hello from stdin\\n' | " + ctl + "mail send --identity " + ops +
+                 " --to peer@agents.test --subject 'CLI hello' --attach " + file);
+  Poco::File(file).remove();
+  ASSERT_EQ(rc4, 0) << sent;
+  EXPECT_NE(sent.find(" sent"), std::string::npos) << sent;
+
+  auto [rc5, inbox] = runCommand(ctl + "mail inbox --identity " + peer_uuid + " --unread");
+  ASSERT_EQ(rc5, 0) << inbox;
+  EXPECT_NE(inbox.find("CLI hello"), std::string::npos) << inbox;
+  EXPECT_NE(inbox.find("ops@agents.test"), std::string::npos) << inbox;
+  EXPECT_NE(inbox.find("1/1"), std::string::npos) << inbox;
+  const std::string thread = inbox.substr(inbox.find('\n') + 1, 36);
+
+  auto [rc6, read] = runCommand(ctl + "mail read " + thread + " --identity " + peer_uuid);
+  ASSERT_EQ(rc6, 0) << read;
+  EXPECT_NE(read.find("Hello from stdin"), std::string::npos) << read;
+  EXPECT_NE(read.find("Attached: "), std::string::npos) << read;
+  EXPECT_NE(read.find("-notes.txt (14 bytes"), std::string::npos) << read;
+  auto [rc7, after] = runCommand(ctl + "mail inbox --identity " + peer_uuid + " --unread");
+  EXPECT_EQ(rc7, 0);
+  EXPECT_EQ(after.find("CLI hello"), std::string::npos) << "read marks the thread read\n" << after;
+  auto [rc8, bad] =
+      runCommand(ctl + "mail send --identity " + ops + " --to nobody --subject x --body y");
+  EXPECT_NE(rc8, 0);
+  EXPECT_NE(bad.find("400 invalid"), std::string::npos) << bad;
+}
+
 TEST_F(Email, RelayFailuresMarkTheMessageFailed) {
   const int sink_port = freeTcpPort();
   Child sink("smtp-sink -u nobody -f rcpt 127.0.0.1:" + std::to_string(sink_port) + " 10");

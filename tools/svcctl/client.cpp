@@ -13,7 +13,7 @@
 namespace svcctl {
 
 Reply call(const std::string& base, const std::string& method, const std::string& path,
-           const std::string& token, const std::string& body) {
+           const std::string& token, const std::string& body, const std::string& content_type) {
   Poco::URI uri(base);
   std::unique_ptr<Poco::Net::HTTPClientSession> session;
   if (uri.getScheme() == "https") {
@@ -25,7 +25,7 @@ Reply call(const std::string& base, const std::string& method, const std::string
   Poco::Net::HTTPRequest request(method, path, Poco::Net::HTTPMessage::HTTP_1_1);
   if (!token.empty()) request.set("Authorization", "Bearer " + token);
   if (!body.empty()) {
-    request.setContentType("application/json");
+    request.setContentType(content_type);
     request.setContentLength(static_cast<std::streamsize>(body.size()));
   }
   Reply reply;

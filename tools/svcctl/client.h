@@ -13,8 +13,10 @@ struct Reply {
 
 /// @param base `http(s)://host:port`. @param method GET, POST... @param path `/api/...`.
 /// @param token sent as `Authorization: Bearer`, when not empty. @param body JSON, or empty.
+/// @param content_type the body's media type.
 /// @throws std::runtime_error when the server cannot be reached.
 Reply call(const std::string& base, const std::string& method, const std::string& path,
-           const std::string& token, const std::string& body = "");
+           const std::string& token, const std::string& body = "",
+           const std::string& content_type = "application/json");
 
 }  // namespace svcctl

@@ -12,6 +12,7 @@
 #include <Poco/JSON/Parser.h>
 #include <Poco/Path.h>
 #include <Poco/Process.h>
+#include <Poco/URI.h>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -74,7 +75,16 @@ void usage(std::ostream& out) {
          "  login [--client-id NAME]  sign in by device login; writes the key file (0600)\n"
          "  keys list                 the account's keys\n"
          "  keys create [--label L] [--identity UUID]        create a key (shown once)\n"
-         "  keys revoke KEY_ID        revoke a key\n";
+         "  keys revoke KEY_ID        revoke a key\n"
+         "  identities list           the account's identities and their addresses\n"
+         "  identities create NAME [--email LOCAL_PART] [--domain DOMAIN]\n"
+         "                            create an identity with its inbox\n"
+         "  mail send [--identity UUID] --to ADDR[,ADDR] --subject S [--cc ADDR] [--bcc ADDR]\n"
+         "            [--body TEXT] [--attach FILE]...   send (the body from stdin without "
+         "--body)\n"
+         "  mail inbox [--identity UUID] [--unread]      threads, newest first\n"
+         "  mail read ID [--identity UUID]               a thread or a message in full (marks it "
+         "read)\n";
 }
 
 int fail(const std::string& message, int code = 1) {
@@ -348,6 +358,231 @@ int keys(const Options& o, const std::vector<std::string>& args) {
       "usage: svcctl keys list | keys create [--label L] [--identity UUID] | keys revoke ID", 2);
 }
 
+// Every value of a repeatable option.
+std::vector<std::string> options(const std::vector<std::string>& args, const std::string& name) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] == name) out.push_back(args[i + 1]);
+  }
+  return out;
+}
+
+// `?identity=UUID` when given (an identity key needs none).
+std::string identityQuery(const std::vector<std::string>& args, char sep = '?') {
+  std::string identity = option(args, "--identity");
+  return identity.empty() ? "" : std::string(1, sep) + "identity=" + identity;
+}
+
+Poco::JSON::Array::Ptr splitAddresses(const std::vector<std::string>& values) {
+  Poco::JSON::Array::Ptr out = new Poco::JSON::Array;
+  for (const auto& v : values) {
+    std::stringstream ss(v);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      if (!item.empty()) out->add(item);
+    }
+  }
+  return out;
+}
+
+std::string stringify(const Poco::JSON::Object& o) {
+  std::ostringstream out;
+  o.stringify(out);
+  return out.str();
+}
+
+int identities(const Options& o, const std::vector<std::string>& args) {
+  const std::string sub = args.size() > 1 ? args[1] : "";
+  if (sub == "list") {
+    auto reply = svcctl::call(o.url, "GET", "/api/identities/?limit=200", currentKey(o));
+    if (reply.status != 200) return serverError(reply);
+    if (o.json) {
+      std::cout << reply.body << "\n";
+      return 0;
+    }
+    auto list = parseObject(reply.body)->getArray("results");
+    std::cout << std::left << std::setw(38) << "UUID" << std::setw(40) << "EMAIL"
+              << "NAME\n";
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      auto id = list->getObject(static_cast<unsigned>(i));
+      auto email = id->getObject("email");
+      std::cout << std::setw(38) << id->getValue<std::string>("uuid") << std::setw(40)
+                << (email ? email->getValue<std::string>("address") : "-")
+                << id->getValue<std::string>("name") << "\n";
+    }
+    return 0;
+  }
+  if (sub == "create" && args.size() >= 3 && args[2].rfind("--", 0) != 0) {
+    Poco::JSON::Object body;
+    body.set("name", args[2]);
+    if (auto e = option(args, "--email"); !e.empty()) body.set("email_identifier", e);
+    if (auto d = option(args, "--domain"); !d.empty()) body.set("domain", d);
+    auto reply = svcctl::call(o.url, "POST", "/api/identities/", currentKey(o), stringify(body));
+    if (reply.status != 201) return serverError(reply);
+    if (o.json) {
+      std::cout << reply.body << "\n";
+      return 0;
+    }
+    auto id = parseObject(reply.body);
+    auto email = id->getObject("email");
+    std::cout << id->getValue<std::string>("uuid") << " "
+              << (email ? email->getValue<std::string>("address") : "-") << "\n";
+    return 0;
+  }
+  return fail(
+      "usage: svcctl identities list | identities create NAME [--email LOCAL_PART] "
+      "[--domain DOMAIN]",
+      2);
+}
+
+int mailSend(const Options& o, const std::vector<std::string>& args) {
+  auto to = splitAddresses(options(args, "--to"));
+  if (to->size() == 0 || !flag(args, "--subject")) {
+    return fail(
+        "usage: svcctl mail send [--identity UUID] --to ADDR[,ADDR] --subject S "
+        "[--cc ADDR] [--bcc ADDR] [--body TEXT] [--attach FILE]...",
+        2);
+  }
+  std::string content = option(args, "--body");
+  if (!flag(args, "--body")) {
+    std::ostringstream in;
+    in << std::cin.rdbuf();
+    content = in.str();
+  }
+  const std::string key = currentKey(o);
+  Poco::JSON::Array::Ptr attachments = new Poco::JSON::Array;
+  for (const auto& path : options(args, "--attach")) {
+    Poco::FileInputStream in(path);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    std::string name = Poco::Path(path).getFileName();
+    std::string encoded;
+    Poco::URI::encode(name, "&=?#+/", encoded);
+    auto reply = svcctl::call(
+        o.url, "POST", "/api/email-attachments/?filename=" + encoded + identityQuery(args, '&'),
+        key, bytes.str(), "application/octet-stream");
+    if (reply.status != 201) return serverError(reply);
+    attachments->add(parseObject(reply.body)->getValue<std::string>("uuid"));
+  }
+  Poco::JSON::Object body;
+  body.set("to_email", to);
+  body.set("subject", option(args, "--subject"));
+  body.set("content", content);
+  if (auto cc = splitAddresses(options(args, "--cc")); cc->size() > 0) body.set("cc", cc);
+  if (auto bcc = splitAddresses(options(args, "--bcc")); bcc->size() > 0) body.set("bcc", bcc);
+  if (attachments->size() > 0) body.set("attachment_uuids", attachments);
+  auto reply = svcctl::call(o.url, "POST", "/api/email-messages/compose/" + identityQuery(args),
+                            key, stringify(body));
+  if (reply.status != 201) return serverError(reply);
+  if (o.json) {
+    std::cout << reply.body << "\n";
+    return 0;
+  }
+  auto m = parseObject(reply.body);
+  std::cout << m->getValue<std::string>("id") << " " << m->getValue<std::string>("status") << "\n";
+  return 0;
+}
+
+int mailInbox(const Options& o, const std::vector<std::string>& args) {
+  std::string query = "?limit=200" + identityQuery(args, '&');
+  if (flag(args, "--unread")) query += "&has_unread=true";
+  auto reply = svcctl::call(o.url, "GET", "/api/email-inbox/" + query, currentKey(o));
+  if (reply.status != 200) return serverError(reply);
+  if (o.json) {
+    std::cout << reply.body << "\n";
+    return 0;
+  }
+  auto list = parseObject(reply.body)->getArray("results");
+  std::cout << std::left << std::setw(38) << "THREAD" << std::setw(21) << "LATEST" << std::setw(9)
+            << "UNREAD" << std::setw(30) << "WITH"
+            << "SUBJECT\n";
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    auto t = list->getObject(static_cast<unsigned>(i));
+    auto people = t->getArray("participants");
+    std::string with = people->size() > 0 ? people->getElement<std::string>(0) : "";
+    if (people->size() > 1) with += " +" + std::to_string(people->size() - 1);
+    std::cout << std::setw(38) << t->getValue<std::string>("thread_id") << std::setw(21)
+              << t->getValue<std::string>("latest_dt").substr(0, 19) << std::setw(9)
+              << (std::to_string(t->getValue<int>("unread_count")) + "/" +
+                  std::to_string(t->getValue<int>("message_count")))
+              << std::setw(30) << with << t->getValue<std::string>("subject") << "\n";
+  }
+  return 0;
+}
+
+void printMessage(const Poco::JSON::Object::Ptr& m) {
+  auto join = [](const Poco::JSON::Array::Ptr& a) {
+    std::string out;
+    for (std::size_t i = 0; a && i < a->size(); ++i) {
+      out += (i ? ", " : "") + a->getElement<std::string>(static_cast<unsigned>(i));
+    }
+    return out;
+  };
+  std::cout << "Message: " << m->getValue<std::string>("id") << "\n"
+            << "Date:    " << m->getValue<std::string>("created_dt") << "\n"
+            << "From:    " << m->getValue<std::string>("from_email") << "\n"
+            << "To:      " << join(m->getArray("to_email")) << "\n";
+  if (m->getArray("cc")->size() > 0) std::cout << "Cc:      " << join(m->getArray("cc")) << "\n";
+  std::cout << "Subject: " << m->getValue<std::string>("subject") << "\n";
+  auto attachments = m->getArray("attachments");
+  for (std::size_t i = 0; attachments && i < attachments->size(); ++i) {
+    auto a = attachments->getObject(static_cast<unsigned>(i));
+    std::cout << "Attached: " << a->getValue<std::string>("filename") << " ("
+              << a->getValue<long>("size") << " bytes, " << a->getValue<std::string>("uuid")
+              << ")\n";
+  }
+  std::cout << "\n" << m->getValue<std::string>("content") << "\n";
+}
+
+int mailRead(const Options& o, const std::vector<std::string>& args) {
+  if (args.size() < 3) return fail("usage: svcctl mail read ID [--identity UUID]", 2);
+  const std::string key = currentKey(o);
+  const std::string id = args[2];
+  std::vector<Poco::JSON::Object::Ptr> messages;
+  auto reply =
+      svcctl::call(o.url, "GET", "/api/email-messages/" + id + "/" + identityQuery(args), key);
+  std::string raw = reply.body;
+  if (reply.status == 200) {
+    messages.push_back(parseObject(reply.body));
+  } else if (reply.status == 404) {  // not a message: a thread?
+    reply = svcctl::call(o.url, "GET", "/api/email-inbox/" + id + "/" + identityQuery(args), key);
+    if (reply.status != 200) return serverError(reply);
+    raw = reply.body;
+    auto list = parseObject(reply.body)->getArray("messages");
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      messages.push_back(list->getObject(static_cast<unsigned>(i)));
+    }
+  } else {
+    return serverError(reply);
+  }
+  if (o.json) {
+    std::cout << raw << "\n";
+  } else {
+    for (std::size_t i = 0; i < messages.size(); ++i) {
+      if (i) std::cout << "\n" << std::string(72, '-') << "\n";
+      printMessage(messages[i]);
+    }
+  }
+  // Read, as a mail client would mark it.
+  for (const auto& m : messages) {
+    if (m->getValue<bool>("is_read")) continue;
+    svcctl::call(
+        o.url, "PATCH",
+        "/api/email-messages/" + m->getValue<std::string>("id") + "/" + identityQuery(args), key,
+        R"({"is_read":true})");
+  }
+  return 0;
+}
+
+int mail(const Options& o, const std::vector<std::string>& args) {
+  const std::string sub = args.size() > 1 ? args[1] : "";
+  if (sub == "send") return mailSend(o, args);
+  if (sub == "inbox") return mailInbox(o, args);
+  if (sub == "read") return mailRead(o, args);
+  return fail(
+      "usage: svcctl mail send ... | mail inbox [--identity UUID] [--unread] | mail read ID", 2);
+}
+
 int health(const Options& o) {
   auto reply = svcctl::call(o.url, "GET", "/api/health/", "");
   std::cout << reply.body << "\n";
@@ -412,6 +647,8 @@ int main(int argc, char** argv) {
     if (command == "accounts") return accounts(o, rest);
     if (command == "login") return login(o, rest);
     if (command == "keys") return keys(o, rest);
+    if (command == "identities") return identities(o, rest);
+    if (command == "mail") return mail(o, rest);
     usage(std::cerr);
     return fail("unknown command '" + command + "'", 2);
   } catch (const std::exception& e) {
