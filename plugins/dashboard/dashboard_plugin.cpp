@@ -9,6 +9,7 @@
 #include <svc/sdk/rate_limit.h>
 #include <svc/sdk/util.h>
 
+#include <Poco/String.h>
 #include <Poco/URI.h>
 
 #include <openssl/hmac.h>
@@ -125,6 +126,10 @@ class DashboardPlugin : public sdk::Plugin {
     add("GET", "/keys", "The account's keys.", &DashboardPlugin::keysPage);
     add("POST", "/keys", "Create a management key.", &DashboardPlugin::keysCreate);
     add("POST", "/keys/{id}/revoke", "Revoke a key.", &DashboardPlugin::keysRevoke);
+    add("GET", "/identities", "The account's identities.", &DashboardPlugin::identitiesPage);
+    add("GET", "/identities/{uuid}/inbox", "An identity's inbox.", &DashboardPlugin::inboxPage);
+    add("GET", "/identities/{uuid}/threads/{thread}", "A thread, read in full.",
+        &DashboardPlugin::threadPage);
   }
 
   void registerServices(sdk::ServiceRegistry&) override {}
@@ -295,6 +300,8 @@ class DashboardPlugin : public sdk::Plugin {
             "/device\">Approve a device</a>";
     if (!v.user->account_id.empty()) {
       html += "<a class=\"button secondary\" href=\"" + escape(prefix_) + "/keys\">Keys</a>";
+      html += "<a class=\"button secondary\" href=\"" + escape(prefix_) +
+              "/identities\">Identities and mail</a>";
     }
     html += "</div></div>";
     Page p;
@@ -617,6 +624,53 @@ class DashboardPlugin : public sdk::Plugin {
                          escape(prefix_) + "/keys\">Back to keys</a>");
     }
     return redirect(prefix_ + "/keys?revoked=1");
+  }
+
+  // The mail pages are shells: the page's script reads the API with the signed-in session's
+  // cookie (GET only), so the dashboard shows exactly what the API lets this person see and
+  // needs no access to the identities' or the email plugin's tables.
+  Page mailView(const std::string& title, const std::string& view, const std::string& identity,
+                const std::string& thread, const std::string& back_href,
+                const std::string& back_label) {
+    std::string html = "<div class=\"card\">";
+    if (!back_href.empty()) {
+      html += "<p><a href=\"" + escape(back_href) + "\">&larr; " + escape(back_label) + "</a></p>";
+    }
+    html += "<h1 id=\"view-title\">" + escape(title) + "</h1><div id=\"view\" data-view=\"" +
+            escape(view) + "\" data-prefix=\"" + escape(prefix_) + "\" data-identity=\"" +
+            escape(identity) + "\" data-thread=\"" + escape(thread) +
+            "\"><p class=\"muted\">Loading…</p></div></div>";
+    Page p;
+    p.title = title;
+    p.content = html;
+    return p;
+  }
+
+  Page identitiesPage(sdk::Request&, Visitor& v) {
+    if (!v.user) return signInFirst(prefix_ + "/identities");
+    if (v.user->account_id.empty()) return noAccount();
+    return mailView("Identities", "identities", "", "", "", "");
+  }
+
+  Page inboxPage(sdk::Request& r, Visitor& v) {
+    const std::string uuid = Poco::toLower(r.params.at("uuid"));
+    if (!v.user) return signInFirst(prefix_ + "/identities/" + urlEncode(uuid) + "/inbox");
+    if (v.user->account_id.empty()) return noAccount();
+    if (!sdk::isUuid(uuid)) return message(404, "No such identity", "");
+    return mailView("Inbox", "inbox", uuid, "", prefix_ + "/identities", "Identities");
+  }
+
+  Page threadPage(sdk::Request& r, Visitor& v) {
+    const std::string uuid = Poco::toLower(r.params.at("uuid"));
+    const std::string thread = Poco::toLower(r.params.at("thread"));
+    if (!v.user) {
+      return signInFirst(prefix_ + "/identities/" + urlEncode(uuid) + "/threads/" +
+                         urlEncode(thread));
+    }
+    if (v.user->account_id.empty()) return noAccount();
+    if (!sdk::isUuid(uuid) || !sdk::isUuid(thread)) return message(404, "No such thread", "");
+    return mailView("Thread", "thread", uuid, thread, prefix_ + "/identities/" + uuid + "/inbox",
+                    "Inbox");
   }
 
   sdk::PluginInfo info_;
