@@ -39,20 +39,6 @@ namespace {
 
 constexpr std::size_t kMaxRecipients = 50;
 
-std::optional<std::string> stringField(const sdk::Request& r, const std::string& name) {
-  if (!r.json || !r.json->has(name) || r.json->isNull(name)) return std::nullopt;
-  auto v = r.json->get(name);
-  if (!v.isString()) throw sdk::HttpError::invalid(name, "must be a string");
-  return v.convert<std::string>();
-}
-
-std::optional<bool> boolField(const sdk::Request& r, const std::string& name) {
-  if (!r.json || !r.json->has(name) || r.json->isNull(name)) return std::nullopt;
-  auto v = r.json->get(name);
-  if (!v.isBoolean()) throw sdk::HttpError::invalid(name, "must be true or false");
-  return v.convert<bool>();
-}
-
 // A string or a list of strings (address fields and attachment_uuids).
 std::vector<std::string> listField(const sdk::Request& r, const std::string& name) {
   std::vector<std::string> out;
@@ -352,9 +338,9 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
         if (!inbox || !done.insert(inbox->id).second) continue;
         NewMessage copy = m;
         for (const auto& [a, sha] : blobs) {
-          copy.attachments.push_back(insertAttachmentRow(tx, inbox->account_id,
-                                                         inbox->identity_uuid, a->filename,
-                                                         a->content_type, a->data.size(), sha));
+          copy.attachments.push_back(store_->insertAttachment(
+              tx, inbox->account_id, inbox->identity_uuid, a->filename, a->content_type,
+              static_cast<std::int64_t>(a->data.size()), sha));
         }
         store_->file(tx, *inbox, std::move(copy));
       }
@@ -405,21 +391,6 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
   static sdk::HttpError emailTaken(const std::string& address) {
     return sdk::HttpError(409, "email_taken",
                           "The address " + address + " is already taken; choose another.");
-  }
-
-  AttachmentRecord insertAttachmentRow(Poco::Data::Session& tx, const std::string& account,
-                                       const std::string& identity, const std::string& filename,
-                                       const std::string& type, std::size_t size,
-                                       const std::string& sha) {
-    AttachmentRecord a{
-        sdk::newUuid(),  account, identity, filename, type, sha, static_cast<std::int64_t>(size),
-        sdk::nowMicros()};
-    Poco::Int64 sz = a.size, at = a.created_us;
-    tx << "INSERT INTO email_attachments (uuid, account_id, identity_uuid, filename, "
-          "content_type, size, sha256, created_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        use(a.uuid), use(a.account_id), use(a.identity_uuid), use(a.filename), use(a.content_type),
-        use(sz), use(a.sha256), use(at), now;
-    return a;
   }
 
   bool isPlatformDomain(const std::string& domain) const {
@@ -544,8 +515,8 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
   }
 
   sdk::Response addDomain(sdk::Request& r) {
-    auto raw = stringField(r, "name");
-    if (!raw) raw = stringField(r, "domain");
+    auto raw = r.stringField("name");
+    if (!raw) raw = r.stringField("domain");
     if (!raw) throw sdk::HttpError::invalid("name", "this field is required");
     std::string name = Poco::toLower(Poco::trim(*raw));
     if (!name.empty() && name.back() == '.') name.pop_back();
@@ -710,7 +681,7 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
 
   sdk::Response createInbox(sdk::Request& r) {
     std::string identity = scopeIdentity(r);
-    if (auto from_body = stringField(r, "identity")) {
+    if (auto from_body = r.stringField("identity")) {
       std::string named = Poco::toLower(*from_body);
       if (!identity.empty() && named != identity) {
         if (r.principal.kind == sdk::PrincipalKind::kIdentity) {
@@ -742,7 +713,7 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
     inbox.identity_uuid = identity;
     inbox.created_us = sdk::nowMicros();
     context_->database().transaction([&](Poco::Data::Session& tx) {
-      if (auto raw = stringField(r, "email")) {
+      if (auto raw = r.stringField("email")) {
         inbox.address = requestedAddress("email", *raw);
         if (!domainUsableBy(tx, inbox.account_id, domainOf(inbox.address))) {
           throw sdk::HttpError::invalid("email",
@@ -969,7 +940,7 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
     Poco::Data::Session s = context_->database().session();
     MessageRow m = visibleMessage(r, s);
     if (r.method != "GET") {
-      auto is_read = boolField(r, "is_read");
+      auto is_read = r.boolField("is_read");
       if (r.method == "PUT" && !is_read) {
         throw sdk::HttpError::invalid("is_read",
                                       "this field is required (PUT replaces every "
@@ -1031,7 +1002,7 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
   }
 
   std::string requiredText(const sdk::Request& r, const std::string& name) {
-    auto v = stringField(r, name);
+    auto v = r.stringField(name);
     if (!v) throw sdk::HttpError::invalid(name, "this field is required");
     return *v;
   }
@@ -1263,9 +1234,9 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
         in.created_us = out.date_us;
         in.attachments.clear();
         for (const auto& a : d.attachments) {
-          in.attachments.push_back(insertAttachmentRow(tx, inbox.account_id, inbox.identity_uuid,
-                                                       a.filename, a.content_type,
-                                                       static_cast<std::size_t>(a.size), a.sha256));
+          in.attachments.push_back(store_->insertAttachment(tx, inbox.account_id,
+                                                            inbox.identity_uuid, a.filename,
+                                                            a.content_type, a.size, a.sha256));
         }
         store_->file(tx, inbox, std::move(in));
       }

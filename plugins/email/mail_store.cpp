@@ -287,25 +287,30 @@ Poco::JSON::Object::Ptr MailStore::inboxJson(const Inbox& inbox) {
   return o;
 }
 
+AttachmentRecord MailStore::insertAttachment(Poco::Data::Session& tx, const std::string& account_id,
+                                             const std::string& identity_uuid,
+                                             const std::string& filename,
+                                             const std::string& content_type, std::int64_t size,
+                                             const std::string& sha256) {
+  AttachmentRecord a{sdk::newUuid(), account_id, identity_uuid, filename,
+                     content_type,   sha256,     size,          sdk::nowMicros()};
+  Poco::Int64 sz = a.size, at = a.created_us;
+  tx << "INSERT INTO email_attachments (uuid, account_id, identity_uuid, filename, "
+        "content_type, size, sha256, created_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      use(a.uuid), use(a.account_id), use(a.identity_uuid), use(a.filename), use(a.content_type),
+      use(sz), use(a.sha256), use(at), now;
+  return a;
+}
+
 AttachmentRecord MailStore::saveAttachment(const std::string& account_id,
                                            const std::string& identity_uuid,
                                            const std::string& filename,
                                            const std::string& content_type, std::string_view data) {
+  const std::string sha = blobs_.put(data);  // the bytes first, then the row that names them
   AttachmentRecord a;
-  a.uuid = sdk::newUuid();
-  a.account_id = account_id;
-  a.identity_uuid = identity_uuid;
-  a.filename = filename;
-  a.content_type = content_type;
-  a.size = static_cast<std::int64_t>(data.size());
-  a.created_us = sdk::nowMicros();
-  a.sha256 = blobs_.put(data);
-  db_.transaction([&](Poco::Data::Session& s) {
-    Poco::Int64 size = a.size, at = a.created_us;
-    s << "INSERT INTO email_attachments (uuid, account_id, identity_uuid, filename, "
-         "content_type, size, sha256, created_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        use(a.uuid), use(a.account_id), use(a.identity_uuid), use(a.filename), use(a.content_type),
-        use(size), use(a.sha256), use(at), now;
+  db_.transaction([&](Poco::Data::Session& tx) {
+    a = insertAttachment(tx, account_id, identity_uuid, filename, content_type,
+                         static_cast<std::int64_t>(data.size()), sha);
   });
   return a;
 }

@@ -63,6 +63,11 @@ class MailStore {
   void insertInbox(Poco::Data::Session& s, const Inbox& inbox);
   static Poco::JSON::Object::Ptr inboxJson(const Inbox& inbox);
 
+  /// Adds an attachment's row for bytes already in the blob store. @return the record.
+  AttachmentRecord insertAttachment(Poco::Data::Session& tx, const std::string& account_id,
+                                    const std::string& identity_uuid, const std::string& filename,
+                                    const std::string& content_type, std::int64_t size,
+                                    const std::string& sha256);
   /// Stores the bytes and the attachment's row (the row in its own transaction).
   AttachmentRecord saveAttachment(const std::string& account_id, const std::string& identity_uuid,
                                   const std::string& filename, const std::string& content_type,

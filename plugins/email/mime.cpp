@@ -796,6 +796,23 @@ ParsedMessage parseMessage(std::string_view raw, const MimeLimits& limits) {
 
 namespace {
 
+std::string base64Encode(std::string_view in) {
+  static const char* table = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < in.size(); i += 3) {
+    std::uint32_t n = static_cast<std::uint32_t>(static_cast<unsigned char>(in[i])) << 16;
+    if (i + 1 < in.size())
+      n |= static_cast<std::uint32_t>(static_cast<unsigned char>(in[i + 1])) << 8;
+    if (i + 2 < in.size()) n |= static_cast<unsigned char>(in[i + 2]);
+    out += table[(n >> 18) & 63];
+    out += table[(n >> 12) & 63];
+    out += i + 1 < in.size() ? table[(n >> 6) & 63] : '=';
+    out += i + 2 < in.size() ? table[n & 63] : '=';
+  }
+  return out;
+}
+
 bool needsEncoding(std::string_view s) {
   for (unsigned char c : s) {
     if (c >= 0x80 || c < 0x20) return true;
@@ -806,27 +823,13 @@ bool needsEncoding(std::string_view s) {
 // RFC 2047 B-words of at most 75 octets, split on UTF-8 character boundaries.
 std::string encodeWords(std::string_view text) {
   if (!needsEncoding(text)) return std::string(text);
-  static const char* table = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  auto b64 = [&](std::string_view in) {
-    std::string out;
-    for (std::size_t i = 0; i < in.size(); i += 3) {
-      std::uint32_t n = static_cast<unsigned char>(in[i]) << 16;
-      if (i + 1 < in.size()) n |= static_cast<unsigned char>(in[i + 1]) << 8;
-      if (i + 2 < in.size()) n |= static_cast<unsigned char>(in[i + 2]);
-      out += table[(n >> 18) & 63];
-      out += table[(n >> 12) & 63];
-      out += i + 1 < in.size() ? table[(n >> 6) & 63] : '=';
-      out += i + 2 < in.size() ? table[n & 63] : '=';
-    }
-    return out;
-  };
   std::string out;
   std::size_t i = 0;
   while (i < text.size()) {
     std::size_t n = std::min<std::size_t>(45, text.size() - i);  // 45 octets -> 60 base64
     while (i + n < text.size() && (static_cast<unsigned char>(text[i + n]) & 0xC0) == 0x80) --n;
     if (!out.empty()) out += "\r\n ";
-    out += "=?UTF-8?B?" + b64(text.substr(i, n)) + "?=";
+    out += "=?UTF-8?B?" + base64Encode(text.substr(i, n)) + "?=";
     i += n;
   }
   return out;
@@ -897,24 +900,10 @@ std::string quotedPrintable(std::string_view text) {
 }
 
 std::string base64Lines(std::string_view data) {
-  static const char* table = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const std::string flat = base64Encode(data);
   std::string out;
-  out.reserve(data.size() * 4 / 3 + data.size() / 38 + 8);
-  std::size_t col = 0;
-  for (std::size_t i = 0; i < data.size(); i += 3) {
-    std::uint32_t n = static_cast<unsigned char>(data[i]) << 16;
-    if (i + 1 < data.size()) n |= static_cast<unsigned char>(data[i + 1]) << 8;
-    if (i + 2 < data.size()) n |= static_cast<unsigned char>(data[i + 2]);
-    out += table[(n >> 18) & 63];
-    out += table[(n >> 12) & 63];
-    out += i + 1 < data.size() ? table[(n >> 6) & 63] : '=';
-    out += i + 2 < data.size() ? table[n & 63] : '=';
-    if ((col += 4) >= 76) {
-      out += "\r\n";
-      col = 0;
-    }
-  }
-  if (col) out += "\r\n";
+  out.reserve(flat.size() + flat.size() / 38 + 2);
+  for (std::size_t i = 0; i < flat.size(); i += 76) out += flat.substr(i, 76) + "\r\n";
   return out;
 }
 

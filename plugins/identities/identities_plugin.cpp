@@ -57,21 +57,6 @@ Poco::JSON::Object::Ptr identityJson(const Identity& i,
   return o;
 }
 
-// A field of the JSON body: nullopt when absent or null; 400 when of another type.
-std::optional<std::string> stringField(const sdk::Request& r, const std::string& name) {
-  if (!r.json || !r.json->has(name) || r.json->isNull(name)) return std::nullopt;
-  auto v = r.json->get(name);
-  if (!v.isString()) throw sdk::HttpError::invalid(name, "must be a string");
-  return v.convert<std::string>();
-}
-
-std::optional<bool> boolField(const sdk::Request& r, const std::string& name) {
-  if (!r.json || !r.json->has(name) || r.json->isNull(name)) return std::nullopt;
-  auto v = r.json->get(name);
-  if (!v.isBoolean()) throw sdk::HttpError::invalid(name, "must be true or false");
-  return v.convert<bool>();
-}
-
 std::string validName(const std::string& raw) {
   std::string name = Poco::trim(raw);
   if (name.empty()) throw sdk::HttpError::invalid("name", "must not be empty");
@@ -293,11 +278,11 @@ class IdentitiesPlugin : public sdk::Plugin {
   }
 
   sdk::Response create(sdk::Request& r) {
-    auto name = stringField(r, "name");
+    auto name = r.stringField("name");
     if (!name) throw sdk::HttpError::invalid("name", "this field is required");
     Identity i;
     i.name = validName(*name);
-    std::string identifier = stringField(r, "email_identifier").value_or("");
+    std::string identifier = r.stringField("email_identifier").value_or("");
     if (!identifier.empty() ||
         (r.json && r.json->has("email_identifier") && !r.json->isNull("email_identifier"))) {
       if (!validEmailIdentifier(identifier)) {
@@ -306,12 +291,12 @@ class IdentitiesPlugin : public sdk::Plugin {
                                       "or digit");
       }
     }
-    std::string domain = Poco::toLower(Poco::trim(stringField(r, "domain").value_or("")));
+    std::string domain = Poco::toLower(Poco::trim(r.stringField("domain").value_or("")));
     if ((!identifier.empty() || !domain.empty()) && !inboxes_) {
       throw sdk::HttpError(503, "service_unavailable",
                            "Email is not enabled on this server, so no inbox can be made.");
     }
-    if (boolField(r, "provision_phone").value_or(false)) throw noPhones();
+    if (r.boolField("provision_phone").value_or(false)) throw noPhones();
     i.uuid = sdk::newUuid();
     i.account_id = r.principal.account_id;
     i.created_us = i.updated_us = sdk::nowMicros();
@@ -335,7 +320,7 @@ class IdentitiesPlugin : public sdk::Plugin {
   sdk::Response one(sdk::Request& r) {
     Identity i = target(r);
     if (r.method == "GET") return sdk::Response::json(200, json(i));
-    auto name = stringField(r, "name");
+    auto name = r.stringField("name");
     if (r.method == "PUT" && !name) throw sdk::HttpError::invalid("name", "this field is required");
     if (name) i.name = validName(*name);
     i.updated_us = sdk::nowMicros();
@@ -358,7 +343,7 @@ class IdentitiesPlugin : public sdk::Plugin {
 
   sdk::Response provisionPhone(sdk::Request& r) {
     target(r);
-    if (auto country = stringField(r, "country_code")) {
+    if (auto country = r.stringField("country_code")) {
       if (country->size() != 2 || !std::isalpha(static_cast<unsigned char>((*country)[0])) ||
           !std::isalpha(static_cast<unsigned char>((*country)[1]))) {
         throw sdk::HttpError::invalid("country_code", "an ISO 3166 alpha-2 code such as US");
@@ -425,8 +410,8 @@ class IdentitiesPlugin : public sdk::Plugin {
       updated = rows.front().get<2>();
     }
     if (r.method != "GET") {
-      auto new_url = stringField(r, "response_url");
-      auto new_enabled = boolField(r, "enabled");
+      auto new_url = r.stringField("response_url");
+      auto new_enabled = r.boolField("enabled");
       if (r.method == "PUT" && !new_url) {
         throw sdk::HttpError::invalid("response_url", "this field is required");
       }

@@ -19,6 +19,20 @@ std::optional<std::string> Request::header(const std::string& name) const {
   return it->second;
 }
 
+std::optional<std::string> Request::stringField(const std::string& name) const {
+  if (!json || !json->has(name) || json->isNull(name)) return std::nullopt;
+  auto v = json->get(name);
+  if (!v.isString()) throw HttpError::invalid(name, "must be a string");
+  return v.convert<std::string>();
+}
+
+std::optional<bool> Request::boolField(const std::string& name) const {
+  if (!json || !json->has(name) || json->isNull(name)) return std::nullopt;
+  auto v = json->get(name);
+  if (!v.isBoolean()) throw HttpError::invalid(name, "must be true or false");
+  return v.convert<bool>();
+}
+
 std::optional<std::string> Request::cookie(const std::string& name) const {
   auto h = header("cookie");
   if (!h) return std::nullopt;

@@ -266,6 +266,17 @@ TEST_F(Email, SwaksDeliversMimeWithAttachmentsAndEncodedHeaders) {
   EXPECT_EQ(t->getValue<int>("unread_count"), 1);
   EXPECT_EQ(t->getArray("attachment_names")->getElement<std::string>(0), "report.pdf");
   EXPECT_EQ(t->getValue<std::string>("preview").substr(0, 19), "Your code is 123456");
+
+  // The event stream tells of it, without the body.
+  const std::string stream =
+      rawExchange(svcd_->port(),
+                  "GET /api/events/stream/?last_event_id=0&types=email.received HTTP/1.1\r\n"
+                  "Host: x\r\nAuthorization: Bearer " +
+                      key_ + "\r\n\r\n",
+                  1500);
+  EXPECT_NE(stream.find("event: email.received"), std::string::npos) << stream;
+  EXPECT_NE(stream.find(m->getValue<std::string>("id")), std::string::npos) << stream;
+  EXPECT_EQ(stream.find("123456"), std::string::npos) << "no body in events\n" << stream;
 }
 
 TEST_F(Email, MimeStructuresCharsetsAndMalformedParts) {

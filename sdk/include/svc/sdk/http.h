@@ -74,6 +74,12 @@ struct Request {
   std::optional<std::string> header(const std::string& name) const;
   /// @param name a cookie name. @return that cookie's value from the Cookie header, or nullopt.
   std::optional<std::string> cookie(const std::string& name) const;
+  /// @param name a member of the JSON body. @return its text, or nullopt when absent or null.
+  /// @throws HttpError 400 `invalid` naming the field when it is not a string.
+  std::optional<std::string> stringField(const std::string& name) const;
+  /// @param name a member of the JSON body. @return its value, or nullopt when absent or null.
+  /// @throws HttpError 400 `invalid` naming the field when it is not true or false.
+  std::optional<bool> boolField(const std::string& name) const;
 };
 
 /// @param cookie_header a Cookie header's value (`a=1; b=2`). @param name a cookie name.
