@@ -4,11 +4,11 @@
 #include "blob_store.h"
 #include "dkim.h"
 #include "dns_txt.h"
-#include "group_commit.h"
 #include "mail_store.h"
 #include "mime.h"
 #include "relay.h"
 #include "smtp_server.h"
+#include "spool.h"
 
 #include <svc/sdk/inboxes.h>
 #include <svc/sdk/pagination.h>
@@ -18,6 +18,7 @@
 
 #include <Poco/Data/Statement.h>
 #include <Poco/DateTimeParser.h>
+#include <Poco/File.h>
 #include <Poco/JSON/Array.h>
 #include <Poco/Net/MessageHeader.h>
 #include <Poco/Net/MultipartReader.h>
@@ -27,9 +28,12 @@
 #include <Poco/Tuple.h>
 
 #include <algorithm>
+#include <fstream>
+#include <mutex>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <unordered_set>
 
 using namespace Poco::Data::Keywords;
 
@@ -38,6 +42,7 @@ namespace svc::plugins::email {
 namespace {
 
 constexpr std::size_t kMaxRecipients = 50;
+constexpr std::size_t kMaxSpoolBacklog = 50000;  // messages acknowledged and not yet filed
 
 // A string or a list of strings (address fields and attachment_uuids).
 std::vector<std::string> listField(const sdk::Request& r, const std::string& name) {
@@ -224,7 +229,10 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
     blobs_ = std::make_unique<BlobStore>(context.dataDir() + "/email/blobs");
     store_ = std::make_unique<MailStore>(context.database(), context.events(), *blobs_);
     relay_ = std::make_unique<Relay>(relay_config_, *store_, context.logger());
-    ingest_ = std::make_unique<GroupCommit>(context.database());
+    spool_ =
+        std::make_unique<Spool>(context.dataDir() + "/email/spool",
+                                [this](const std::vector<Spool::Record>& records,
+                                       const Spool::Position& end) { fileSpooled(records, end); });
   }
 
   std::vector<sdk::Migration> migrations() const override { return MailStore::migrations(); }
@@ -290,6 +298,19 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
 
   void start() override {
     plans_ = context_->services().find<sdk::PlanService>(sdk::kPlanService);
+    {
+      Spool::Position filed;
+      Poco::Data::Session s = context_->database().session();
+      std::string id = spool_->id();
+      std::vector<Poco::Tuple<Poco::Int64, Poco::Int64>> rows;
+      s << "SELECT segment, offset_bytes FROM email_spool_positions WHERE spool_id = ?", use(id),
+          into(rows), now;
+      if (!rows.empty()) filed = {rows.front().get<0>(), rows.front().get<1>()};
+      spool_->start(filed);  // files what a crash left in the spool first
+      context_->logger().information("SMTP spool %s/email/spool filed up to segment %s offset %s",
+                                     context_->dataDir(), std::to_string(filed.segment),
+                                     std::to_string(filed.offset));
+    }
     smtp_server_ = std::make_unique<SmtpServer>(smtp_, *this, context_->logger());
     smtp_server_->start();
     context_->logger().information(
@@ -300,19 +321,121 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
 
   void stop() override {
     if (smtp_server_) smtp_server_->stop();
+    spool_->stop();
     relay_->stop();
   }
 
   // SmtpDelivery
+  // Inboxes are never deleted, so an address once found stays valid: RCPT checks of busy
+  // addresses skip the database. Unknown addresses are always asked (one may be created now).
   bool acceptsRecipient(const std::string& address) override {
+    {
+      std::lock_guard lock(known_mutex_);
+      if (known_addresses_.count(address)) return true;
+    }
     Poco::Data::Session s = context_->database().session();
-    return store_->inboxByAddress(s, address).has_value();
+    if (!store_->inboxByAddress(s, address)) return false;
+    std::lock_guard lock(known_mutex_);
+    if (known_addresses_.size() > 100000) known_addresses_.clear();
+    known_addresses_.insert(address);
+    return true;
   }
 
+  // SMTP: the message is acknowledged once it is in the spool (fsynced). When the ingester is
+  // idle the session also waits (briefly) for it to be filed, so a lone message is readable over
+  // the API by the time its 250 arrives; under a burst, acknowledging does not wait for the
+  // database, and the spool's backlog is bounded (451 beyond it).
   void deliver(const std::string& mail_from, const std::vector<std::string>& recipients,
                const std::string& data) override {
-    ParsedMessage parsed = parseMessage(data);
-    for (const auto& p : parsed.problems) context_->logger().debug("incoming mail: %s", p);
+    const std::size_t backlog = spool_->backlog();
+    if (backlog >= kMaxSpoolBacklog) {
+      throw std::runtime_error("the spool holds " + std::to_string(backlog) +
+                               " messages not yet filed");
+    }
+    std::string payload = mail_from + "\n";
+    for (std::size_t i = 0; i < recipients.size(); ++i) payload += (i ? "," : "") + recipients[i];
+    payload += "\n" + data;
+    Spool::Position at = spool_->append(payload);
+    if (backlog == 0) spool_->waitFiled(at, 2000);
+  }
+
+  // The ingester's filer: a batch of spooled messages and the spool position after them, in one
+  // transaction. A message that cannot be filed alone is kept in email/unfiled/ and skipped.
+  void fileSpooled(const std::vector<Spool::Record>& records, const Spool::Position& end) {
+    struct Item {
+      std::string from;
+      std::vector<std::string> rcpts;
+      ParsedMessage parsed;
+      std::vector<std::string> blobs;
+      Spool::Position end;
+      const std::string* payload;
+    };
+    std::vector<Item> items;
+    for (const auto& r : records) {
+      Item it;
+      it.payload = &r.payload;
+      it.end = r.end;
+      std::size_t a = r.payload.find('\n');
+      std::size_t b = a == std::string::npos ? a : r.payload.find('\n', a + 1);
+      if (b == std::string::npos) continue;  // not one of ours: nothing to file
+      it.from = r.payload.substr(0, a);
+      for (const auto& rcpt : Poco::StringTokenizer(r.payload.substr(a + 1, b - a - 1), ",",
+                                                    Poco::StringTokenizer::TOK_IGNORE_EMPTY)) {
+        it.rcpts.push_back(rcpt);
+      }
+      it.parsed = parseMessage(std::string_view(r.payload).substr(b + 1));
+      for (const auto& p : it.parsed.problems) context_->logger().debug("incoming mail: %s", p);
+      // Attachment bytes are stored (and fsynced) before the rows that name them commit.
+      for (const auto& att : it.parsed.attachments) it.blobs.push_back(blobs_->put(att.data));
+      items.push_back(std::move(it));
+    }
+    auto record = [&](Poco::Data::Session& tx, const Spool::Position& p) {
+      std::string id = spool_->id();
+      Poco::Int64 segment = p.segment, offset = p.offset;
+      Poco::Data::Statement update = (tx << "UPDATE email_spool_positions SET segment = ?, "
+                                            "offset_bytes = ? WHERE spool_id = ?",
+                                      use(segment), use(offset), use(id));
+      if (update.execute() == 0) {
+        tx << "INSERT INTO email_spool_positions (spool_id, segment, offset_bytes) VALUES (?, ?, "
+              "?)",
+            use(id), use(segment), use(offset), now;
+      }
+    };
+    try {
+      context_->database().transaction([&](Poco::Data::Session& tx) {
+        for (const auto& it : items) fileIncoming(tx, it.from, it.rcpts, it.parsed, it.blobs);
+        record(tx, end);
+      });
+      return;
+    } catch (const std::exception& e) {
+      if (!context_->database().ping()) throw;  // the database is away: retry the batch later
+      context_->logger().warning("filing %z spooled messages together failed (%s); one by one",
+                                 items.size(), std::string(e.what()));
+    }
+    for (const auto& it : items) {
+      try {
+        context_->database().transaction([&](Poco::Data::Session& tx) {
+          fileIncoming(tx, it.from, it.rcpts, it.parsed, it.blobs);
+          record(tx, it.end);
+        });
+      } catch (const std::exception& e) {
+        if (!context_->database().ping()) throw;  // the database is away: retry the batch later
+        const std::string path = context_->dataDir() + "/email/unfiled/" +
+                                 std::to_string(it.end.segment) + "-" +
+                                 std::to_string(it.end.offset) + ".eml";
+        Poco::File(context_->dataDir() + "/email/unfiled").createDirectories();
+        std::ofstream(path, std::ios::binary) << *it.payload;
+        context_->logger().error("a spooled message could not be filed and was kept in %s: %s",
+                                 path, std::string(e.what()));
+        context_->database().transaction([&](Poco::Data::Session& tx) { record(tx, it.end); });
+      }
+    }
+    context_->database().transaction([&](Poco::Data::Session& tx) { record(tx, end); });
+  }
+
+  void fileIncoming(Poco::Data::Session& tx, const std::string& mail_from,
+                    const std::vector<std::string>& recipients, const ParsedMessage& parsed,
+                    const std::vector<std::string>& blobs) {
     NewMessage m;
     m.direction = "incoming";
     m.from = parsed.from.empty() ? Mailbox{"", mail_from} : parsed.from.front();
@@ -327,24 +450,19 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
                                              : parsed.message_id;
     m.in_reply_to = parsed.in_reply_to;
     m.references = parsed.references;
-    // Attachment bytes are stored (and fsynced) before the rows that name them commit.
-    std::vector<std::pair<ParsedAttachment*, std::string>> blobs;
-    for (auto& a : parsed.attachments) blobs.emplace_back(&a, blobs_->put(a.data));
-    // Concurrent SMTP sessions share transactions: one fsync acknowledges many messages.
-    ingest_->run([&](Poco::Data::Session& tx) {
-      std::set<std::string> done;
-      for (const auto& rcpt : recipients) {
-        auto inbox = store_->inboxByAddress(tx, rcpt);
-        if (!inbox || !done.insert(inbox->id).second) continue;
-        NewMessage copy = m;
-        for (const auto& [a, sha] : blobs) {
-          copy.attachments.push_back(store_->insertAttachment(
-              tx, inbox->account_id, inbox->identity_uuid, a->filename, a->content_type,
-              static_cast<std::int64_t>(a->data.size()), sha));
-        }
-        store_->file(tx, *inbox, std::move(copy));
+    std::set<std::string> done;
+    for (const auto& rcpt : recipients) {
+      auto inbox = store_->inboxByAddress(tx, rcpt);
+      if (!inbox || !done.insert(inbox->id).second) continue;
+      NewMessage copy = m;
+      for (std::size_t i = 0; i < parsed.attachments.size() && i < blobs.size(); ++i) {
+        const auto& a = parsed.attachments[i];
+        copy.attachments.push_back(store_->insertAttachment(
+            tx, inbox->account_id, inbox->identity_uuid, a.filename, a.content_type,
+            static_cast<std::int64_t>(a.data.size()), blobs[i]));
       }
-    });
+      store_->file(tx, *inbox, std::move(copy));
+    }
   }
 
   // Provisioning, called by the identities plugin inside its transaction.
@@ -1378,7 +1496,9 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
   std::unique_ptr<Relay> relay_;
   std::unique_ptr<SmtpServer> smtp_server_;
   std::unique_ptr<DkimSigner> dkim_;
-  std::unique_ptr<GroupCommit> ingest_;
+  std::unique_ptr<Spool> spool_;
+  std::mutex known_mutex_;
+  std::unordered_set<std::string> known_addresses_;
   std::shared_ptr<sdk::PlanService> plans_;
 };
 

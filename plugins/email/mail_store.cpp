@@ -249,7 +249,12 @@ std::vector<sdk::Migration> MailStore::migrations() {
     m.sqlite.push_back(sqlite);
     m.mysql.push_back(mysql);
   }
-  return {m};
+  // How far each svcd's SMTP spool has been filed (recorded with the messages it filed).
+  sdk::Migration spool = sdk::Migration::portable(
+      2, "SMTP spool positions",
+      {"CREATE TABLE email_spool_positions (spool_id CHAR(36) NOT NULL PRIMARY KEY, segment "
+       "BIGINT NOT NULL, offset_bytes BIGINT NOT NULL)"});
+  return {m, spool};
 }
 
 std::optional<Inbox> MailStore::inboxById(Poco::Data::Session& s, const std::string& id) {

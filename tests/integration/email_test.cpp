@@ -988,18 +988,36 @@ TEST_F(Email, EveryAcknowledgedMessageSurvivesKill9) {
   stop = true;
   for (auto& t : clients) t.join();
   ASSERT_GT(acknowledged.size(), 10u);
-  auto crashed = std::move(svcd_);  // its files (the SQLite database) stay until the test ends
-  startSvcd({});
+  // The same data directory (its spool holds what was acknowledged and not yet filed) and
+  // database; the files stay until the test ends.
+  auto crashed = std::move(svcd_);
+  startSvcd({"--set", "data.dir=" + crashed->dataDir()});
+  ASSERT_NE(svcd_->log().find("SMTP spool " + crashed->dataDir()), std::string::npos)
+      << svcd_->log();
   std::map<std::string, int> stored;
-  std::string next = "/api/email-messages/?limit=200";
-  for (int guard = 0; guard < 1000 && !next.empty(); ++guard) {
-    auto page = call("GET", next).json();
-    for (auto& v : *page->getArray("results")) {
-      ++stored[v.extract<Poco::JSON::Object::Ptr>()->getValue<std::string>("subject")];
+  auto storedNow = [&] {
+    stored.clear();
+    std::string next = "/api/email-messages/?limit=200";
+    for (int guard = 0; guard < 1000 && !next.empty(); ++guard) {
+      auto page = call("GET", next).json();
+      for (auto& v : *page->getArray("results")) {
+        ++stored[v.extract<Poco::JSON::Object::Ptr>()->getValue<std::string>("subject")];
+      }
+      next = page->isNull("next")
+                 ? ""
+                 : Poco::URI(page->getValue<std::string>("next")).getPathAndQuery();
     }
-    next = page->isNull("next") ? ""
-                                : Poco::URI(page->getValue<std::string>("next")).getPathAndQuery();
+  };
+  // The spool is filed in the background after the restart: wait for it (at most 30 s).
+  for (int i = 0; i < 300; ++i) {
+    storedNow();
+    bool all = std::all_of(acknowledged.begin(), acknowledged.end(),
+                           [&](const std::string& s) { return stored.count(s) > 0; });
+    if (all) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  storedNow();  // and nothing is filed twice afterwards
   for (const auto& s : acknowledged) {
     EXPECT_EQ(stored[s], 1) << s << " was acknowledged with 250";
   }

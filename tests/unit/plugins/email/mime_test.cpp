@@ -1,8 +1,8 @@
 // The email plugin's pure pieces: MIME parsing and building, address checks, subject
 // normalization, DKIM canonicalization (RFC 6376's own examples).
+#include "mime.h"
 #include "dkim.h"
 #include "mail_store.h"
-#include "mime.h"
 
 #include <gtest/gtest.h>
 
@@ -21,7 +21,11 @@ TEST(Mime, DecodesEncodedWordsAcrossCharsets) {
   EXPECT_EQ(decodeHeaderWords("not =?encoded"), "not =?encoded");
   // Raw 8-bit Latin-1 becomes UTF-8; invalid UTF-8 in a declared charset becomes U+FFFD.
   EXPECT_EQ(decodeHeaderWords("\xe9t\xe9"), "été");
-  EXPECT_EQ(toUtf8("a\xff" "b", "utf-8"), "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(toUtf8("a\xff"
+                   "b",
+                   "utf-8"),
+            "a\xEF\xBF\xBD"
+            "b");
 }
 
 TEST(Mime, ParsesAddressListsWithNamesGroupsAndComments) {
@@ -100,7 +104,8 @@ TEST(Mime, BuildsMessagesThatParseBack) {
   out.date_us = 1700000000000000;
   out.attachments = {{"r.bin", "application/octet-stream", std::string("\0\1\2", 3)}};
   const std::string raw = buildMessage(out);
-  for (std::size_t pos = 0, eol; (eol = raw.find("\r\n", pos)) != std::string::npos; pos = eol + 2) {
+  for (std::size_t pos = 0, eol; (eol = raw.find("\r\n", pos)) != std::string::npos;
+       pos = eol + 2) {
     EXPECT_LE(eol - pos, 998u);
     EXPECT_NE(raw.substr(pos, 2), ".\r") << "no line is a lone dot";
   }

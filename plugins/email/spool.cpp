@@ -1,0 +1,319 @@
+#include "spool.h"
+
+#include <svc/sdk/util.h>
+
+#include <Poco/Checksum.h>
+#include <Poco/File.h>
+#include <Poco/Logger.h>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+namespace svc::plugins::email {
+
+namespace {
+
+constexpr std::int64_t kSegmentBytes = 64LL << 20;
+constexpr std::uint32_t kMaxRecord = 256u << 20;
+
+bool before(const Spool::Position& a, const Spool::Position& b) {
+  return a.segment < b.segment || (a.segment == b.segment && a.offset < b.offset);
+}
+
+std::uint32_t crc32(const std::string& bytes) {
+  Poco::Checksum sum(Poco::Checksum::TYPE_CRC32);
+  sum.update(bytes.data(), static_cast<unsigned>(bytes.size()));
+  return sum.checksum();
+}
+
+void putU32(std::string& out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out += static_cast<char>((v >> (8 * i)) & 0xFF);
+}
+
+std::uint32_t getU32(const unsigned char* p) {
+  return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) |
+         (static_cast<std::uint32_t>(p[2]) << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
+}
+
+void syncDir(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+}
+
+}  // namespace
+
+std::string Spool::frame(const std::string& payload) {
+  std::string out;
+  out.reserve(payload.size() + 8);
+  putU32(out, static_cast<std::uint32_t>(payload.size()));
+  putU32(out, crc32(payload));
+  out += payload;
+  return out;
+}
+
+Spool::Spool(std::string dir, Filer filer) : dir_(std::move(dir)), filer_(std::move(filer)) {
+  Poco::File(dir_).createDirectories();
+  lock_fd_ = ::open((dir_ + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    throw std::runtime_error("the SMTP spool " + dir_ +
+                             " is in use by another svcd (give each "
+                             "svcd its own data.dir)");
+  }
+  std::ifstream in(dir_ + "/id");
+  std::getline(in, id_);
+  if (!sdk::isUuid(id_)) {
+    id_ = sdk::newUuid();
+    std::ofstream(dir_ + "/id") << id_ << "\n";
+    syncDir(dir_);
+  }
+}
+
+Spool::~Spool() {
+  stop();
+  if (fd_ >= 0) ::close(fd_);
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+}
+
+std::string Spool::segmentPath(std::int64_t number) const {
+  return dir_ + "/segment-" + std::to_string(number);
+}
+
+std::vector<std::int64_t> Spool::segments() const {
+  std::vector<std::string> names;
+  Poco::File(dir_).list(names);
+  std::vector<std::int64_t> out;
+  for (const auto& n : names) {
+    if (n.rfind("segment-", 0) == 0) {
+      try {
+        out.push_back(std::stoll(n.substr(8)));
+      } catch (const std::exception&) {
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void Spool::openSegment(std::int64_t number) {
+  int fd = ::open(segmentPath(number).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    throw std::runtime_error("cannot create " + segmentPath(number) + ": " + std::strerror(errno));
+  }
+  syncDir(dir_);
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = fd;
+  segment_ = number;
+  size_ = 0;
+}
+
+void Spool::start(Position filed) {
+  auto existing = segments();
+  // Never append to a segment a crash may have left with a torn tail: start a new one.
+  openSegment(existing.empty() ? std::max<std::int64_t>(1, filed.segment + 1)
+                               : std::max(existing.back(), filed.segment) + 1);
+  filed_ = filed;
+  written_ = {segment_, 0};
+  stopping_ = false;
+  ingester_ = std::thread([this] { ingest(); });
+}
+
+void Spool::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  ingest_cv_.notify_all();
+  filed_cv_.notify_all();
+  if (ingester_.joinable()) ingester_.join();
+}
+
+Spool::Position Spool::append(const std::string& payload) {
+  if (payload.size() > kMaxRecord) throw std::runtime_error("message too large for the spool");
+  Pending p{&payload, {}, false, {}};
+  std::unique_lock lock(mutex_);
+  queue_.push_back(&p);
+  while (!p.done) {
+    if (writing_) {
+      written_cv_.wait(lock);
+      continue;
+    }
+    writing_ = true;
+    std::deque<Pending*> batch;
+    batch.swap(queue_);
+    lock.unlock();
+    writeBatch(batch);
+    lock.lock();
+    for (Pending* q : batch) {
+      q->done = true;
+      if (q->error.empty()) {
+        ++unfiled_;
+        if (before(written_, q->end)) written_ = q->end;
+      }
+    }
+    writing_ = false;
+    written_cv_.notify_all();
+    ingest_cv_.notify_all();
+  }
+  if (!p.error.empty()) throw std::runtime_error(p.error);
+  return p.end;
+}
+
+void Spool::writeBatch(std::deque<Pending*>& batch) {
+  try {
+    if (size_ >= kSegmentBytes) openSegment(segment_ + 1);
+    std::string bytes;
+    for (Pending* p : batch) {
+      bytes += frame(*p->payload);
+      p->end = {segment_, size_ + static_cast<std::int64_t>(bytes.size())};
+    }
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+      ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw std::runtime_error(std::string("spool write: ") + std::strerror(errno));
+      done += static_cast<std::size_t>(n);
+    }
+    if (::fdatasync(fd_) != 0) {
+      throw std::runtime_error(std::string("spool fdatasync: ") + std::strerror(errno));
+    }
+    size_ += static_cast<std::int64_t>(bytes.size());
+  } catch (const std::exception& e) {
+    for (Pending* p : batch) p->error = e.what();
+    // What was half written must never sit before later records: go on in a new segment.
+    try {
+      openSegment(segment_ + 1);
+    } catch (const std::exception&) {
+    }
+  }
+}
+
+bool Spool::waitFiled(const Position& position, int timeout_ms) {
+  std::unique_lock lock(mutex_);
+  return filed_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] {
+    return stopping_ || !before(filed_, position);
+  }) && !before(filed_, position);
+}
+
+std::size_t Spool::backlog() const {
+  std::lock_guard lock(mutex_);
+  return unfiled_;
+}
+
+void Spool::ingest() {
+  // Filing yields to the sessions acknowledging mail: under a burst the backlog grows (bounded by
+  // the plugin) and drains when the burst is over; mail already acknowledged is on disk.
+  ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10);
+  Position pos;
+  {
+    std::lock_guard lock(mutex_);
+    pos = filed_;
+  }
+  auto& log = Poco::Logger::get("plugin.email");
+  std::vector<char> chunk;
+  for (;;) {
+    Position limit;
+    std::int64_t current;
+    {
+      std::unique_lock lock(mutex_);
+      ingest_cv_.wait_for(lock, std::chrono::seconds(1), [&] {
+        return stopping_ || before(pos, written_) || pos.segment < segment_;
+      });
+      if (stopping_) return;  // what is left is filed at the next start
+      limit = written_;
+      current = segment_;
+    }
+    // Segments before the position were filed completely: remove them.
+    std::vector<std::int64_t> all = segments();
+    for (std::int64_t s : all) {
+      if (s < pos.segment) ::unlink(segmentPath(s).c_str());
+    }
+    if (pos.segment < current && std::find(all.begin(), all.end(), pos.segment) == all.end()) {
+      auto next = std::upper_bound(all.begin(), all.end(), pos.segment);
+      pos = {next == all.end() ? current : *next, 0};
+      continue;
+    }
+    // Read what follows the position in its segment (up to what was acknowledged there).
+    int fd = ::open(segmentPath(pos.segment).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
+    std::int64_t end = pos.segment == limit.segment ? limit.offset : ::lseek(fd, 0, SEEK_END);
+    std::vector<Record> batch;
+    std::size_t batch_bytes = 0;
+    std::int64_t offset = pos.offset;
+    bool torn = false;
+    while (offset < end && batch.size() < 256 && batch_bytes < (8u << 20)) {
+      unsigned char head[8];
+      if (end - offset < 8 || ::pread(fd, head, 8, offset) != 8) {
+        torn = true;
+        break;
+      }
+      std::uint32_t len = getU32(head), crc = getU32(head + 4);
+      if (len > kMaxRecord || end - offset - 8 < static_cast<std::int64_t>(len)) {
+        torn = true;
+        break;
+      }
+      std::string payload(len, '\0');
+      if (::pread(fd, payload.data(), len, offset + 8) != static_cast<ssize_t>(len) ||
+          crc32(payload) != crc) {
+        torn = true;
+        break;
+      }
+      offset += 8 + static_cast<std::int64_t>(len);
+      batch_bytes += len;
+      batch.push_back({std::move(payload), {pos.segment, offset}});
+    }
+    ::close(fd);
+    if (!batch.empty()) {
+      try {
+        filer_(batch, batch.back().end);
+      } catch (const std::exception& e) {
+        log.error("filing spooled mail failed (retrying): %s", std::string(e.what()));
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        continue;
+      }
+      pos = batch.back().end;
+      std::lock_guard lock(mutex_);
+      filed_ = pos;
+      unfiled_ -= std::min(unfiled_, batch.size());
+      filed_cv_.notify_all();
+      continue;
+    }
+    // Nothing (more) to read here: an older segment is finished (a torn tail was never
+    // acknowledged); move on to the next.
+    if (pos.segment < current && (torn || offset >= end)) {
+      if (torn) {
+        log.warning("spool segment " + std::to_string(pos.segment) +
+                    " ends in a torn record (never acknowledged)");
+      }
+      std::vector<std::int64_t> later = segments();
+      auto next = std::upper_bound(later.begin(), later.end(), pos.segment);
+      Position moved{next == later.end() ? current : *next, 0};
+      try {
+        filer_({}, moved);  // record that the segment is done
+      } catch (const std::exception& e) {
+        log.error("recording the spool position failed: %s", std::string(e.what()));
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        continue;
+      }
+      pos = moved;
+      std::lock_guard lock(mutex_);
+      filed_ = pos;
+      filed_cv_.notify_all();
+    }
+  }
+}
+
+}  // namespace svc::plugins::email
