@@ -572,14 +572,19 @@ std::vector<MessageRow> MailStore::readMessages(Poco::Data::Statement& select) {
   return out;
 }
 
-std::optional<MessageRow> MailStore::message(Poco::Data::Session& s, const std::string& id) {
+std::optional<MessageRow> MailStore::messageHead(Poco::Data::Session& s, const std::string& id) {
   if (!sdk::isUuid(id)) return std::nullopt;
   std::string u = Poco::toLower(id);
   Poco::Data::Statement select = (s << std::string(messageColumns()) + "WHERE id = ?", use(u));
   auto rows = readMessages(select);
   if (rows.empty()) return std::nullopt;
-  loadBodies(s, rows.front());
   return rows.front();
+}
+
+std::optional<MessageRow> MailStore::message(Poco::Data::Session& s, const std::string& id) {
+  auto row = messageHead(s, id);
+  if (row) loadBodies(s, *row);
+  return row;
 }
 
 void MailStore::loadBodies(Poco::Data::Session& s, MessageRow& m) {
@@ -604,7 +609,7 @@ MessageRow MailStore::setRead(Poco::Data::Session& tx, MessageRow row, bool is_r
 
 void MailStore::setStatus(Poco::Data::Session& tx, const std::string& message_id,
                           const std::string& status) {
-  auto row = message(tx, message_id);
+  auto row = messageHead(tx, message_id);  // the event carries no bodies
   if (!row || row->status == status) return;
   row->status = status;
   row->updated_us = sdk::nowMicros();

@@ -84,6 +84,8 @@ class MailStore {
 
   /// @return the message with its bodies.
   std::optional<MessageRow> message(Poco::Data::Session& s, const std::string& id);
+  /// @return the message without its bodies (content and html empty).
+  std::optional<MessageRow> messageHead(Poco::Data::Session& s, const std::string& id);
   /// Reads content and html into a row that readMessages() gave without them.
   void loadBodies(Poco::Data::Session& s, MessageRow& m);
   /// Marks read or unread, keeping the thread's unread count, and publishes `email.updated`.

@@ -126,6 +126,11 @@ class Session {
   }
 
   void reply(const std::string& text) { out_ += text + "\r\n"; }
+  // A client error: answered, and counted towards closing a session that keeps making them.
+  void refuse(const std::string& text) {
+    ++errors_;
+    reply(text);
+  }
 
   void flush() {
     std::size_t done = 0;
@@ -182,8 +187,7 @@ class Session {
     const std::string arg = line.size() > verb.size() ? line.substr(verb.size() + 1) : "";
     if (verb == "EHLO" || verb == "HELO") {
       if (Poco::trim(arg).empty()) {
-        ++errors_;
-        return reply("501 5.5.4 Say who you are: " + verb + " name");
+        return refuse("501 5.5.4 Say who you are: " + verb + " name");
       }
       resetTransaction();
       greeted_ = true;
@@ -211,18 +215,15 @@ class Session {
     if (verb == "MAIL") return mail(arg);
     if (verb == "RCPT") return rcpt(arg);
     if (verb == "DATA") return data(arg);
-    ++errors_;
-    reply("500 5.5.2 Command not recognized");
+    refuse("500 5.5.2 Command not recognized");
   }
 
   void startTls(const std::string& arg) {
     if (!tls_) {
-      ++errors_;
-      return reply("502 5.5.1 STARTTLS is not offered");
+      return refuse("502 5.5.1 STARTTLS is not offered");
     }
     if (secure_) {
-      ++errors_;
-      return reply("503 5.5.1 TLS is already active");
+      return refuse("503 5.5.1 TLS is already active");
     }
     if (!Poco::trim(arg).empty()) return reply("501 5.5.4 STARTTLS takes no arguments");
     reply("220 2.0.0 Ready to start TLS");
@@ -240,23 +241,19 @@ class Session {
 
   void mail(const std::string& arg) {
     if (!greeted_) {
-      ++errors_;
-      return reply("503 5.5.1 Say EHLO first");
+      return refuse("503 5.5.1 Say EHLO first");
     }
     if (mail_from_) {
-      ++errors_;
-      return reply("503 5.5.1 Nested MAIL command");
+      return refuse("503 5.5.1 Nested MAIL command");
     }
     if (Poco::icompare(arg.substr(0, 5), "FROM:") != 0) {
-      ++errors_;
-      return reply("501 5.5.4 Syntax: MAIL FROM:<address>");
+      return refuse("501 5.5.4 Syntax: MAIL FROM:<address>");
     }
     std::string address;
     std::vector<std::string> params;
     if (!parsePath(arg.substr(5), address, params) ||
         (!address.empty() && !isValidAddress(address))) {
-      ++errors_;
-      return reply("553 5.1.7 The sender address is not valid");
+      return refuse("553 5.1.7 The sender address is not valid");
     }
     for (const auto& p : params) {
       std::string key = Poco::toUpper(p.substr(0, p.find('=')));
@@ -283,18 +280,15 @@ class Session {
 
   void rcpt(const std::string& arg) {
     if (!mail_from_) {
-      ++errors_;
-      return reply("503 5.5.1 Need MAIL before RCPT");
+      return refuse("503 5.5.1 Need MAIL before RCPT");
     }
     if (Poco::icompare(arg.substr(0, 3), "TO:") != 0) {
-      ++errors_;
-      return reply("501 5.5.4 Syntax: RCPT TO:<address>");
+      return refuse("501 5.5.4 Syntax: RCPT TO:<address>");
     }
     std::string address;
     std::vector<std::string> params;
     if (!parsePath(arg.substr(3), address, params) || !isValidAddress(address)) {
-      ++errors_;
-      return reply("501 5.1.3 The recipient address is not valid");
+      return refuse("501 5.1.3 The recipient address is not valid");
     }
     if (!params.empty()) return reply("555 5.5.4 RCPT parameters are not supported");
     if (static_cast<int>(recipients_.size()) >= config_.max_recipients) {
@@ -309,8 +303,7 @@ class Session {
       return reply("451 4.3.0 Temporary failure; try again later");
     }
     if (!known) {
-      ++errors_;
-      return reply("550 5.1.1 <" + address + ">: no such mailbox here");
+      return refuse("550 5.1.1 <" + address + ">: no such mailbox here");
     }
     if (std::find(recipients_.begin(), recipients_.end(), address) == recipients_.end()) {
       recipients_.push_back(address);
@@ -320,12 +313,10 @@ class Session {
 
   void data(const std::string& arg) {
     if (!mail_from_) {
-      ++errors_;
-      return reply("503 5.5.1 Need MAIL first");
+      return refuse("503 5.5.1 Need MAIL first");
     }
     if (recipients_.empty()) {
-      ++errors_;
-      return reply("554 5.5.1 No valid recipients");
+      return refuse("554 5.5.1 No valid recipients");
     }
     if (!Poco::trim(arg).empty()) return reply("501 5.5.4 DATA takes no arguments");
     reply("354 End data with <CR><LF>.<CR><LF>");

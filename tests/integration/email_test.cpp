@@ -77,22 +77,7 @@ class Email : public ::testing::Test {
   std::string signIn(const std::string& email) { return signInAt(*svcd_, email); }
 
   static std::string signInAt(Svcd& svcd, const std::string& email) {
-    Svcd* svcd_ = &svcd;
-    auto op = [&](const std::string& path, const std::string& body) {
-      return http(svcd_->adminPort(), "POST", path, body, bearer(svcd_->adminToken()));
-    };
-    EXPECT_EQ(op("/admin/auth/users/", "{\"email\":\"" + email + "\",\"password\":\"pw pw pw pw\"}")
-                  .status,
-              201);
-    auto d = svcd_->post("/api/auth/device/", "").json();
-    EXPECT_EQ(op("/admin/auth/device/approve/", "{\"user_code\":\"" +
-                                                    d->getValue<std::string>("user_code") +
-                                                    "\",\"user\":\"" + email + "\"}")
-                  .status,
-              200);
-    auto t = svcd_->post("/api/auth/device/token/",
-                         "{\"device_code\":\"" + d->getValue<std::string>("device_code") + "\"}");
-    return t.json()->getValue<std::string>("management_key");
+    return operatorLogin(svcd, email)->optValue<std::string>("management_key", "");
   }
 
   HttpReply call(const std::string& method, const std::string& path, const std::string& body = "",

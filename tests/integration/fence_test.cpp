@@ -58,20 +58,7 @@ class Fence : public ::testing::Test {
     return op("/admin/clock/", "{\"advance_seconds\":" + std::to_string(seconds) + "}");
   }
   static Poco::JSON::Object::Ptr login(const std::string& email) {
-    EXPECT_EQ(
-        op("/admin/auth/users/", "{\"email\":\"" + email + "\",\"password\":\"correct horse\"}")
-            .status,
-        201);
-    auto d = svcd_->post("/api/auth/device/", "").json();
-    EXPECT_EQ(op("/admin/auth/device/approve/", "{\"user_code\":\"" +
-                                                    d->getValue<std::string>("user_code") +
-                                                    "\",\"user\":\"" + email + "\"}")
-                  .status,
-              200);
-    auto t = svcd_->post("/api/auth/device/token/",
-                         "{\"device_code\":\"" + d->getValue<std::string>("device_code") + "\"}");
-    EXPECT_EQ(t.status, 200) << t.body;
-    return t.json();
+    return operatorLogin(*svcd_, email);
   }
   static std::string createIdentity(const std::string& name) {
     auto r = svcd_->post("/api/identities/", "{\"name\":\"" + name + "\"}", bearer(mgmt_a_));

@@ -284,6 +284,24 @@ std::string Svcd::waitForLog(const std::string& needle) const {
   return text;
 }
 
+Poco::JSON::Object::Ptr operatorLogin(Svcd& svcd, const std::string& email) {
+  auto op = [&](const std::string& path, const std::string& body) {
+    return http(svcd.adminPort(), "POST", path, body, bearer(svcd.adminToken()));
+  };
+  auto user =
+      op("/admin/auth/users/", "{\"email\":\"" + email + "\",\"password\":\"correct horse\"}");
+  EXPECT_EQ(user.status, 201) << user.body;
+  auto d = svcd.post("/api/auth/device/", "").json();
+  auto approved = op("/admin/auth/device/approve/", "{\"user_code\":\"" +
+                                                        d->getValue<std::string>("user_code") +
+                                                        "\",\"user\":\"" + email + "\"}");
+  EXPECT_EQ(approved.status, 200) << approved.body;
+  auto t = svcd.post("/api/auth/device/token/",
+                     "{\"device_code\":\"" + d->getValue<std::string>("device_code") + "\"}");
+  EXPECT_EQ(t.status, 200) << t.body;
+  return t.status == 200 ? t.json() : Poco::JSON::Object::Ptr(new Poco::JSON::Object);
+}
+
 std::string Svcd::log() const {
   std::ifstream in(log_file_);
   std::stringstream ss;

@@ -97,6 +97,11 @@ class Svcd {
   int admin_port_ = 0;
 };
 
+/// A new account the way an installation without a browser makes one: the operator adds a local
+/// user and approves a device login for them. @return the device-token answer (access, refresh,
+/// management_key...), or an empty object after reporting a failure.
+Poco::JSON::Object::Ptr operatorLogin(Svcd& svcd, const std::string& email);
+
 /// The directory holding build/bin (svcd, svcctl).
 std::string binDir();
 /// The directory holding the test plugins.

@@ -16,23 +16,8 @@ class Identities : public ::testing::Test {
     o.plugins = {"auth", "identities"};
     svcd_ = std::make_unique<Svcd>(o);
     ASSERT_TRUE(svcd_->start());
-    auto op = [&](const std::string& path, const std::string& body) {
-      return http(svcd_->adminPort(), "POST", path, body, bearer(svcd_->adminToken()));
-    };
-    ASSERT_EQ(
-        op("/admin/auth/users/", R"({"email":"id@example.com","password":"correct horse"})").status,
-        201);
-    auto d = svcd_->post("/api/auth/device/", "").json();
-    ASSERT_EQ(op("/admin/auth/device/approve/", "{\"user_code\":\"" +
-                                                    d->getValue<std::string>("user_code") +
-                                                    "\",\"user\":\"id@example.com\"}")
-                  .status,
-              200);
-    key_ = svcd_
-               ->post("/api/auth/device/token/",
-                      "{\"device_code\":\"" + d->getValue<std::string>("device_code") + "\"}")
-               .json()
-               ->getValue<std::string>("management_key");
+    key_ = operatorLogin(*svcd_, "id@example.com")->optValue<std::string>("management_key", "");
+    ASSERT_FALSE(key_.empty());
   }
   HttpReply call(const std::string& method, const std::string& path, const std::string& body = "") {
     return http(svcd_->port(), method, path, body, bearer(key_));
