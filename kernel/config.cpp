@@ -27,8 +27,10 @@ const std::vector<sdk::ConfigKey>& kernelConfigKeys() {
   static const std::vector<sdk::ConfigKey> keys = {
       {"server.host", "127.0.0.1", "address the HTTP API listens on", false},
       {"server.port", "8080", "port the HTTP API listens on", false},
-      {"server.threads", "64", "worker threads serving requests", false},
-      {"server.queue", "1024", "accepted connections waiting for a worker", false},
+      {"server.threads", "64", "worker threads in all (more serve while some are blocked)", false},
+      {"server.concurrency", "0", "workers serving at once when none is blocked (0: two per core)",
+       false},
+      {"server.queue", "1024", "connections waiting to be accepted (the listen backlog)", false},
       {"server.max_body_bytes", "1048576", "largest request body accepted (413 above)", false},
       {"server.idle_timeout_seconds", "15", "an idle keep-alive connection is closed after", false},
       {"server.request_timeout_seconds", "30", "a request must arrive whole within", false},
@@ -212,6 +214,9 @@ std::vector<std::string> ConfigLayers::validate() const {
     problems.push_back("server.port must be 0-65535 (0: any free port)");
   }
   if (!isInt(get("server.threads"), 1, 1024)) problems.push_back("server.threads must be 1-1024");
+  if (!isInt(get("server.concurrency"), 0, 1024)) {
+    problems.push_back("server.concurrency must be 0-1024");
+  }
   if (!isInt(get("server.queue"), 1, 100000)) problems.push_back("server.queue must be 1-100000");
   if (!isInt(get("server.max_body_bytes"), 1, 1 << 30)) {
     problems.push_back("server.max_body_bytes must be 1-1073741824");

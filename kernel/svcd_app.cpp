@@ -254,10 +254,10 @@ int SvcdApp::serve() {
       context->disableProtocols(Poco::Net::Context::PROTO_SSLV2 | Poco::Net::Context::PROTO_SSLV3 |
                                 Poco::Net::Context::PROTO_TLSV1 |
                                 Poco::Net::Context::PROTO_TLSV1_1);
-      socket = Poco::Net::SecureServerSocket(address, 256, context);
+      socket = Poco::Net::SecureServerSocket(address, conf.getInt("server.queue"), context);
       scheme = "https";
     } else {
-      socket = Poco::Net::ServerSocket(address, 256);
+      socket = Poco::Net::ServerSocket(address, conf.getInt("server.queue"));
     }
   } catch (const Poco::Exception& e) {
     log.fatal("cannot listen on " + conf.getString("server.host") + ":" +
@@ -483,7 +483,7 @@ int SvcdApp::serve() {
 
   std::unique_ptr<ApiServer> api;
   try {
-    api = std::make_unique<ApiServer>(runtime, socket, threads, conf.getInt("server.queue"),
+    api = std::make_unique<ApiServer>(runtime, socket, threads, conf.getInt("server.concurrency"),
                                       conf.getInt("server.idle_timeout_seconds"));
   } catch (const Poco::Exception& e) {
     log.fatal("cannot serve on " + socket.address().toString() + ": " + e.displayText());
@@ -502,8 +502,8 @@ int SvcdApp::serve() {
       if (!address.host().isLoopback()) {
         throw std::runtime_error("admin.listen must be a loopback address, not " + admin_listen);
       }
-      admin = std::make_unique<ApiServer>(operator_runtime, Poco::Net::ServerSocket(address, 64), 2,
-                                          64, 10);
+      admin = std::make_unique<ApiServer>(operator_runtime, Poco::Net::ServerSocket(address, 64), 4,
+                                          2, 10);
     } catch (const Poco::Exception& e) {
       log.fatal("cannot start the operator listener on " + admin_listen + ": " + e.displayText());
       return EXIT_CONFIG;

@@ -1,5 +1,6 @@
 // The real svcd's life: plugin loading and refusals, configuration layers, the operator listener,
-// draining on SIGTERM, durability across kill -9, and many held responses at once.
+// draining on SIGTERM, durability across kill -9, many held responses at once, and connections that
+// wait in epoll rather than in workers.
 #include "harness.h"
 
 #include <Poco/Net/AcceptCertificateHandler.h>
@@ -375,6 +376,106 @@ TEST(KernelHeld, AThousandHeldResponsesHoldNoWorkers) {
     if (n > 12 && std::string(buf, 12) == "HTTP/1.1 200") ++answered;
   }
   EXPECT_EQ(answered, kHeld);
+}
+
+// Reads one whole HTTP response (headers, then Content-Length bytes) from a keep-alive socket.
+std::string readResponse(Poco::Net::StreamSocket& s) {
+  s.setReceiveTimeout(Poco::Timespan(5, 0));
+  std::string in;
+  char buf[4096];
+  std::size_t end = std::string::npos;
+  std::size_t want = 0;
+  while (end == std::string::npos || in.size() < end + 4 + want) {
+    int n = s.receiveBytes(buf, sizeof buf);
+    if (n <= 0) break;
+    in.append(buf, static_cast<std::size_t>(n));
+    if (end == std::string::npos && (end = in.find("\r\n\r\n")) != std::string::npos) {
+      std::smatch m;
+      std::string head = in.substr(0, end);
+      if (std::regex_search(head, m, std::regex("Content-Length: (\\d+)", std::regex::icase))) {
+        want = std::stoul(m[1]);
+      }
+    }
+  }
+  return in;
+}
+
+const std::string kHealthRequest = "GET /api/health/ HTTP/1.1\r\nHost: x\r\n\r\n";
+
+TEST(KernelConnections, IdleAndSilentConnectionsHoldNoWorkers) {
+  Svcd::Options o;
+  o.args = {"--set", "server.threads=2", "--set", "server.concurrency=1"};
+  Svcd svcd(o);
+  ASSERT_TRUE(svcd.start());
+  Poco::Net::SocketAddress address("127.0.0.1", static_cast<Poco::UInt16>(svcd.port()));
+  std::vector<Poco::Net::StreamSocket> silent(200), idle(200);
+  for (auto& s : silent) s.connect(address);
+  for (auto& s : idle) {
+    s.connect(address);
+    s.sendBytes(kHealthRequest.data(), static_cast<int>(kHealthRequest.size()));
+    ASSERT_EQ(readResponse(s).rfind("HTTP/1.1 200", 0), 0u);
+  }
+  // Two workers, four hundred open connections: a new client is still answered at once...
+  auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(svcd.get("/api/health/").status, 200);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(1));
+  // ...and every idle keep-alive connection is still open and served again.
+  int again = 0;
+  for (auto& s : idle) {
+    s.sendBytes(kHealthRequest.data(), static_cast<int>(kHealthRequest.size()));
+    if (readResponse(s).rfind("HTTP/1.1 200", 0) == 0) ++again;
+  }
+  EXPECT_EQ(again, 200);
+}
+
+TEST(KernelConnections, PipelinedRequestsAreAnsweredInOrder) {
+  Svcd svcd;
+  ASSERT_TRUE(svcd.start());
+  Poco::Net::StreamSocket s(
+      Poco::Net::SocketAddress("127.0.0.1", static_cast<Poco::UInt16>(svcd.port())));
+  std::string burst;
+  for (const char* id : {"one", "two", "three"}) {
+    burst +=
+        "GET /api/health/ HTTP/1.1\r\nHost: x\r\nX-Request-Id: " + std::string(id) + "\r\n\r\n";
+  }
+  s.sendBytes(burst.data(), static_cast<int>(burst.size()));
+  std::string answers;
+  s.setReceiveTimeout(Poco::Timespan(5, 0));
+  char buf[4096];
+  while (countLines(answers, "HTTP/1.1 200") < 3) {
+    int n = s.receiveBytes(buf, sizeof buf);
+    if (n <= 0) break;
+    answers.append(buf, static_cast<std::size_t>(n));
+  }
+  std::size_t one = answers.find("X-Request-Id: one\r\n");
+  std::size_t two = answers.find("X-Request-Id: two\r\n");
+  std::size_t three = answers.find("X-Request-Id: three\r\n");
+  EXPECT_EQ(countLines(answers, "HTTP/1.1 200"), 3) << answers;
+  ASSERT_NE(three, std::string::npos) << answers;
+  EXPECT_LT(one, two);
+  EXPECT_LT(two, three);
+}
+
+// Two workers serve at once; handlers that block (here: sleep) let reserve workers in, so the
+// server keeps answering while they wait, and goes back to two when they are done.
+TEST(KernelConnections, BlockedHandlersDoNotStopOtherRequests) {
+  Svcd::Options o;
+  o.args = {"--set", "server.threads=8", "--set", "server.concurrency=2"};
+  Svcd svcd(o);
+  ASSERT_TRUE(svcd.start());
+  std::vector<std::future<HttpReply>> slow;
+  for (int i = 0; i < 4; ++i) {
+    slow.push_back(
+        std::async(std::launch::async, [&] { return svcd.get("/api/testkit/slow/?ms=2000"); }));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  for (int i = 0; i < 10; ++i) {
+    auto started = std::chrono::steady_clock::now();
+    EXPECT_EQ(svcd.get("/api/health/").status, 200);
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(500));
+  }
+  for (auto& f : slow) EXPECT_EQ(f.get().status, 200);
+  EXPECT_EQ(svcd.get("/api/health/").status, 200);
 }
 
 }  // namespace
