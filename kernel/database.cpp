@@ -101,17 +101,40 @@ Poco::Data::Session SqlDatabase::session() {
   return s;
 }
 
+namespace {
+
+// The transaction this thread is in, if any, and what waits for its commit.
+struct ThreadTransaction {
+  bool active = false;
+  std::vector<std::function<void()>> after_commit;
+};
+thread_local ThreadTransaction this_thread_transaction;
+
+}  // namespace
+
+void SqlDatabase::afterCommit(std::function<void()> fn) {
+  if (this_thread_transaction.active) {
+    this_thread_transaction.after_commit.push_back(std::move(fn));
+  } else {
+    fn();
+  }
+}
+
 void SqlDatabase::transaction(const std::function<void(Poco::Data::Session&)>& work) {
   // A transaction inside another on the same thread would wait for itself on SQLite (one writer)
   // and can deadlock on row locks on MySQL: refuse it loudly on both.
-  thread_local bool in_transaction = false;
-  if (in_transaction) {
+  ThreadTransaction& current = this_thread_transaction;
+  if (current.active) {
     throw std::logic_error("Database::transaction() called inside another transaction");
   }
-  in_transaction = true;
+  current.active = true;
   struct Reset {
-    ~Reset() { in_transaction = false; }
-  } reset;
+    ThreadTransaction& t;
+    ~Reset() {
+      t.active = false;
+      t.after_commit.clear();
+    }
+  } reset{current};
   std::unique_lock<std::mutex> lock(sqlite_writer_, std::defer_lock);
   if (dialect_ == sdk::Dialect::kSqlite) lock.lock();
   Poco::Data::Session s = session();
@@ -140,6 +163,11 @@ void SqlDatabase::transaction(const std::function<void(Poco::Data::Session&)>& w
     }
     throw;
   }
+  auto after = std::move(current.after_commit);
+  current.after_commit.clear();
+  current.active = false;
+  if (lock.owns_lock()) lock.unlock();
+  for (auto& fn : after) fn();
 }
 
 bool SqlDatabase::ping() {

@@ -24,6 +24,9 @@ class SqlDatabase : public sdk::Database {
   sdk::Dialect dialect() const override { return dialect_; }
   Poco::Data::Session session() override;
   void transaction(const std::function<void(Poco::Data::Session&)>& work) override;
+  /// Runs `fn` once the transaction this thread is in commits (never when it rolls back), or now
+  /// when the thread is in none.
+  void afterCommit(std::function<void()> fn);
   bool ping() override;
 
   /// Applies a plugin's missing migrations, each in its own transaction, and records them.

@@ -88,6 +88,16 @@ struct EventLog::StreamState {
   }
 };
 
+namespace {
+
+// Live streams are grouped by what they see: an account's streams under the account, an
+// identity's under account/identity, so an event visits only the streams that may want it.
+std::string liveKey(const std::string& account, const std::string& identity) {
+  return identity.empty() ? account : account + "/" + identity;
+}
+
+}  // namespace
+
 EventLog::EventLog(SqlDatabase& db, int retention_days, int ping_seconds)
     : db_(db), retention_days_(retention_days), ping_seconds_(ping_seconds) {}
 
@@ -163,16 +173,21 @@ sdk::Event EventLog::publish(const std::string& type, const std::string& account
         use(seq), use(id), use(t), use(a), use(i), use(at), use(d), now;
     e.sequence = seq;
   };
+  // The event thread is woken once the event is visible: after the caller's commit.
+  auto wake = [this] {
+    {
+      std::lock_guard lock(wake_mutex_);
+      woken_ = true;
+    }
+    wake_.notify_one();
+  };
   if (transaction) {
     append(*transaction);
+    db_.afterCommit(wake);
   } else {
     db_.transaction(append);
+    wake();
   }
-  {
-    std::lock_guard lock(wake_mutex_);
-    woken_ = true;
-  }
-  wake_.notify_one();
   return e;
 }
 
@@ -242,25 +257,32 @@ std::vector<std::pair<sdk::Event, std::string>> EventLog::read(std::int64_t afte
 }
 
 void EventLog::dispatch(const sdk::Event& e, const std::string& data) {
-  auto it = live_.find(e.account);
-  if (it == live_.end()) return;
-  const std::string bytes = frame(e.sequence, e.type, data);
-  auto& list = it->second;
-  for (std::size_t i = 0; i < list.size();) {
-    StreamState& s = *list[i];
-    if (!s.stream->isOpen()) {
-      list[i] = list.back();
-      list.pop_back();
-      --stream_count_;
-      continue;
+  std::string bytes;  // framed once, for the first stream that wants it
+  auto deliver = [&](const std::string& key) {
+    auto it = live_.find(key);
+    if (it == live_.end()) return;
+    auto& list = it->second;
+    for (std::size_t i = 0; i < list.size();) {
+      StreamState& s = *list[i];
+      if (e.sequence > s.last) {
+        s.last = e.sequence;
+        if (s.wants(e)) {
+          if (bytes.empty()) bytes = frame(e.sequence, e.type, data);
+          // A peer too slow is cut here (and resumes later); a closed stream leaves the list.
+          if (!s.stream->write(bytes) && !s.stream->isOpen()) {
+            list[i] = list.back();
+            list.pop_back();
+            --stream_count_;
+            continue;
+          }
+        }
+      }
+      ++i;
     }
-    if (e.sequence > s.last) {
-      if (s.wants(e)) s.stream->write(bytes);  // a peer too slow is cut here and resumes later
-      s.last = e.sequence;
-    }
-    ++i;
-  }
-  if (list.empty()) live_.erase(it);
+    if (list.empty()) live_.erase(it);
+  };
+  deliver(e.account);
+  if (!e.identity.empty()) deliver(liveKey(e.account, e.identity));
 }
 
 void EventLog::poll() {
@@ -336,15 +358,11 @@ void EventLog::run() {
   auto last_sweep = Clock::now();
   // Pruning follows the wall clock (sdk::nowMicros, which tests can move), every ten minutes.
   std::int64_t last_prune_us = 0;
-  auto urgent_until = Clock::now();
   while (running_) {
     {
+      // Local publishes wake this thread once committed; other processes' events are polled for.
       std::unique_lock lock(wake_mutex_);
-      // Right after a local publish, look again soon: it may commit a moment after waking us.
-      const auto wait = Clock::now() < urgent_until ? std::chrono::milliseconds(5)
-                                                    : std::chrono::milliseconds(50);
-      wake_.wait_for(lock, wait, [this] { return woken_; });
-      if (woken_) urgent_until = Clock::now() + std::chrono::milliseconds(200);
+      wake_.wait_for(lock, std::chrono::milliseconds(50), [this] { return woken_; });
       woken_ = false;
     }
     if (!running_) break;
@@ -362,7 +380,7 @@ void EventLog::run() {
           // Ahead of this thread (another process handed it out, or it was stored a moment
           // ago): live from there; the poller brings what lies between.
           s->last = s->resume_after;
-          live_[s->filter.account].push_back(s);
+          live_[liveKey(s->filter.account, s->filter.identity)].push_back(s);
           continue;
         }
         Poco::Data::Session session = db_.session();
@@ -391,7 +409,7 @@ void EventLog::run() {
           catching_up_.pop_back();
           --stream_count_;
         } else if (s->last >= position_.load()) {
-          live_[s->filter.account].push_back(s);
+          live_[liveKey(s->filter.account, s->filter.identity)].push_back(s);
           catching_up_[i] = catching_up_.back();
           catching_up_.pop_back();
         } else {

@@ -174,7 +174,11 @@ class HeldStream : public sdk::Stream, public std::enable_shared_from_this<HeldS
         out_.erase(0, sent_);
         sent_ = 0;
       }
-      if (!failed_) hub_.wantWrite(fd_, !out_.empty());
+      // Ask epoll for writability only while bytes wait (one epoll_ctl per change, not per write).
+      if (!failed_ && want_write_ != !out_.empty()) {
+        want_write_ = !out_.empty();
+        hub_.wantWrite(fd_, want_write_);
+      }
       done = failed_ || (state_ == State::kFinishing && out_.empty());
     }
     if (done) {
@@ -257,6 +261,7 @@ class HeldStream : public sdk::Stream, public std::enable_shared_from_this<HeldS
   std::string out_;
   std::size_t sent_ = 0;
   bool failed_ = false;
+  bool want_write_ = false;
   std::vector<std::function<void()>> on_close_;
   std::function<void()> timer_fn_;
   std::uint64_t timer_generation_ = 0;
