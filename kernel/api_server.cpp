@@ -196,7 +196,7 @@ void ApiServer::serveWhileAllowed(WorkerSlot& slot) {
 }
 
 // Every few milliseconds while any worker is serving (every 100 ms otherwise): a worker on one
-// request for longer than kStall is probably blocked, so one more may serve in its place.
+// request for longer than kStallUs is probably blocked, so one more may serve in its place.
 void ApiServer::monitorLoop() {
   constexpr std::int64_t kStallUs = 5000;
   while (!stopped_.load()) {
