@@ -11,6 +11,7 @@
 #include <Poco/Data/MySQL/Connector.h>
 #endif
 
+#include <atomic>
 #include <stdexcept>
 
 using namespace Poco::Data::Keywords;
@@ -106,11 +107,25 @@ namespace {
 // The transaction this thread is in, if any, and what waits for its commit.
 struct ThreadTransaction {
   bool active = false;
+  std::uint64_t serial = 0;
+  std::vector<std::function<void(Poco::Data::Session&)>> before_commit;
   std::vector<std::function<void()>> after_commit;
 };
 thread_local ThreadTransaction this_thread_transaction;
+std::atomic<std::uint64_t> transaction_serials{0};
 
 }  // namespace
+
+std::uint64_t SqlDatabase::transactionSerial() const {
+  return this_thread_transaction.active ? this_thread_transaction.serial : 0;
+}
+
+void SqlDatabase::beforeCommit(std::function<void(Poco::Data::Session&)> fn) {
+  if (!this_thread_transaction.active) {
+    throw std::logic_error("Database::beforeCommit() called outside a transaction");
+  }
+  this_thread_transaction.before_commit.push_back(std::move(fn));
+}
 
 void SqlDatabase::afterCommit(std::function<void()> fn) {
   if (this_thread_transaction.active) {
@@ -128,10 +143,13 @@ void SqlDatabase::transaction(const std::function<void(Poco::Data::Session&)>& w
     throw std::logic_error("Database::transaction() called inside another transaction");
   }
   current.active = true;
+  current.serial = ++transaction_serials;
   struct Reset {
     ThreadTransaction& t;
     ~Reset() {
       t.active = false;
+      t.serial = 0;
+      t.before_commit.clear();
       t.after_commit.clear();
     }
   } reset{current};
@@ -155,6 +173,7 @@ void SqlDatabase::transaction(const std::function<void(Poco::Data::Session&)>& w
   s.begin();
   try {
     work(s);
+    for (std::size_t i = 0; i < current.before_commit.size(); ++i) current.before_commit[i](s);
     s.commit();
   } catch (...) {
     try {
@@ -166,6 +185,7 @@ void SqlDatabase::transaction(const std::function<void(Poco::Data::Session&)>& w
   auto after = std::move(current.after_commit);
   current.after_commit.clear();
   current.active = false;
+  current.serial = 0;
   if (lock.owns_lock()) lock.unlock();
   for (auto& fn : after) fn();
 }

@@ -24,6 +24,11 @@ class SqlDatabase : public sdk::Database {
   sdk::Dialect dialect() const override { return dialect_; }
   Poco::Data::Session session() override;
   void transaction(const std::function<void(Poco::Data::Session&)>& work) override;
+  /// @return a number naming the transaction this thread is in (never reused), or 0 for none.
+  std::uint64_t transactionSerial() const;
+  /// Runs `fn` with the transaction's session as the last work of the transaction this thread is
+  /// in, before it commits. @throws std::logic_error outside a transaction.
+  void beforeCommit(std::function<void(Poco::Data::Session&)> fn);
   /// Runs `fn` once the transaction this thread is in commits (never when it rolls back), or now
   /// when the thread is in none.
   void afterCommit(std::function<void()> fn);

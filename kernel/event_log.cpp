@@ -90,6 +90,14 @@ struct EventLog::StreamState {
 
 namespace {
 
+// Sequence numbers handed out by the transaction this thread is in (see publish()).
+struct Numbering {
+  std::uint64_t transaction = 0;
+  std::int64_t first = 0;
+  std::int64_t last = 0;
+};
+thread_local Numbering numbering;
+
 // Live streams are grouped by what they see: an account's streams under the account, an
 // identity's under account/identity, so an event visits only the streams that may want it.
 std::string liveKey(const std::string& account, const std::string& identity) {
@@ -162,10 +170,25 @@ sdk::Event EventLog::publish(const std::string& type, const std::string& account
                            ",\"identity\":" + (identity.empty() ? "null" : jsonString(identity)) +
                            ",\"object\":" + object_json.str() + "}";
   auto append = [&](Poco::Data::Session& s) {
-    // The counter row is locked until this transaction ends: events commit in sequence order.
-    s << "UPDATE svc_event_counter SET seq = seq + 1 WHERE name = 'events'", now;
     Poco::Int64 seq = 0;
-    s << "SELECT seq FROM svc_event_counter WHERE name = 'events'", into(seq), now;
+    const std::uint64_t serial = db_.transactionSerial();
+    if (serial != 0 && serial == numbering.transaction) {
+      // This transaction holds the counter row already: number on, and store the counter once,
+      // before the commit (a batch of filed mail publishes an event a message).
+      seq = ++numbering.last;
+    } else {
+      // The counter row is locked until this transaction ends: events commit in sequence order.
+      s << "UPDATE svc_event_counter SET seq = seq + 1 WHERE name = 'events'", now;
+      s << "SELECT seq FROM svc_event_counter WHERE name = 'events'", into(seq), now;
+      if (serial != 0) {
+        numbering = {serial, seq, seq};
+        db_.beforeCommit([](Poco::Data::Session& tx) {
+          if (numbering.last == numbering.first) return;
+          Poco::Int64 last = numbering.last;
+          tx << "UPDATE svc_event_counter SET seq = ? WHERE name = 'events'", use(last), now;
+        });
+      }
+    }
     std::string id = e.id, t = type, a = account, i = identity, d = data;
     Poco::Int64 at = e.created_us;
     s << "INSERT INTO svc_events (seq, id, type, account_id, identity_id, created_us, data) "

@@ -29,7 +29,9 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -403,7 +405,10 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
     };
     try {
       context_->database().transaction([&](Poco::Data::Session& tx) {
-        for (const auto& it : items) fileIncoming(tx, it.from, it.rcpts, it.parsed, it.blobs);
+        InboxCache inboxes;  // a burst is mostly mail to a few addresses
+        for (const auto& it : items) {
+          fileIncoming(tx, it.from, it.rcpts, it.parsed, it.blobs, inboxes);
+        }
         record(tx, end);
       });
       return;
@@ -415,7 +420,8 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
     for (const auto& it : items) {
       try {
         context_->database().transaction([&](Poco::Data::Session& tx) {
-          fileIncoming(tx, it.from, it.rcpts, it.parsed, it.blobs);
+          InboxCache inboxes;
+          fileIncoming(tx, it.from, it.rcpts, it.parsed, it.blobs, inboxes);
           record(tx, it.end);
         });
       } catch (const std::exception& e) {
@@ -433,9 +439,12 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
     context_->database().transaction([&](Poco::Data::Session& tx) { record(tx, end); });
   }
 
+  // Inboxes looked up by address within one filing transaction.
+  using InboxCache = std::map<std::string, std::optional<Inbox>>;
+
   void fileIncoming(Poco::Data::Session& tx, const std::string& mail_from,
                     const std::vector<std::string>& recipients, const ParsedMessage& parsed,
-                    const std::vector<std::string>& blobs) {
+                    const std::vector<std::string>& blobs, InboxCache& inboxes) {
     NewMessage m;
     m.direction = "incoming";
     m.from = parsed.from.empty() ? Mailbox{"", mail_from} : parsed.from.front();
@@ -452,7 +461,11 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
     m.references = parsed.references;
     std::set<std::string> done;
     for (const auto& rcpt : recipients) {
-      auto inbox = store_->inboxByAddress(tx, rcpt);
+      auto cached = inboxes.find(rcpt);
+      if (cached == inboxes.end()) {
+        cached = inboxes.emplace(rcpt, store_->inboxByAddress(tx, rcpt)).first;
+      }
+      const std::optional<Inbox>& inbox = cached->second;
       if (!inbox || !done.insert(inbox->id).second) continue;
       NewMessage copy = m;
       for (std::size_t i = 0; i < parsed.attachments.size() && i < blobs.size(); ++i) {

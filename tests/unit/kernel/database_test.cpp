@@ -1,4 +1,5 @@
 #include "database.h"
+#include "event_log.h"
 
 #ifdef SVC_WITH_MYSQL
 #include <Poco/Data/MySQL/Connector.h>
@@ -75,6 +76,70 @@ TEST_F(DatabaseTest, TransactionsCommitRollBackAndDoNotNest) {
   s << "SELECT COUNT(*) FROM t", into(rows), now;
   EXPECT_EQ(rows, 1);
   EXPECT_TRUE(db_->ping());
+}
+
+TEST_F(DatabaseTest, CommitHooksRunAroundTheCommitAndNeverAfterARollback) {
+  db_->migrate("p", {sdk::Migration::portable(1, "t", {"CREATE TABLE t (id INT)"})});
+  std::vector<std::string> seen;
+  EXPECT_EQ(db_->transactionSerial(), 0u);
+  std::uint64_t first = 0;
+  db_->transaction([&](Poco::Data::Session&) {
+    first = db_->transactionSerial();
+    db_->beforeCommit([&](Poco::Data::Session& s) {
+      s << "INSERT INTO t VALUES (7)", now;  // still inside the transaction
+      seen.push_back("before");
+    });
+    db_->afterCommit([&] { seen.push_back("after"); });
+    seen.push_back("work");
+  });
+  EXPECT_EQ(seen, (std::vector<std::string>{"work", "before", "after"}));
+  EXPECT_NE(first, 0u);
+  EXPECT_THROW(db_->transaction([&](Poco::Data::Session&) {
+    EXPECT_NE(db_->transactionSerial(), first);  // never reused
+    db_->beforeCommit([&](Poco::Data::Session&) { seen.push_back("rolled back before"); });
+    db_->afterCommit([&] { seen.push_back("rolled back after"); });
+    throw std::runtime_error("no");
+  }),
+               std::runtime_error);
+  EXPECT_EQ(seen.size(), 3u);
+  db_->afterCommit([&] { seen.push_back("now"); });  // outside a transaction: at once
+  EXPECT_EQ(seen.back(), "now");
+  EXPECT_THROW(db_->beforeCommit([](Poco::Data::Session&) {}), std::logic_error);
+  Poco::Data::Session s = db_->session();
+  int rows = 0;
+  s << "SELECT COUNT(*) FROM t WHERE id = 7", into(rows), now;
+  EXPECT_EQ(rows, 1);
+}
+
+// Several events published in one transaction take consecutive numbers, the counter is stored
+// once before the commit, and the next transaction goes on from there; a rollback takes none.
+TEST_F(DatabaseTest, EventsOfOneTransactionAreNumberedInARow) {
+  db_->migrate("kernel", eventLogMigrations());
+  EventLog log(*db_, 7);
+  std::vector<std::int64_t> seqs;
+  db_->transaction([&](Poco::Data::Session& tx) {
+    for (int i = 0; i < 3; ++i) {
+      seqs.push_back(log.publish("email.received", "acct", "ident", nullptr, &tx).sequence);
+    }
+  });
+  EXPECT_THROW(db_->transaction([&](Poco::Data::Session& tx) {
+    log.publish("email.received", "acct", "ident", nullptr, &tx);
+    throw std::runtime_error("no");
+  }),
+               std::runtime_error);
+  seqs.push_back(log.publish("email.sent", "acct", "ident", nullptr, nullptr).sequence);
+  db_->transaction([&](Poco::Data::Session& tx) {
+    seqs.push_back(log.publish("email.sent", "acct", "ident", nullptr, &tx).sequence);
+  });
+  ASSERT_EQ(seqs.size(), 5u);
+  for (std::size_t i = 1; i < seqs.size(); ++i) EXPECT_EQ(seqs[i], seqs[i - 1] + 1) << i;
+  Poco::Data::Session s = db_->session();
+  Poco::Int64 counter = 0, stored = 0;
+  s << "SELECT seq FROM svc_event_counter WHERE name = 'events'", into(counter), now;
+  s << "SELECT COUNT(*) FROM svc_events", into(stored), now;
+  EXPECT_EQ(counter, seqs.back());
+  EXPECT_EQ(stored, 5);
+  EXPECT_EQ(log.newest(), seqs.back());
 }
 
 #ifdef SVC_WITH_MYSQL
