@@ -8,6 +8,7 @@
 #include <Poco/Net/HTTPRequest.h>
 #include <Poco/Net/HTTPResponse.h>
 #include <Poco/Net/HTTPSClientSession.h>
+#include <Poco/Net/NetException.h>
 #include <Poco/Net/SSLManager.h>
 #include <Poco/Net/StreamSocket.h>
 #include <Poco/Pipe.h>
@@ -426,6 +427,37 @@ TEST(KernelConnections, IdleAndSilentConnectionsHoldNoWorkers) {
     if (readResponse(s).rfind("HTTP/1.1 200", 0) == 0) ++again;
   }
   EXPECT_EQ(again, 200);
+}
+
+// A stop does not wait for idle clients: parked keep-alive and silent connections are closed at
+// once (the drain's grace is for requests in flight), and each client sees its connection end.
+TEST(KernelConnections, IdleConnectionsDoNotHoldUpAStop) {
+  Svcd svcd;
+  ASSERT_TRUE(svcd.start());
+  Poco::Net::SocketAddress address("127.0.0.1", static_cast<Poco::UInt16>(svcd.port()));
+  std::vector<Poco::Net::StreamSocket> silent(50), idle(50);
+  for (auto& s : silent) s.connect(address);
+  for (auto& s : idle) {
+    s.connect(address);
+    s.sendBytes(kHealthRequest.data(), static_cast<int>(kHealthRequest.size()));
+    ASSERT_EQ(readResponse(s).rfind("HTTP/1.1 200", 0), 0u);
+  }
+  auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(svcd.terminate(), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(3));  // grace is 10 s
+  int ended = 0;
+  for (auto* group : {&silent, &idle}) {
+    for (auto& s : *group) {
+      s.setReceiveTimeout(Poco::Timespan(2, 0));
+      char buf[64];
+      try {
+        if (s.receiveBytes(buf, sizeof buf) == 0) ++ended;
+      } catch (const Poco::Net::ConnectionResetException&) {
+        ++ended;
+      }
+    }
+  }
+  EXPECT_EQ(ended, 100);
 }
 
 TEST(KernelConnections, PipelinedRequestsAreAnsweredInOrder) {
