@@ -403,19 +403,28 @@ std::string readResponse(Poco::Net::StreamSocket& s) {
 
 const std::string kHealthRequest = "GET /api/health/ HTTP/1.1\r\nHost: x\r\n\r\n";
 
+// Connections that wait: `silent` ones never sent anything, `idle` ones were answered once and
+// stay open (keep-alive).
+struct IdleClients {
+  IdleClients(Svcd& svcd, std::size_t each) : silent(each), idle(each) {
+    Poco::Net::SocketAddress address("127.0.0.1", static_cast<Poco::UInt16>(svcd.port()));
+    for (auto& s : silent) s.connect(address);
+    for (auto& s : idle) {
+      s.connect(address);
+      s.sendBytes(kHealthRequest.data(), static_cast<int>(kHealthRequest.size()));
+      EXPECT_EQ(readResponse(s).rfind("HTTP/1.1 200", 0), 0u);
+    }
+  }
+  std::vector<Poco::Net::StreamSocket> silent, idle;
+};
+
 TEST(KernelConnections, IdleAndSilentConnectionsHoldNoWorkers) {
   Svcd::Options o;
   o.args = {"--set", "server.threads=2", "--set", "server.concurrency=1"};
   Svcd svcd(o);
   ASSERT_TRUE(svcd.start());
-  Poco::Net::SocketAddress address("127.0.0.1", static_cast<Poco::UInt16>(svcd.port()));
-  std::vector<Poco::Net::StreamSocket> silent(200), idle(200);
-  for (auto& s : silent) s.connect(address);
-  for (auto& s : idle) {
-    s.connect(address);
-    s.sendBytes(kHealthRequest.data(), static_cast<int>(kHealthRequest.size()));
-    ASSERT_EQ(readResponse(s).rfind("HTTP/1.1 200", 0), 0u);
-  }
+  IdleClients clients(svcd, 200);
+  std::vector<Poco::Net::StreamSocket>& idle = clients.idle;
   // Two workers, four hundred open connections: a new client is still answered at once...
   auto started = std::chrono::steady_clock::now();
   EXPECT_EQ(svcd.get("/api/health/").status, 200);
@@ -434,19 +443,12 @@ TEST(KernelConnections, IdleAndSilentConnectionsHoldNoWorkers) {
 TEST(KernelConnections, IdleConnectionsDoNotHoldUpAStop) {
   Svcd svcd;
   ASSERT_TRUE(svcd.start());
-  Poco::Net::SocketAddress address("127.0.0.1", static_cast<Poco::UInt16>(svcd.port()));
-  std::vector<Poco::Net::StreamSocket> silent(50), idle(50);
-  for (auto& s : silent) s.connect(address);
-  for (auto& s : idle) {
-    s.connect(address);
-    s.sendBytes(kHealthRequest.data(), static_cast<int>(kHealthRequest.size()));
-    ASSERT_EQ(readResponse(s).rfind("HTTP/1.1 200", 0), 0u);
-  }
+  IdleClients clients(svcd, 50);
   auto started = std::chrono::steady_clock::now();
   EXPECT_EQ(svcd.terminate(), 0);
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(3));  // grace is 10 s
   int ended = 0;
-  for (auto* group : {&silent, &idle}) {
+  for (auto* group : {&clients.silent, &clients.idle}) {
     for (auto& s : *group) {
       s.setReceiveTimeout(Poco::Timespan(2, 0));
       char buf[64];
