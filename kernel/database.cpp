@@ -110,6 +110,12 @@ struct ThreadTransaction {
   std::uint64_t serial = 0;
   std::vector<std::function<void(Poco::Data::Session&)>> before_commit;
   std::vector<std::function<void()>> after_commit;
+  void clear() {
+    active = false;
+    serial = 0;
+    before_commit.clear();
+    after_commit.clear();
+  }
 };
 thread_local ThreadTransaction this_thread_transaction;
 std::atomic<std::uint64_t> transaction_serials{0};
@@ -146,12 +152,7 @@ void SqlDatabase::transaction(const std::function<void(Poco::Data::Session&)>& w
   current.serial = ++transaction_serials;
   struct Reset {
     ThreadTransaction& t;
-    ~Reset() {
-      t.active = false;
-      t.serial = 0;
-      t.before_commit.clear();
-      t.after_commit.clear();
-    }
+    ~Reset() { t.clear(); }
   } reset{current};
   std::unique_lock<std::mutex> lock(sqlite_writer_, std::defer_lock);
   if (dialect_ == sdk::Dialect::kSqlite) lock.lock();
@@ -182,10 +183,9 @@ void SqlDatabase::transaction(const std::function<void(Poco::Data::Session&)>& w
     }
     throw;
   }
+  // Committed: the hooks run outside the transaction (they may start one of their own).
   auto after = std::move(current.after_commit);
-  current.after_commit.clear();
-  current.active = false;
-  current.serial = 0;
+  current.clear();
   if (lock.owns_lock()) lock.unlock();
   for (auto& fn : after) fn();
 }
