@@ -102,6 +102,7 @@ class EventLog : public sdk::EventBus {
   // Owned by the event thread only.
   std::unordered_map<std::string, std::vector<std::shared_ptr<StreamState>>> live_;  // by account
   std::vector<std::shared_ptr<StreamState>> catching_up_;
+  std::vector<std::weak_ptr<sdk::Stream>> pinging_;  // streams this ping round has yet to ping
 };
 
 }  // namespace svc::kernel

@@ -13,6 +13,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 using namespace Poco::Data::Keywords;
 
 namespace svc::kernel {
@@ -140,6 +145,73 @@ TEST_F(DatabaseTest, EventsOfOneTransactionAreNumberedInARow) {
   EXPECT_EQ(counter, seqs.back());
   EXPECT_EQ(stored, 5);
   EXPECT_EQ(log.newest(), seqs.back());
+}
+
+// A stream that counts what it is sent; a write takes a while, as a send on a busy machine does.
+class CountingStream : public sdk::Stream {
+ public:
+  CountingStream(std::atomic<int>& pings_done, std::vector<int>* seen_at)
+      : pings_done_(pings_done), seen_at_(seen_at) {}
+  bool respond(const sdk::Response&) override { return true; }
+  bool begin(int, const std::string&,
+             const std::vector<std::pair<std::string, std::string>>&) override {
+    return true;
+  }
+  bool write(const std::string& data) override {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    if (data == ": ping\n\n") {
+      ++pings;
+      ++pings_done_;
+    } else if (seen_at_) {
+      seen_at_->push_back(pings_done_.load());
+    }
+    return true;
+  }
+  void finish() override {}
+  bool isOpen() const override { return true; }
+  void onClose(std::function<void()>) override {}
+  void expireAfter(std::chrono::milliseconds, std::function<void()>) override {}
+  const std::string& requestId() const override { return id_; }
+  std::size_t queued() const override { return 0; }
+  std::atomic<int> pings{0};
+
+ private:
+  std::atomic<int>& pings_done_;
+  std::vector<int>* seen_at_;
+  std::string id_ = "r";
+};
+
+// A ping round over thousands of streams is written a slice at a time, and events published
+// meanwhile reach their streams between slices instead of waiting for the whole round.
+TEST_F(DatabaseTest, EventsAreDeliveredBetweenTheSlicesOfAPingRound) {
+  db_->migrate("kernel", eventLogMigrations());
+  EventLog log(*db_, 7, 1);
+  log.start();
+  std::atomic<int> pings_done{0};
+  std::vector<int> seen_at;  // written by the event thread only, read after stop()
+  std::vector<std::shared_ptr<CountingStream>> idle;
+  for (int i = 0; i < 3000; ++i) {
+    idle.push_back(std::make_shared<CountingStream>(pings_done, nullptr));
+    log.addStream(idle.back(), {"acct", "quiet", {}}, log.newest());
+  }
+  auto watcher = std::make_shared<CountingStream>(pings_done, &seen_at);
+  log.addStream(watcher, {"acct", "busy", {}}, log.newest());
+  const int total = 3001;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (pings_done.load() < total && std::chrono::steady_clock::now() < deadline) {
+    log.publish("identity.updated", "acct", "busy", nullptr, nullptr);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  log.stop();
+  ASSERT_GE(pings_done.load(), total);
+  for (const auto& s : idle) ASSERT_GE(s->pings.load(), 1);
+  EXPECT_GE(watcher->pings.load(), 1);
+  // Some event reached the watcher while the round was part way through.
+  const bool between = std::any_of(seen_at.begin(), seen_at.end(),
+                                   [&](int done) { return done > 0 && done < total; });
+  EXPECT_TRUE(between) << seen_at.size() << " events seen";
 }
 
 #ifdef SVC_WITH_MYSQL
