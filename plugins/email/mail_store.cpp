@@ -353,7 +353,8 @@ Poco::JSON::Object::Ptr MailStore::attachmentJson(const AttachmentRecord& a) {
 }
 
 std::string MailStore::findThread(Poco::Data::Session& tx, const Inbox& inbox, const NewMessage& m,
-                                  const std::string& subject_key) {
+                                  const std::string& subject_key,
+                                  std::map<std::string, std::string>& keys_seen) {
   // 1. This very message filed here before (a copy sent to oneself), then the parent by
   // In-Reply-To, then by References (newest first), within this inbox.
   std::vector<std::string> ids;
@@ -375,6 +376,7 @@ std::string MailStore::findThread(Poco::Data::Session& tx, const Inbox& inbox, c
     tx << "SELECT thread_id FROM email_thread_keys WHERE inbox_id = ? AND subject_key = ? AND "
           "address = ?",
         use(inbox_id), use(key), use(address), into(found), now;
+    keys_seen[address] = found.empty() ? std::string() : found.front();
     if (!found.empty()) return found.front();
   }
   return {};
@@ -384,7 +386,9 @@ MessageRow MailStore::file(Poco::Data::Session& tx, const Inbox& inbox, NewMessa
   const bool mysql = db_.dialect() == sdk::Dialect::kMysql;
   if (m.created_us == 0) m.created_us = sdk::nowMicros();
   const std::string subject_key = sdk::sha256Hex(normalizedSubject(m.subject));
-  std::string thread_id = m.thread_id.empty() ? findThread(tx, inbox, m, subject_key) : m.thread_id;
+  std::map<std::string, std::string> keys_seen;
+  std::string thread_id =
+      m.thread_id.empty() ? findThread(tx, inbox, m, subject_key, keys_seen) : m.thread_id;
 
   // Everyone on the message but this inbox itself, as the thread lists them.
   std::vector<std::string> people;
@@ -458,9 +462,13 @@ MessageRow MailStore::file(Poco::Data::Session& tx, const Inbox& inbox, NewMessa
       std::string inbox_id = inbox.id, key = subject_key, address = p, thread = thread_id;
       // Look first: MySQL counts an UPDATE that changes nothing as no row at all.
       std::vector<std::string> current;
-      tx << "SELECT thread_id FROM email_thread_keys WHERE inbox_id = ? AND subject_key = ? AND "
-            "address = ?",
-          use(inbox_id), use(key), use(address), into(current), now;
+      if (auto seen = keys_seen.find(p); seen != keys_seen.end()) {
+        if (!seen->second.empty()) current.push_back(seen->second);
+      } else {
+        tx << "SELECT thread_id FROM email_thread_keys WHERE inbox_id = ? AND subject_key = ? "
+              "AND address = ?",
+            use(inbox_id), use(key), use(address), into(current), now;
+      }
       if (current.empty()) {
         tx << "INSERT INTO email_thread_keys (inbox_id, subject_key, address, thread_id) VALUES "
               "(?, ?, ?, ?)",

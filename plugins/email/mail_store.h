@@ -12,6 +12,7 @@
 #include <Poco/JSON/Object.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -104,8 +105,11 @@ class MailStore {
   sdk::Database& db() { return db_; }
 
  private:
+  /// @param keys_seen the (subject, correspondent) keys looked up on the way, address -> the
+  /// thread found ("" when none), so file() need not look them up again.
   std::string findThread(Poco::Data::Session& tx, const Inbox& inbox, const NewMessage& m,
-                         const std::string& subject_key);
+                         const std::string& subject_key,
+                         std::map<std::string, std::string>& keys_seen);
 
   sdk::Database& db_;
   sdk::EventBus& events_;
