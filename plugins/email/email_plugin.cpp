@@ -44,7 +44,6 @@ namespace svc::plugins::email {
 namespace {
 
 constexpr std::size_t kMaxRecipients = 50;
-constexpr std::size_t kMaxSpoolBacklog = 50000;  // messages acknowledged and not yet filed
 
 // A string or a list of strings (address fields and attachment_uuids).
 std::vector<std::string> listField(const sdk::Request& r, const std::string& name) {
@@ -161,6 +160,8 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
         {"email.smtp.max_recipients", "100", "most RCPT TO per message"},
         {"email.smtp.timeout_seconds", "300", "how long the listener waits for a command"},
         {"email.smtp.max_connections", "64", "SMTP connections served at once"},
+        {"email.smtp.max_backlog_bytes", "1073741824",
+         "acknowledged mail not yet filed that the spool holds before answering 451"},
         {"email.smtp.tls_cert_file", "", "PEM certificate for STARTTLS (with the key file)"},
         {"email.smtp.tls_key_file", "", "PEM private key for STARTTLS"},
         {"email.relay.host", "", "SMTP relay for mail to other servers (empty: none)"},
@@ -204,6 +205,9 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
     smtp_.max_recipients = c.getInt("email.smtp.max_recipients", 100);
     smtp_.timeout_seconds = c.getInt("email.smtp.timeout_seconds", 300);
     smtp_.max_connections = c.getInt("email.smtp.max_connections", 64);
+    const Poco::Int64 backlog_bytes = c.getInt64("email.smtp.max_backlog_bytes", 1073741824);
+    if (backlog_bytes < 0) throw std::runtime_error("email.smtp.max_backlog_bytes is negative");
+    max_backlog_bytes_ = static_cast<std::uint64_t>(backlog_bytes);
     smtp_.tls_cert_file = c.getString("email.smtp.tls_cert_file", "");
     smtp_.tls_key_file = c.getString("email.smtp.tls_key_file", "");
     relay_config_.host = c.getString("email.relay.host", "");
@@ -350,9 +354,9 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
   void deliver(const std::string& mail_from, const std::vector<std::string>& recipients,
                const std::string& data) override {
     const std::size_t backlog = spool_->backlog();
-    if (backlog >= kMaxSpoolBacklog) {
-      throw std::runtime_error("the spool holds " + std::to_string(backlog) +
-                               " messages not yet filed");
+    if (const std::uint64_t bytes = spool_->backlogBytes(); bytes >= max_backlog_bytes_) {
+      throw std::runtime_error("the spool holds " + std::to_string(backlog) + " messages (" +
+                               std::to_string(bytes) + " bytes) not yet filed");
     }
     std::string payload = mail_from + "\n";
     for (std::size_t i = 0; i < recipients.size(); ++i) payload += (i ? "," : "") + recipients[i];
@@ -1510,6 +1514,7 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
   std::unique_ptr<SmtpServer> smtp_server_;
   std::unique_ptr<DkimSigner> dkim_;
   std::unique_ptr<Spool> spool_;
+  std::uint64_t max_backlog_bytes_ = 1073741824;
   std::mutex known_mutex_;
   std::unordered_set<std::string> known_addresses_;
   std::shared_ptr<sdk::PlanService> plans_;

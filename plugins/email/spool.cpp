@@ -158,6 +158,7 @@ Spool::Position Spool::append(const std::string& payload) {
       q->done = true;
       if (q->error.empty()) {
         ++unfiled_;
+        unfiled_bytes_ += q->payload->size();
         if (before(written_, q->end)) written_ = q->end;
       }
     }
@@ -210,10 +211,16 @@ std::size_t Spool::backlog() const {
   return unfiled_;
 }
 
+std::uint64_t Spool::backlogBytes() const {
+  std::lock_guard lock(mutex_);
+  return unfiled_bytes_;
+}
+
 void Spool::ingest() {
-  // Filing yields to the sessions acknowledging mail: under a burst the backlog grows (bounded by
-  // the plugin) and drains when the burst is over; mail already acknowledged is on disk.
-  ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10);
+  // Filing yields to the sessions acknowledging mail (the lowest nice: it takes what CPU they
+  // leave): under a burst the backlog grows, bounded by the plugin, and drains when the burst is
+  // over; mail already acknowledged is on disk.
+  ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 19);
   Position pos;
   {
     std::lock_guard lock(mutex_);
@@ -288,6 +295,7 @@ void Spool::ingest() {
       std::lock_guard lock(mutex_);
       filed_ = pos;
       unfiled_ -= std::min(unfiled_, batch.size());
+      unfiled_bytes_ -= std::min<std::uint64_t>(unfiled_bytes_, batch_bytes);
       filed_cv_.notify_all();
       continue;
     }

@@ -50,6 +50,8 @@ class Spool {
   bool waitFiled(const Position& position, int timeout_ms);
   /// @return records appended and not yet filed.
   std::size_t backlog() const;
+  /// @return payload bytes appended and not yet filed.
+  std::uint64_t backlogBytes() const;
 
   /// @param payload a record's payload. @return its bytes on disk.
   static std::string frame(const std::string& payload);
@@ -80,6 +82,7 @@ class Spool {
   bool writing_ = false;
   Position written_, filed_;
   std::size_t unfiled_ = 0;
+  std::uint64_t unfiled_bytes_ = 0;
   bool stopping_ = false;
   std::thread ingester_;
 };

@@ -76,5 +76,31 @@ TEST(Spool, FilesInOrderAndResumesFromTheRecordedPosition) {
   Poco::File(dir).remove(true);
 }
 
+// The backlog (what the plugin bounds) counts records and payload bytes appended and not yet
+// filed, and falls back to nothing once the ingester has filed them.
+TEST(Spool, BacklogCountsWhatIsNotYetFiled) {
+  const std::string dir = Poco::TemporaryFile::tempName("/tmp/") + "-spool";
+  std::mutex gate;
+  std::unique_lock held(gate);  // the filer waits here: nothing is filed yet
+  Filed filed;
+  {
+    Spool spool(dir, [&](const std::vector<Spool::Record>& records, const Spool::Position& end) {
+      std::lock_guard open(gate);
+      filed.filer()(records, end);
+    });
+    spool.start({});
+    Spool::Position last;
+    for (const char* m : {"one", "three", "eleven body"}) last = spool.append(m);
+    EXPECT_EQ(spool.backlog(), 3u);
+    EXPECT_EQ(spool.backlogBytes(), 3u + 5u + 11u);
+    held.unlock();
+    ASSERT_TRUE(spool.waitFiled(last, 5000));
+    EXPECT_EQ(spool.backlog(), 0u);
+    EXPECT_EQ(spool.backlogBytes(), 0u);
+  }
+  EXPECT_EQ(filed.payloads.size(), 3u);
+  Poco::File(dir).remove(true);
+}
+
 }  // namespace
 }  // namespace svc::plugins::email
