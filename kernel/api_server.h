@@ -65,7 +65,7 @@ class ApiServer {
   };
   void acceptLoop();
   void workerLoop(WorkerSlot& slot);
-  /// Serves ready connections until this worker is one too many. @return false when stopped.
+  /// Serves ready connections until this worker is one too many or the server stops.
   void serveWhileAllowed(WorkerSlot& slot);
   void monitorLoop();
   std::shared_ptr<Connection> claim(std::uint64_t id);

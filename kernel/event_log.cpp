@@ -125,11 +125,7 @@ void EventLog::start() {
 
 void EventLog::stop() {
   if (!running_.exchange(false)) return;
-  {
-    std::lock_guard lock(wake_mutex_);
-    woken_ = true;
-  }
-  wake_.notify_all();
+  wakeEventThread();
   thread_.join();
   for (auto& [account, list] : live_) {
     for (auto& s : list) s->stream->finish();
@@ -198,19 +194,12 @@ sdk::Event EventLog::publish(const std::string& type, const std::string& account
     e.sequence = seq;
   };
   // The event thread is woken once the event is visible: after the caller's commit.
-  auto wake = [this] {
-    {
-      std::lock_guard lock(wake_mutex_);
-      woken_ = true;
-    }
-    wake_.notify_one();
-  };
   if (transaction) {
     append(*transaction);
-    db_.afterCommit(wake);
+    db_.afterCommit([this] { wakeEventThread(); });
   } else {
     db_.transaction(append);
-    wake();
+    wakeEventThread();
   }
   return e;
 }
@@ -238,6 +227,10 @@ void EventLog::addStream(std::shared_ptr<sdk::Stream> stream, StreamFilter filte
     added_.push_back(state);
   }
   ++stream_count_;
+  wakeEventThread();
+}
+
+void EventLog::wakeEventThread() {
   {
     std::lock_guard lock(wake_mutex_);
     woken_ = true;

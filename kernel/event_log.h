@@ -74,6 +74,8 @@ class EventLog : public sdk::EventBus {
   struct Subscriber;
   struct StreamState;
   void run();
+  /// Has the event thread look at the log (and its new streams) now.
+  void wakeEventThread();
   void poll();
   void catchUp(StreamState& s);
   void dispatch(const sdk::Event& e, const std::string& frame);
