@@ -83,6 +83,20 @@ TEST_F(DatabaseTest, TransactionsCommitRollBackAndDoNotNest) {
   EXPECT_TRUE(db_->ping());
 }
 
+TEST_F(DatabaseTest, EveryPooledSqliteConnectionGetsTheLargerCacheAndTheMapping) {
+  // Four sessions held at once: the pool opens four connections, each set up as it opens.
+  std::vector<Poco::Data::Session> held;
+  for (int i = 0; i < 4; ++i) held.push_back(db_->session());
+  for (auto& s : held) {
+    int cache = 0;
+    Poco::Int64 mmap = 0;
+    s << "PRAGMA cache_size", into(cache), now;
+    s << "PRAGMA mmap_size", into(mmap), now;
+    EXPECT_EQ(cache, -16384);
+    EXPECT_EQ(mmap, 268435456);
+  }
+}
+
 TEST_F(DatabaseTest, CommitHooksRunAroundTheCommitAndNeverAfterARollback) {
   db_->migrate("p", {sdk::Migration::portable(1, "t", {"CREATE TABLE t (id INT)"})});
   std::vector<std::string> seen;
