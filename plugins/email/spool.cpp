@@ -7,8 +7,10 @@
 #include <Poco/Logger.h>
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/file.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,8 +23,9 @@ namespace svc::plugins::email {
 
 namespace {
 
-constexpr std::int64_t kSegmentBytes = 64LL << 20;
 constexpr std::uint32_t kMaxRecord = 256u << 20;
+constexpr const char* kSpare = "/spare";
+constexpr const char* kSpareTemp = "/spare.tmp";
 
 bool before(const Spool::Position& a, const Spool::Position& b) {
   return a.segment < b.segment || (a.segment == b.segment && a.offset < b.offset);
@@ -62,7 +65,8 @@ std::string Spool::frame(const std::string& payload) {
   return out;
 }
 
-Spool::Spool(std::string dir, Filer filer) : dir_(std::move(dir)), filer_(std::move(filer)) {
+Spool::Spool(std::string dir, Filer filer, Options options)
+    : dir_(std::move(dir)), filer_(std::move(filer)), options_(options) {
   Poco::File(dir_).createDirectories();
   lock_fd_ = ::open((dir_ + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
@@ -76,6 +80,16 @@ Spool::Spool(std::string dir, Filer filer) : dir_(std::move(dir)), filer_(std::m
     id_ = sdk::newUuid();
     std::ofstream(dir_ + "/id") << id_ << "\n";
     syncDir(dir_);
+  }
+  // A spare the last run finished is used; one it was still writing is not.
+  ::unlink((dir_ + kSpareTemp).c_str());
+  struct stat spare {};
+  if (::stat((dir_ + kSpare).c_str(), &spare) == 0) {
+    if (spare.st_size == options_.segment_bytes) {
+      spare_ready_ = true;
+    } else {
+      ::unlink((dir_ + kSpare).c_str());
+    }
   }
 }
 
@@ -106,15 +120,21 @@ std::vector<std::int64_t> Spool::segments() const {
 }
 
 void Spool::openSegment(std::int64_t number) {
-  int fd = ::open(segmentPath(number).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    throw std::runtime_error("cannot create " + segmentPath(number) + ": " + std::strerror(errno));
+  const std::string path = segmentPath(number);
+  bool zeroed = false;
+  if (spare_ready_.exchange(false)) {
+    zeroed = ::renameat2(AT_FDCWD, (dir_ + kSpare).c_str(), AT_FDCWD, path.c_str(),
+                         RENAME_NOREPLACE) == 0;
   }
+  int fd = zeroed ? ::open(path.c_str(), O_WRONLY | O_CLOEXEC)
+                  : ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) throw std::runtime_error("cannot create " + path + ": " + std::strerror(errno));
   syncDir(dir_);
   if (fd_ >= 0) ::close(fd_);
   fd_ = fd;
   segment_ = number;
   size_ = 0;
+  zeroed_ = zeroed;
 }
 
 void Spool::start(Position filed) {
@@ -126,6 +146,7 @@ void Spool::start(Position filed) {
   written_ = {segment_, 0};
   stopping_ = false;
   ingester_ = std::thread([this] { ingest(); });
+  preparer_ = std::thread([this] { prepare(); });
 }
 
 void Spool::stop() {
@@ -135,19 +156,23 @@ void Spool::stop() {
   }
   ingest_cv_.notify_all();
   filed_cv_.notify_all();
+  prepare_cv_.notify_all();
   if (ingester_.joinable()) ingester_.join();
+  if (preparer_.joinable()) preparer_.join();
 }
 
 Spool::Position Spool::append(const std::string& payload) {
+  if (payload.empty()) throw std::invalid_argument("an empty record would end its segment");
   if (payload.size() > kMaxRecord) throw std::runtime_error("message too large for the spool");
-  Pending p{&payload, {}, false, {}};
+  Pending p;
+  p.payload = &payload;
   std::unique_lock lock(mutex_);
   queue_.push_back(&p);
-  while (!p.done) {
-    if (writing_) {
-      written_cv_.wait(lock);
-      continue;
-    }
+  // Group commit: the first queued while no batch is being written writes one for everyone
+  // queued. Each waiter is woken alone, when its record is on disk or when it is its turn to
+  // write (one condition for all woke every session at every batch, most of them to sleep again).
+  p.cv.wait(lock, [&] { return p.done || (!writing_ && queue_.front() == &p); });
+  if (!p.done) {
     writing_ = true;
     std::deque<Pending*> batch;
     batch.swap(queue_);
@@ -161,10 +186,11 @@ Spool::Position Spool::append(const std::string& payload) {
         unfiled_bytes_ += q->payload->size();
         if (before(written_, q->end)) written_ = q->end;
       }
+      if (q != &p) q->cv.notify_one();
     }
     writing_ = false;
-    written_cv_.notify_all();
-    ingest_cv_.notify_all();
+    if (!queue_.empty()) queue_.front()->cv.notify_one();
+    ingest_cv_.notify_one();
   }
   if (!p.error.empty()) throw std::runtime_error(p.error);
   return p.end;
@@ -172,7 +198,10 @@ Spool::Position Spool::append(const std::string& payload) {
 
 void Spool::writeBatch(std::deque<Pending*>& batch) {
   try {
-    if (size_ >= kSegmentBytes) openSegment(segment_ + 1);
+    // A full segment is ended; a growing one is left for a zero-filled spare once there is one.
+    if (size_ >= options_.segment_bytes || (!zeroed_ && size_ > 0 && spare_ready_)) {
+      openSegment(segment_ + 1);
+    }
     std::string bytes;
     for (Pending* p : batch) {
       bytes += frame(*p->payload);
@@ -189,6 +218,11 @@ void Spool::writeBatch(std::deque<Pending*>& batch) {
       throw std::runtime_error(std::string("spool fdatasync: ") + std::strerror(errno));
     }
     size_ += static_cast<std::int64_t>(bytes.size());
+    if (size_ >= options_.prepare_after && !spare_ready_) {
+      std::lock_guard lock(mutex_);
+      spare_wanted_ = true;
+      prepare_cv_.notify_one();
+    }
   } catch (const std::exception& e) {
     for (Pending* p : batch) p->error = e.what();
     // What was half written must never sit before later records: go on in a new segment.
@@ -207,12 +241,10 @@ bool Spool::waitFiled(const Position& position, int timeout_ms) {
 }
 
 std::size_t Spool::backlog() const {
-  std::lock_guard lock(mutex_);
   return unfiled_;
 }
 
 std::uint64_t Spool::backlogBytes() const {
-  std::lock_guard lock(mutex_);
   return unfiled_bytes_;
 }
 
@@ -253,14 +285,14 @@ void Spool::ingest() {
     // Read what follows the position in its segment (up to what was acknowledged there).
     int fd = ::open(segmentPath(pos.segment).c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      pause(std::chrono::milliseconds(100));
       continue;
     }
     std::int64_t end = pos.segment == limit.segment ? limit.offset : ::lseek(fd, 0, SEEK_END);
     std::vector<Record> batch;
     std::size_t batch_bytes = 0;
     std::int64_t offset = pos.offset;
-    bool torn = false;
+    bool torn = false, ended = false;
     while (offset < end && batch.size() < 256 && batch_bytes < (8u << 20)) {
       unsigned char head[8];
       if (end - offset < 8 || ::pread(fd, head, 8, offset) != 8) {
@@ -268,6 +300,10 @@ void Spool::ingest() {
         break;
       }
       std::uint32_t len = getU32(head), crc = getU32(head + 4);
+      if (len == 0) {  // the zeros after the last record of a segment that was a spare
+        ended = true;
+        break;
+      }
       if (len > kMaxRecord || end - offset - 8 < static_cast<std::int64_t>(len)) {
         torn = true;
         break;
@@ -288,20 +324,21 @@ void Spool::ingest() {
         filer_(batch, batch.back().end);
       } catch (const std::exception& e) {
         log.error("filing spooled mail failed (retrying): %s", std::string(e.what()));
-        std::this_thread::sleep_for(std::chrono::seconds(1));
+        pause(std::chrono::seconds(1));
         continue;
       }
       pos = batch.back().end;
       std::lock_guard lock(mutex_);
       filed_ = pos;
-      unfiled_ -= std::min(unfiled_, batch.size());
-      unfiled_bytes_ -= std::min<std::uint64_t>(unfiled_bytes_, batch_bytes);
+      // Records of an earlier run were never counted: the counts stop at zero.
+      unfiled_ = unfiled_ - std::min(unfiled_.load(), batch.size());
+      unfiled_bytes_ = unfiled_bytes_ - std::min<std::uint64_t>(unfiled_bytes_, batch_bytes);
       filed_cv_.notify_all();
       continue;
     }
     // Nothing (more) to read here: an older segment is finished (a torn tail was never
     // acknowledged); move on to the next.
-    if (pos.segment < current && (torn || offset >= end)) {
+    if (pos.segment < current && (torn || ended || offset >= end)) {
       if (torn) {
         log.warning("spool segment " + std::to_string(pos.segment) +
                     " ends in a torn record (never acknowledged)");
@@ -313,7 +350,7 @@ void Spool::ingest() {
         filer_({}, moved);  // record that the segment is done
       } catch (const std::exception& e) {
         log.error("recording the spool position failed: %s", std::string(e.what()));
-        std::this_thread::sleep_for(std::chrono::seconds(1));
+        pause(std::chrono::seconds(1));
         continue;
       }
       pos = moved;
@@ -322,6 +359,67 @@ void Spool::ingest() {
       filed_cv_.notify_all();
     }
   }
+}
+
+void Spool::pause(std::chrono::milliseconds how_long) {
+  std::unique_lock lock(mutex_);
+  ingest_cv_.wait_for(lock, how_long, [&] { return stopping_.load(); });
+}
+
+void Spool::prepare() {
+  ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 19);
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      prepare_cv_.wait(lock, [&] { return stopping_ || (spare_wanted_ && !spare_ready_); });
+      if (stopping_) return;
+      spare_wanted_ = false;
+    }
+    if (!zeroFillSpare()) {
+      // No room, most likely: segments are appended to meanwhile; try again in a minute.
+      std::unique_lock lock(mutex_);
+      prepare_cv_.wait_for(lock, std::chrono::minutes(1), [&] { return stopping_.load(); });
+    }
+  }
+}
+
+bool Spool::zeroFillSpare() {
+  const std::string temp = dir_ + kSpareTemp;
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  // Written a MiB at a time, with writeback started every 8 MiB, so the disk never holds one
+  // long flush that the appends' syncs would queue behind.
+  static const std::vector<char> zeros(1 << 20, '\0');
+  constexpr std::int64_t kFlushEvery = 8 << 20;
+  std::int64_t offset = 0;
+  bool ok = true;
+  while (ok && offset < options_.segment_bytes && !stopping_) {
+    auto n = static_cast<std::size_t>(std::min<std::int64_t>(
+        static_cast<std::int64_t>(zeros.size()), options_.segment_bytes - offset));
+    ssize_t w = ::pwrite(fd, zeros.data(), n, offset);
+    if (w < 0 && errno == EINTR) continue;
+    ok = w > 0;
+    if (!ok) break;
+    offset += w;
+    if (offset % kFlushEvery == 0) {
+      ::sync_file_range(fd, offset - kFlushEvery, kFlushEvery, SYNC_FILE_RANGE_WRITE);
+    }
+  }
+  ok = ok && offset == options_.segment_bytes && ::fdatasync(fd) == 0;
+  ::close(fd);
+  if (ok) ok = ::rename(temp.c_str(), (dir_ + kSpare).c_str()) == 0;
+  if (!ok) {
+    if (!stopping_) {
+      Poco::Logger::get("plugin.email")
+          .warning("cannot prepare a spool segment (appending instead): %s",
+                   std::string(std::strerror(errno)));
+    }
+    ::unlink(temp.c_str());
+    return false;
+  }
+  syncDir(dir_);
+  spare_ready_ = true;
+  return true;
 }
 
 }  // namespace svc::plugins::email

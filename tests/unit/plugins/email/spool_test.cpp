@@ -102,5 +102,46 @@ TEST(Spool, BacklogCountsWhatIsNotYetFiled) {
   Poco::File(dir).remove(true);
 }
 
+// Segments are zero-filled ahead of use: once the current one has taken prepare_after bytes, the
+// next is written full of zeros in the background, and the writer moves to it. The zeros after
+// the last record end a segment: on a restart every record is filed once, and nothing else.
+TEST(Spool, ZeroFilledSegmentsEndAtTheirLastRecord) {
+  const std::string dir = Poco::TemporaryFile::tempName("/tmp/") + "-spool";
+  const Spool::Options small{64 << 10, 1 << 10};
+  std::vector<std::string> sent;
+  {
+    // Nothing is filed in this run (the filer refuses, as a database that is down would).
+    Spool spool(
+        dir, [](const auto&, const auto&) { throw std::runtime_error("database down"); }, small);
+    spool.start({});
+    EXPECT_THROW(spool.append(""), std::invalid_argument) << "a zero length ends a segment";
+    Spool::Position first, last;
+    for (int i = 0; i < 2000 && last.segment == first.segment; ++i) {
+      sent.push_back("message " + std::to_string(i) + std::string(100, 'x'));
+      last = spool.append(sent.back());
+      if (i == 0) first = last;
+      if (last.segment == first.segment) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ASSERT_EQ(last.segment, first.segment + 1) << "the writer moved to the zero-filled spare";
+    for (int i = 0; i < 5; ++i) sent.push_back("in the spare " + std::to_string(i));
+    for (std::size_t i = sent.size() - 5; i < sent.size(); ++i) last = spool.append(sent[i]);
+    EXPECT_EQ(Poco::File(dir + "/segment-" + std::to_string(last.segment)).getSize(), 64u << 10)
+        << "the segment holds its records and then zeros";
+    EXPECT_LT(last.offset, 4 << 10);
+  }
+  // Restarted as if the database had recorded nothing: both segments are filed, in order, each
+  // record once; the zeros are not read as empty records. New mail goes on after them.
+  Filed filed;
+  {
+    Spool spool(dir, filed.filer(), small);
+    spool.start({});
+    sent.push_back("after restart");
+    auto p = spool.append(sent.back());
+    ASSERT_TRUE(spool.waitFiled(p, 5000));
+  }
+  EXPECT_EQ(filed.payloads, sent);
+  Poco::File(dir).remove(true);
+}
+
 }  // namespace
 }  // namespace svc::plugins::email
