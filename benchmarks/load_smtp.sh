@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# SMTP ingest: CLIENTS concurrent SMTP clients for SECONDS at svcd's listener (every message
-# parsed and durably stored before its 250) and, in the same run, at Postfix's smtp-sink (which
-# accepts and discards); prints both rates, their ratio, and checks that svcd stored every
-# message it acknowledged.
-#   benchmarks/load_smtp.sh [BUILD_DIR] [CLIENTS] [SECONDS] [BODY_BYTES]
+# SMTP ingest: CLIENTS concurrent SMTP clients at svcd's listener (every message parsed and
+# durably stored before its 250) and at Postfix's smtp-sink (which accepts and discards), in
+# ROUNDS alternating rounds of SECONDS each: a VM's CPU steal drifts over a minute, and rounds
+# taken in turn see the same drift. Before each smtp-sink round svcd has filed everything it
+# acknowledged, so its background filing never runs during smtp-sink's rounds. Prints each round,
+# both totals, their ratio, and checks that svcd stored every message it acknowledged.
+#   benchmarks/load_smtp.sh [BUILD_DIR] [CLIENTS] [SECONDS] [BODY_BYTES] [ROUNDS]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
 clients=${2:-16}
-secs=${3:-10}
+secs=${3:-5}
 body=${4:-2000}
+rounds=${5:-3}
 work=$(mktemp -d /tmp/svc-smtp.XXXXXX)
 cleanup() {
   [ -n "${sink:-}" ] && kill "$sink" 2>/dev/null
@@ -29,19 +32,41 @@ smtp-sink $user 127.0.0.1:"$sink_port" 256 &
 sink=$!
 sleep 0.3
 
-echo "svcd:      $("$build/bin/svc_bench_smtp" "$smtp" "$clients" "$secs" sink@bench.test "$body" | tee "$work/svcd.out")"
-echo "smtp-sink: $("$build/bin/svc_bench_smtp" "$sink_port" "$clients" "$secs" sink@bench.test "$body" | tee "$work/sink.out")"
-a=$(awk '{print $7}' "$work/svcd.out")
-b=$(awk '{print $7}' "$work/sink.out")
-awk -v a="$a" -v b="$b" 'BEGIN {printf "ratio svcd/smtp-sink: %.3f (target >= 0.5)\n", a/b}'
-# Acknowledged mail is in svcd's spool; it is filed into the database behind the burst.
-acked=$(awk '{print $1}' "$work/svcd.out")
-waited=0
-while :; do
-  stored=$(curl -sf "http://127.0.0.1:$port/api/email-messages/?identity=$identity&limit=1" \
-    -H "Authorization: Bearer $key" | json count)
-  [ "$stored" -ge "$acked" ] || [ "$waited" -ge 600 ] && break
-  sleep 1
-  waited=$((waited + 1))
+# Messages svcd holds (acknowledged ones are filed behind the burst, at most 600 s).
+stored() {
+  curl -sf "http://127.0.0.1:$port/api/email-messages/?identity=$identity&limit=1" \
+    -H "Authorization: Bearer $key" | json count
+}
+wait_filed() {  # wait_filed N: until svcd has filed N messages; prints the seconds it waited
+  local waited=0
+  while [ "$(stored)" -lt "$1" ] && [ "$waited" -lt 600 ]; do
+    sleep 1
+    waited=$((waited + 1))
+  done
+  echo "$waited"
+}
+steal() { awk '/^cpu /{print $9 + 0}' /proc/stat; }
+run_round() {  # run_round NAME PORT: one round; prints its line and adds to NAME's totals
+  local s0 s1 out
+  s0=$(steal)
+  out=$("$build/bin/svc_bench_smtp" "$2" "$clients" "$secs" sink@bench.test "$body")
+  s1=$(steal)
+  # CPU steal over the round: stolen jiffies of all cores, as a share of their time.
+  printf "round %d %-10s %s, steal %d%%\n" "$round" "$1:" "$out" \
+    $(((s1 - s0) * 100 / ($(getconf CLK_TCK) * secs * $(nproc))))
+  echo "$out" >>"$work/$1.out"
+}
+acked=0
+for round in $(seq 1 "$rounds"); do
+  run_round smtp-sink "$sink_port"
+  run_round svcd "$smtp"
+  acked=$(awk '{n += $1} END {print n}' "$work/svcd.out")
+  waited=$(wait_filed "$acked")
 done
-echo "acknowledged $acked, stored $stored ($waited s after the burst to file the backlog)"
+total() { awk '{n += $1; t += $4} END {printf "%d messages in %.1f s = %.0f msg/s", n, t, n / t}' "$work/$1.out"; }
+echo "svcd:      $(total svcd)"
+echo "smtp-sink: $(total smtp-sink)"
+a=$(total svcd | awk '{print $7}')
+b=$(total smtp-sink | awk '{print $7}')
+awk -v a="$a" -v b="$b" 'BEGIN {printf "ratio svcd/smtp-sink: %.3f (target >= 0.5)\n", a/b}'
+echo "acknowledged $acked, stored $(stored) (the last round's backlog filed $waited s after it)"

@@ -354,15 +354,39 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
   void deliver(const std::string& mail_from, const std::vector<std::string>& recipients,
                const std::string& data) override {
     const std::size_t backlog = spool_->backlog();
+    Spool::Position at = spool_->append(spoolRecord(mail_from, recipients, data));
+    if (backlog == 0) spool_->waitFiled(at, 2000);
+  }
+
+  // Under a burst (a backlog already), the session is answered by the spool's writer as soon as
+  // the message is on disk; a lone message takes deliver()'s path and is filed before its 250.
+  void deliverAsync(const std::string& mail_from, const std::vector<std::string>& recipients,
+                    std::string data, Stored stored) override {
+    if (spool_->backlog() == 0) {
+      return SmtpDelivery::deliverAsync(mail_from, recipients, std::move(data), std::move(stored));
+    }
+    std::string record;
+    try {
+      record = spoolRecord(mail_from, recipients, data);
+    } catch (const std::exception& e) {
+      return stored(e.what());
+    }
+    spool_->appendAsync(std::move(record),
+                        [stored = std::move(stored)](const Spool::Position&,
+                                                     const std::string& error) { stored(error); });
+  }
+
+  // A spooled message: its envelope and data. @throws when the spool's backlog is at its bound.
+  std::string spoolRecord(const std::string& mail_from, const std::vector<std::string>& recipients,
+                          const std::string& data) {
     if (const std::uint64_t bytes = spool_->backlogBytes(); bytes >= max_backlog_bytes_) {
-      throw std::runtime_error("the spool holds " + std::to_string(backlog) + " messages (" +
-                               std::to_string(bytes) + " bytes) not yet filed");
+      throw std::runtime_error("the spool holds " + std::to_string(spool_->backlog()) +
+                               " messages (" + std::to_string(bytes) + " bytes) not yet filed");
     }
     std::string payload = mail_from + "\n";
     for (std::size_t i = 0; i < recipients.size(); ++i) payload += (i ? "," : "") + recipients[i];
     payload += "\n" + data;
-    Spool::Position at = spool_->append(payload);
-    if (backlog == 0) spool_->waitFiled(at, 2000);
+    return payload;
   }
 
   // The ingester's filer: a batch of spooled messages and the spool position after them, in one

@@ -17,7 +17,9 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
@@ -51,6 +53,11 @@ class Session {
         delivery_(delivery),
         logger_(logger),
         tls_(std::move(tls)) {}
+  // The answer to the last DATA may still be coming from the spool's writer: it refers to this.
+  ~Session() {
+    std::unique_lock lock(ack_mutex_);
+    ack_cv_.wait(lock, [&] { return !ack_pending_; });
+  }
 
   void run() {
     io_.setReceiveTimeout(Poco::Timespan(config_.timeout_seconds, 0));
@@ -91,6 +98,7 @@ class Session {
   bool inputPending() const { return buffer_.find("\r\n", pos_) != std::string::npos; }
 
   bool fill() {
+    flush();  // an answer the socket could not take at once goes out before waiting for input
     if (pos_ > 0 && pos_ == buffer_.size()) {
       buffer_.clear();
       pos_ = 0;
@@ -140,7 +148,16 @@ class Session {
     reply(text);
   }
 
+  // Sends the replies collected so far, after the answer to the last DATA: a pending answer is
+  // waited for only when something has to follow it.
   void flush() {
+    {
+      std::unique_lock lock(ack_mutex_);
+      if (out_.empty() && (ack_pending_ || ack_unsent_.empty())) return;
+      ack_cv_.wait(lock, [&] { return !ack_pending_; });
+      out_.insert(0, ack_unsent_);
+      ack_unsent_.clear();
+    }
     std::size_t done = 0;
     while (done < out_.size()) {
       int n = io_.sendBytes(out_.data() + done, static_cast<int>(out_.size() - done));
@@ -377,13 +394,38 @@ class Session {
       return reply("552 5.3.4 The message is larger than the " +
                    std::to_string(config_.max_message_bytes) + " bytes accepted");
     }
-    try {
-      delivery_.deliver(from, rcpts, message);
-    } catch (const std::exception& e) {
-      logger_.error("SMTP delivery failed: %s", std::string(e.what()));
-      return reply("451 4.3.0 The message could not be stored; try again later");
+    if (secure_) {  // a TLS stream is written by its session's thread alone
+      try {
+        delivery_.deliver(from, rcpts, message);
+      } catch (const std::exception& e) {
+        return reply(storedAnswer(e.what()));
+      }
+      return reply(storedAnswer(""));
     }
-    reply("250 2.0.0 Ok: stored");
+    // The answer is sent from the thread that learns the message is stored; meanwhile this
+    // session goes back to reading (its client sends nothing before the answer, or pipelines
+    // commands whose replies wait for it).
+    {
+      std::lock_guard lock(ack_mutex_);
+      ack_pending_ = true;
+    }
+    const int fd = io_.impl()->sockfd();
+    delivery_.deliverAsync(from, rcpts, std::move(message), [this, fd](const std::string& error) {
+      const std::string text = storedAnswer(error) + "\r\n";
+      std::lock_guard lock(ack_mutex_);
+      // Never blocks the caller on a slow client: what the socket does not take now is sent
+      // by the session before anything else.
+      ssize_t n = ::send(fd, text.data(), text.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+      ack_unsent_ = text.substr(n > 0 ? static_cast<std::size_t>(n) : 0);
+      ack_pending_ = false;
+      ack_cv_.notify_one();
+    });
+  }
+
+  std::string storedAnswer(const std::string& error) {
+    if (error.empty()) return "250 2.0.0 Ok: stored";
+    logger_.error("SMTP delivery failed: %s", error);
+    return "451 4.3.0 The message could not be stored; try again later";
   }
 
   Poco::Net::StreamSocket io_;
@@ -397,6 +439,11 @@ class Session {
   int errors_ = 0;
   std::optional<std::string> mail_from_;
   std::vector<std::string> recipients_;
+  // The answer to the last DATA, sent by the thread that stored the message.
+  std::mutex ack_mutex_;
+  std::condition_variable ack_cv_;
+  bool ack_pending_ = false;
+  std::string ack_unsent_;  // what the socket did not take when it was sent
 };
 
 class Connection : public Poco::Net::TCPServerConnection {

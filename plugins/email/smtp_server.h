@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -42,6 +43,24 @@ class SmtpDelivery {
   /// @param data the message as received, dot-unstuffed, CRLF line ends.
   virtual void deliver(const std::string& mail_from, const std::vector<std::string>& recipients,
                        const std::string& data) = 0;
+  /// Says whether a message was stored (an empty string) or why not; called exactly once.
+  using Stored = std::function<void(const std::string& error)>;
+  /// Stores a message as deliver() does, but may return first: stored is then called on another
+  /// thread once the message is on disk, and must not block. The listener answers the client
+  /// from it, so the session goes on reading instead of sleeping until the disk has synced.
+  /// The default calls deliver() and then stored.
+  virtual void deliverAsync(const std::string& mail_from,
+                            const std::vector<std::string>& recipients, std::string data,
+                            Stored stored) {
+    std::string error;
+    try {
+      deliver(mail_from, recipients, data);
+    } catch (const std::exception& e) {
+      error = e.what();
+      if (error.empty()) error = "delivery failed";
+    }
+    stored(error);
+  }
 };
 
 class SessionRegistry;

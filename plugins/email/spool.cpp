@@ -145,6 +145,8 @@ void Spool::start(Position filed) {
   filed_ = filed;
   written_ = {segment_, 0};
   stopping_ = false;
+  writing_ = true;
+  writer_ = std::thread([this] { write(); });
   ingester_ = std::thread([this] { ingest(); });
   preparer_ = std::thread([this] { prepare(); });
 }
@@ -153,7 +155,10 @@ void Spool::stop() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
+    writing_ = false;  // what is queued is still written
   }
+  write_cv_.notify_all();
+  if (writer_.joinable()) writer_.join();
   ingest_cv_.notify_all();
   filed_cv_.notify_all();
   prepare_cv_.notify_all();
@@ -161,51 +166,74 @@ void Spool::stop() {
   if (preparer_.joinable()) preparer_.join();
 }
 
-Spool::Position Spool::append(const std::string& payload) {
+void Spool::appendAsync(std::string payload, Written written) {
   if (payload.empty()) throw std::invalid_argument("an empty record would end its segment");
-  if (payload.size() > kMaxRecord) throw std::runtime_error("message too large for the spool");
-  Pending p;
-  p.payload = &payload;
+  if (payload.size() > kMaxRecord) return written({}, "message too large for the spool");
+  {
+    std::lock_guard lock(mutex_);
+    if (writing_) {
+      queue_.push_back({std::move(payload), std::move(written), {}, {}});
+      write_cv_.notify_one();
+      return;
+    }
+  }
+  written({}, "the spool is not running");
+}
+
+Spool::Position Spool::append(const std::string& payload) {
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false;
+  Position end;
+  std::string error;
+  appendAsync(payload, [&](const Position& at, const std::string& why) {
+    std::lock_guard lock(m);
+    end = at;
+    error = why;
+    done = true;
+    cv.notify_one();
+  });
+  std::unique_lock lock(m);
+  cv.wait(lock, [&] { return done; });
+  if (!error.empty()) throw std::runtime_error(error);
+  return end;
+}
+
+void Spool::write() {
   std::unique_lock lock(mutex_);
-  queue_.push_back(&p);
-  // Group commit: the first queued while no batch is being written writes one for everyone
-  // queued. Each waiter is woken alone, when its record is on disk or when it is its turn to
-  // write (one condition for all woke every session at every batch, most of them to sleep again).
-  p.cv.wait(lock, [&] { return p.done || (!writing_ && queue_.front() == &p); });
-  if (!p.done) {
-    writing_ = true;
-    std::deque<Pending*> batch;
+  for (;;) {
+    // Group commit: what was queued while the last batch was being synced is the next batch.
+    write_cv_.wait(lock, [&] { return !queue_.empty() || !writing_; });
+    if (queue_.empty()) return;  // stopped, and everything queued was written
+    std::deque<Pending> batch;
     batch.swap(queue_);
     lock.unlock();
     writeBatch(batch);
     lock.lock();
-    for (Pending* q : batch) {
-      q->done = true;
-      if (q->error.empty()) {
+    for (const Pending& p : batch) {
+      if (p.error.empty()) {
         ++unfiled_;
-        unfiled_bytes_ += q->payload->size();
-        if (before(written_, q->end)) written_ = q->end;
+        unfiled_bytes_ += p.payload.size();
+        if (before(written_, p.end)) written_ = p.end;
       }
-      if (q != &p) q->cv.notify_one();
     }
-    writing_ = false;
-    if (!queue_.empty()) queue_.front()->cv.notify_one();
     ingest_cv_.notify_one();
+    lock.unlock();
+    for (const Pending& p : batch) p.written(p.end, p.error);
+    lock.lock();
   }
-  if (!p.error.empty()) throw std::runtime_error(p.error);
-  return p.end;
 }
 
-void Spool::writeBatch(std::deque<Pending*>& batch) {
+void Spool::writeBatch(std::deque<Pending>& batch) {
   try {
     // A full segment is ended; a growing one is left for a zero-filled spare once there is one.
     if (size_ >= options_.segment_bytes || (!zeroed_ && size_ > 0 && spare_ready_)) {
       openSegment(segment_ + 1);
     }
     std::string bytes;
-    for (Pending* p : batch) {
-      bytes += frame(*p->payload);
-      p->end = {segment_, size_ + static_cast<std::int64_t>(bytes.size())};
+    for (Pending& p : batch) {
+      bytes += frame(p.payload);
+      p.end = {segment_, size_ + static_cast<std::int64_t>(bytes.size())};
     }
     std::size_t done = 0;
     while (done < bytes.size()) {
@@ -224,7 +252,7 @@ void Spool::writeBatch(std::deque<Pending*>& batch) {
       prepare_cv_.notify_one();
     }
   } catch (const std::exception& e) {
-    for (Pending* p : batch) p->error = e.what();
+    for (Pending& p : batch) p.error = e.what();
     // What was half written must never sit before later records: go on in a new segment.
     try {
       openSegment(segment_ + 1);

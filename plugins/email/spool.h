@@ -1,7 +1,9 @@
 // The SMTP spool: mail is acknowledged once it is appended to a local, fsynced log (as a mail
 // server's queue does), and a background ingester files it into the database, recording how far
 // it got in the same transaction as the messages, so after a crash every acknowledged message is
-// filed exactly once. Appends from concurrent sessions share one write and one fdatasync.
+// filed exactly once. A writer thread appends what concurrent sessions queued with one write and
+// one fdatasync, then tells each of them (appendAsync's callback) on its own thread: a session
+// need not sleep until its record is on disk, the callback answers its client.
 //
 // Records: 4-byte length, 4-byte CRC-32 of the payload, payload; payloads are never empty, so a
 // zero length ends a segment. A torn tail (a crash during an append, never acknowledged) fails its
@@ -59,6 +61,14 @@ class Spool {
   /// Starts the ingester at the position the database recorded for this spool.
   void start(Position filed);
   void stop();
+  /// Called once per appendAsync, on the writer thread (or in appendAsync when the record is
+  /// refused at once): error is empty once the record is on disk (end is where it ends), or
+  /// says why it could not be written. It must not block: the next batch waits for it.
+  using Written = std::function<void(const Position& end, const std::string& error)>;
+  /// Queues a record for the writer and returns; written says when it is on disk.
+  /// @throws std::invalid_argument for an empty payload (nothing is queued, written is not
+  /// called).
+  void appendAsync(std::string payload, Written written);
   /// Appends durably. @return the record's end position, once it is on disk.
   /// @throws std::invalid_argument for an empty payload.
   /// @throws std::runtime_error when it could not be written (the client is told to retry).
@@ -76,14 +86,14 @@ class Spool {
 
  private:
   struct Pending {
-    const std::string* payload = nullptr;
+    std::string payload;
+    Written written;
     Position end;
-    bool done = false;
     std::string error;
-    std::condition_variable cv;  // woken when done, or when it is this one's turn to write
   };
   void openSegment(std::int64_t number);
-  void writeBatch(std::deque<Pending*>& batch);
+  void write();
+  void writeBatch(std::deque<Pending>& batch);
   void ingest();
   /// The ingester waits before retrying; stop() ends the wait.
   void pause(std::chrono::milliseconds how_long);
@@ -96,7 +106,7 @@ class Spool {
   Filer filer_;
   Options options_;
   int lock_fd_ = -1;
-  // The current segment: written by the one writer of the moment; the ingester reads segment_.
+  // The current segment: written by the writer thread; the ingester reads segment_.
   int fd_ = -1;
   std::atomic<std::int64_t> segment_{0};
   std::int64_t size_ = 0;
@@ -108,15 +118,15 @@ class Spool {
   std::thread preparer_;
 
   mutable std::mutex mutex_;
-  std::condition_variable ingest_cv_, filed_cv_;
-  std::deque<Pending*> queue_;
-  bool writing_ = false;
+  std::condition_variable write_cv_, ingest_cv_, filed_cv_;
+  std::deque<Pending> queue_;
+  bool writing_ = false;  // the writer thread runs: appends are taken
   Position written_, filed_;
   // Written under mutex_, read without it (every SMTP delivery checks the bound).
   std::atomic<std::size_t> unfiled_{0};
   std::atomic<std::uint64_t> unfiled_bytes_{0};
   std::atomic<bool> stopping_{false};
-  std::thread ingester_;
+  std::thread writer_, ingester_;
 };
 
 }  // namespace svc::plugins::email

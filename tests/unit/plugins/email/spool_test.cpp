@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <condition_variable>
 #include <fstream>
 #include <mutex>
 #include <thread>
@@ -99,6 +101,45 @@ TEST(Spool, BacklogCountsWhatIsNotYetFiled) {
     EXPECT_EQ(spool.backlogBytes(), 0u);
   }
   EXPECT_EQ(filed.payloads.size(), 3u);
+  Poco::File(dir).remove(true);
+}
+
+// appendAsync returns at once; the writer thread says when each record is on disk, once, in the
+// order they were queued, and the bytes are in the segment when it says so.
+TEST(Spool, AsynchronousAppendsAreAnsweredOnceTheyAreOnDisk) {
+  const std::string dir = Poco::TemporaryFile::tempName("/tmp/") + "-spool";
+  Filed filed;
+  Spool spool(dir, filed.filer());
+  std::string refused;
+  spool.appendAsync("early", [&](const Spool::Position&, const std::string& e) { refused = e; });
+  EXPECT_EQ(refused, "the spool is not running");
+  spool.start({});
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::vector<Spool::Position> ends;
+  std::vector<bool> on_disk;
+  const int n = 200;
+  for (int i = 0; i < n; ++i) {
+    spool.appendAsync(
+        "record " + std::to_string(i), [&](const Spool::Position& end, const std::string& error) {
+          EXPECT_EQ(error, "");
+          const std::string path = dir + "/segment-" + std::to_string(end.segment);
+          std::lock_guard lock(mutex);
+          on_disk.push_back(static_cast<std::int64_t>(Poco::File(path).getSize()) >= end.offset);
+          ends.push_back(end);
+          cv.notify_all();
+        });
+  }
+  {
+    std::unique_lock lock(mutex);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return ends.size() == n; }));
+  }
+  EXPECT_EQ(std::count(on_disk.begin(), on_disk.end(), true), n);
+  for (int i = 1; i < n; ++i) EXPECT_LT(ends[i - 1].offset, ends[i].offset);
+  ASSERT_TRUE(spool.waitFiled(ends.back(), 5000));
+  spool.stop();
+  ASSERT_EQ(filed.payloads.size(), static_cast<std::size_t>(n));
+  EXPECT_EQ(filed.payloads[n - 1], "record " + std::to_string(n - 1));
   Poco::File(dir).remove(true);
 }
 
