@@ -410,16 +410,24 @@ class Session {
       ack_pending_ = true;
     }
     const int fd = io_.impl()->sockfd();
-    delivery_.deliverAsync(from, rcpts, std::move(message), [this, fd](const std::string& error) {
-      const std::string text = storedAnswer(error) + "\r\n";
-      std::lock_guard lock(ack_mutex_);
-      // Never blocks the caller on a slow client: what the socket does not take now is sent
-      // by the session before anything else.
-      ssize_t n = ::send(fd, text.data(), text.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-      ack_unsent_ = text.substr(n > 0 ? static_cast<std::size_t>(n) : 0);
-      ack_pending_ = false;
-      ack_cv_.notify_one();
-    });
+    try {
+      delivery_.deliverAsync(from, rcpts, std::move(message), [this, fd](const std::string& e) {
+        const std::string text = storedAnswer(e) + "\r\n";
+        std::lock_guard lock(ack_mutex_);
+        // Never blocks the caller on a slow client: what the socket does not take now is sent
+        // by the session before anything else.
+        ssize_t n = ::send(fd, text.data(), text.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+        ack_unsent_ = text.substr(n > 0 ? static_cast<std::size_t>(n) : 0);
+        ack_pending_ = false;
+        ack_cv_.notify_one();
+      });
+    } catch (const std::exception& e) {  // nothing was queued: the answer is this session's
+      {
+        std::lock_guard lock(ack_mutex_);
+        ack_pending_ = false;
+      }
+      reply(storedAnswer(e.what()));
+    }
   }
 
   std::string storedAnswer(const std::string& error) {

@@ -48,7 +48,7 @@ class SmtpDelivery {
   /// Stores a message as deliver() does, but may return first: stored is then called on another
   /// thread once the message is on disk, and must not block. The listener answers the client
   /// from it, so the session goes on reading instead of sleeping until the disk has synced.
-  /// The default calls deliver() and then stored.
+  /// When it throws, stored is not called. The default calls deliver() and then stored.
   virtual void deliverAsync(const std::string& mail_from,
                             const std::vector<std::string>& recipients, std::string data,
                             Stored stored) {
