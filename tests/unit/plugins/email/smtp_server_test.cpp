@@ -63,6 +63,8 @@ class LateDelivery : public SmtpDelivery {
   std::vector<std::thread> answering_;
 };
 
+const char* kEnvelope = "MAIL FROM:<a@there.test>\r\nRCPT TO:<inbox@here.test>\r\nDATA\r\n";
+
 class Client {
  public:
   explicit Client(unsigned short port) : socket_(Poco::Net::SocketAddress("127.0.0.1", port)) {
@@ -93,6 +95,12 @@ class Client {
       if (l.size() < 4 || l[3] == ' ') return l;
     }
   }
+  // The greeting, EHLO, and an envelope up to DATA's 354.
+  void readyForData() {
+    reply();
+    send(std::string("EHLO client.test\r\n") + kEnvelope);
+    for (int i = 0; i < 4; ++i) reply();
+  }
   void close() { socket_.close(); }
 
  private:
@@ -116,8 +124,6 @@ struct Listener {
   ~Listener() { server.stop(); }
   SmtpServer server;
 };
-
-const char* kEnvelope = "MAIL FROM:<a@there.test>\r\nRCPT TO:<inbox@here.test>\r\nDATA\r\n";
 
 TEST(SmtpServer, TheAnswerToDataComesBeforeTheRepliesToWhatWasPipelinedAfterIt) {
   LateDelivery delivery("");
@@ -149,9 +155,7 @@ TEST(SmtpServer, AMessageThatCouldNotBeStoredIsAnswered451AndTheSessionGoesOn) {
   LateDelivery delivery("disk full");
   Listener listener(delivery);
   Client c(listener.server.port());
-  c.reply();
-  c.send(std::string("EHLO client.test\r\n") + kEnvelope);
-  for (int i = 0; i < 4; ++i) c.reply();
+  c.readyForData();
   c.send("Subject: lost\r\n\r\nbody\r\n.\r\n");
   EXPECT_EQ(c.reply().substr(0, 10), "451 4.3.0 ");
   c.send("NOOP\r\n");
@@ -163,9 +167,7 @@ TEST(SmtpServer, AClientThatLeavesBeforeItsAnswerLeavesTheListenerWorking) {
   Listener listener(delivery);
   {
     Client c(listener.server.port());
-    c.reply();
-    c.send(std::string("EHLO client.test\r\n") + kEnvelope);
-    for (int i = 0; i < 4; ++i) c.reply();
+    c.readyForData();
     c.send("Subject: left\r\n\r\nbody\r\n.\r\n");
     c.close();  // before the answer: the session ends, and waits for it first
   }
