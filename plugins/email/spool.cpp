@@ -145,7 +145,7 @@ void Spool::start(Position filed) {
   filed_ = filed;
   written_ = {segment_, 0};
   stopping_ = false;
-  writing_ = true;
+  accepting_ = true;
   writer_ = std::thread([this] { write(); });
   ingester_ = std::thread([this] { ingest(); });
   preparer_ = std::thread([this] { prepare(); });
@@ -155,7 +155,7 @@ void Spool::stop() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
-    writing_ = false;  // what is queued is still written
+    accepting_ = false;  // what is queued is still written
   }
   write_cv_.notify_all();
   if (writer_.joinable()) writer_.join();
@@ -171,7 +171,7 @@ void Spool::appendAsync(std::string payload, Written written) {
   if (payload.size() > kMaxRecord) return written({}, "message too large for the spool");
   {
     std::lock_guard lock(mutex_);
-    if (writing_) {
+    if (accepting_) {
       queue_.push_back({std::move(payload), std::move(written), {}, {}});
       write_cv_.notify_one();
       return;
@@ -203,7 +203,7 @@ void Spool::write() {
   std::unique_lock lock(mutex_);
   for (;;) {
     // Group commit: what was queued while the last batch was being synced is the next batch.
-    write_cv_.wait(lock, [&] { return !queue_.empty() || !writing_; });
+    write_cv_.wait(lock, [&] { return !queue_.empty() || !accepting_; });
     if (queue_.empty()) return;  // stopped, and everything queued was written
     std::deque<Pending> batch;
     batch.swap(queue_);

@@ -120,7 +120,7 @@ class Spool {
   mutable std::mutex mutex_;
   std::condition_variable write_cv_, ingest_cv_, filed_cv_;
   std::deque<Pending> queue_;
-  bool writing_ = false;  // the writer thread runs: appends are taken
+  bool accepting_ = false;  // between start() and stop(): the writer thread takes appends
   Position written_, filed_;
   // Written under mutex_, read without it (every SMTP delivery checks the bound).
   std::atomic<std::size_t> unfiled_{0};

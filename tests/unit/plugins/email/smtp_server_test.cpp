@@ -18,7 +18,7 @@
 namespace svc::plugins::email {
 namespace {
 
-// Stores nothing; answers each message `delay` after it arrives, on a thread of its own.
+// Stores nothing; answers each message 200 ms after it arrives, on a thread of its own.
 class LateDelivery : public SmtpDelivery {
  public:
   explicit LateDelivery(std::string error) : error_(std::move(error)) {}
@@ -33,10 +33,8 @@ class LateDelivery : public SmtpDelivery {
   }
   void deliverAsync(const std::string&, const std::vector<std::string>&, std::string data,
                     Stored stored) override {
-    {
-      std::lock_guard lock(mutex_);
-      messages_.push_back(std::move(data));
-    }
+    std::lock_guard lock(mutex_);
+    messages_.push_back(std::move(data));
     answering_.emplace_back([this, stored = std::move(stored)] {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
       stored(error_);
