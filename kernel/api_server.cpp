@@ -1,12 +1,5 @@
 #include "api_server.h"
 
-#include <Poco/Net/HTTPServerRequestImpl.h>
-#include <Poco/Net/HTTPServerResponseImpl.h>
-#include <Poco/Net/HTTPServerSession.h>
-#include <Poco/Net/NetException.h>
-#include <Poco/Net/SecureStreamSocketImpl.h>
-#include <Poco/Timestamp.h>
-
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -19,14 +12,6 @@ namespace svc::kernel {
 
 namespace {
 
-// Poco's session, with the size of its read buffer visible: a pipelined request already buffered
-// must be served before the connection is parked (epoll cannot see bytes Poco has read).
-class ApiSession : public Poco::Net::HTTPServerSession {
- public:
-  using HTTPServerSession::HTTPServerSession;
-  int pending() const { return buffered(); }
-};
-
 constexpr std::uint64_t kWakeId = 0;
 
 std::int64_t monotonicMicros() {
@@ -34,32 +19,26 @@ std::int64_t monotonicMicros() {
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
-constexpr std::uint32_t kParkedEvents = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
+constexpr std::uint32_t kReadEvents = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
+constexpr std::uint32_t kWriteEvents = EPOLLOUT | EPOLLONESHOT;
 
 }  // namespace
 
 struct ApiServer::Connection {
-  Connection(const Poco::Net::StreamSocket& socket, Poco::Net::HTTPServerParams::Ptr params,
-             std::uint64_t id_)
-      : session(socket, params),
-        id(id_),
-        fd(socket.impl()->sockfd()),
-        secure(dynamic_cast<Poco::Net::SecureStreamSocketImpl*>(socket.impl()) != nullptr) {}
-  ApiSession session;  // owns the socket: destroying it closes the connection
+  Connection(Poco::Net::StreamSocket socket, std::string address, const ConnectionLimits& limits,
+             std::uint64_t id_, bool counted_)
+      : http(std::move(socket), std::move(address), limits), id(id_), counted(counted_) {}
+  HttpConnection http;  // owns the socket: destroying it closes the connection
   const std::uint64_t id;
-  const int fd;
-  const bool secure;
-  bool first_request = true;  // only its worker touches it
+  const bool counted;  // counts against its address's limit
   // Guarded by ApiServer::mutex_: waiting in epoll (true) or taken by a worker (false).
   bool parked = true;
-  Clock::time_point idle_since = Clock::now();
 };
 
 ApiServer::ApiServer(Runtime& runtime, Poco::Net::ServerSocket socket, int threads, int concurrency,
-                     int idle_timeout_seconds)
+                     const ConnectionLimits& limits, int max_per_address)
     : runtime_(runtime),
       pipeline_(runtime),
-      params_(new Poco::Net::HTTPServerParams),
       listener_(std::move(socket)),
       port_(listener_.address().port()),
       threads_(threads < 1 ? 1 : threads),
@@ -67,14 +46,10 @@ ApiServer::ApiServer(Runtime& runtime, Poco::Net::ServerSocket socket, int threa
           threads_, concurrency > 0
                         ? concurrency
                         : static_cast<int>(std::max(2u, 2 * std::thread::hardware_concurrency())))),
-      idle_timeout_(idle_timeout_seconds),
+      limits_(limits),
+      max_per_address_(max_per_address),
       slots_(new WorkerSlot[static_cast<std::size_t>(threads_)]) {
   allowed_ = concurrency_;
-  params_->setKeepAlive(true);
-  params_->setMaxKeepAliveRequests(0);  // unlimited
-  params_->setTimeout(Poco::Timespan(idle_timeout_seconds, 0));
-  params_->setKeepAliveTimeout(Poco::Timespan(idle_timeout_seconds, 0));
-  params_->setServerName("svcd");
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   accept_wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -100,9 +75,9 @@ ApiServer::~ApiServer() {
   notifyFd(wake_fd_);
   for (auto& w : workers_) w.join();
   if (monitor_.joinable()) monitor_.join();
-  closeParked(true, Clock::now());
   std::lock_guard lock(mutex_);
   connections_.clear();
+  per_address_.clear();
   ::close(epoll_fd_);
   ::close(wake_fd_);
   ::close(accept_wake_fd_);
@@ -126,7 +101,7 @@ void ApiServer::notifyFd(int event_fd) {
   [[maybe_unused]] auto n = ::write(event_fd, &one, sizeof one);
 }
 
-// Accepts connections and parks them; once a second, closes those idle past the timeout.
+// Accepts connections and parks them; once a second, closes those past their deadline.
 void ApiServer::acceptLoop() {
   const int listen_fd = listener_.impl()->sockfd();
   auto last_sweep = Clock::now();
@@ -136,23 +111,47 @@ void ApiServer::acceptLoop() {
     const auto now = Clock::now();
     if (now - last_sweep >= std::chrono::seconds(1)) {
       last_sweep = now;
-      closeParked(false, now - idle_timeout_);
+      closeParked(false);
     }
     if (n <= 0 || stopping_.load() || !(fds[0].revents & POLLIN)) continue;
-    try {
-      Poco::Net::StreamSocket socket = listener_.acceptConnection();
-      socket.setNoDelay(true);
-      std::lock_guard lock(mutex_);
-      auto c = std::make_shared<Connection>(socket, params_, next_id_++);
-      epoll_event ev{};
-      ev.events = kParkedEvents;
-      ev.data.u64 = c->id;
-      if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, c->fd, &ev) == 0) connections_.emplace(c->id, c);
-    } catch (const Poco::Exception& e) {
-      // Out of descriptors, or the peer reset before we took it: wait a moment, go on.
-      if (runtime_.error_log) runtime_.error_log->warning("accept: " + e.displayText());
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    accept();
+  }
+}
+
+void ApiServer::accept() {
+  try {
+    Poco::Net::SocketAddress peer;
+    Poco::Net::StreamSocket socket = listener_.acceptConnection(peer);
+    socket.setNoDelay(true);
+    std::string address = peer.host().toString();
+    std::lock_guard lock(mutex_);
+    int& from_address = per_address_[address];
+    const bool refused = max_per_address_ > 0 && from_address >= max_per_address_;
+    auto c = std::make_shared<Connection>(socket, address, limits_, next_id_++, !refused);
+    std::uint32_t events = kReadEvents;
+    if (refused) {
+      if (from_address == 0) per_address_.erase(address);
+      sdk::Response busy = pipeline_.refusal(
+          503, "service_unavailable",
+          "This address has too many connections open; reuse one, or retry later.", address);
+      busy.headers.emplace_back("Retry-After", "5");
+      c->http.refuseWith(busy);
+      events = kWriteEvents;
+    } else {
+      ++from_address;
     }
+    epoll_event ev{};
+    ev.events = events;
+    ev.data.u64 = c->id;
+    if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, c->http.fd(), &ev) == 0) {
+      connections_.emplace(c->id, c);
+    } else if (c->counted && --per_address_[address] == 0) {
+      per_address_.erase(address);
+    }
+  } catch (const Poco::Exception& e) {
+    // Out of descriptors, or the peer reset before we took it: wait a moment, go on.
+    if (runtime_.error_log) runtime_.error_log->warning("accept: " + e.displayText());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
 
@@ -178,13 +177,13 @@ void ApiServer::serveWhileAllowed(WorkerSlot& slot) {
     if (n > 0 && ev.data.u64 != kWakeId) {
       if (std::shared_ptr<Connection> c = claim(ev.data.u64)) {
         slot.busy_since_us.store(monotonicMicros(), std::memory_order_relaxed);
-        Outcome outcome = Outcome::kClose;
+        HttpConnection::Wait wait = HttpConnection::Wait::kClose;
         try {
-          outcome = serveReady(*c);
+          wait = c->http.advance(pipeline_, stopping_.load());
         } catch (...) {
-          // A connection's failure (reset, timeout reading a request) is that connection's alone.
+          // A connection's failure is that connection's alone.
         }
-        settle(c, outcome);
+        settle(c, wait);
         slot.busy_since_us.store(0, std::memory_order_relaxed);
       }
     }
@@ -232,61 +231,22 @@ std::shared_ptr<ApiServer::Connection> ApiServer::claim(std::uint64_t id) {
   return it->second;
 }
 
-// Serves every request the connection has sent so far, then says what becomes of it.
-ApiServer::Outcome ApiServer::serveReady(Connection& c) {
-  using namespace Poco::Net;
-  ApiSession& session = c.session;
-  for (;;) {
-    // Only the first request asks Poco's session (it counts keep-alive requests from there);
-    // later ones are known to be readable, and its check would cost four syscalls a request
-    // (Poco polls through a new epoll set each time).
-    if (c.first_request) {
-      c.first_request = false;
-      if (!session.hasMoreRequests()) return Outcome::kClose;
-    }
-    bool detached = false;
-    try {
-      HTTPServerResponseImpl response(session);
-      HTTPServerRequestImpl request(response, session, params_);
-      response.setDate(Poco::Timestamp());
-      response.setVersion(request.getVersion());
-      response.setKeepAlive(params_->getKeepAlive() && request.getKeepAlive() &&
-                            session.canKeepAlive() && !stopping_.load());
-      if (request.getExpectContinue() && response.getStatus() == HTTPResponse::HTTP_OK) {
-        response.sendContinue();
-      }
-      detached = pipeline_.serve(request, response);
-      session.setKeepAlive(!detached && params_->getKeepAlive() && response.getKeepAlive() &&
-                           session.canKeepAlive());
-    } catch (const NoMessageException&) {
-      return Outcome::kClose;
-    } catch (const MessageException& e) {
-      sendMalformed(c, e.message());
-      return Outcome::kClose;
-    }
-    if (detached) return Outcome::kDetached;
-    if (stopping_.load() || !session.getKeepAlive()) return Outcome::kClose;
-    // Pipelined bytes already read (by Poco, or by TLS into its record buffer) are invisible to
-    // epoll: serve them now. Bytes still in the kernel make the re-armed epoll entry ready.
-    if (session.pending() == 0 && (!c.secure || session.socket().available() == 0)) {
-      return Outcome::kPark;
-    }
-  }
-}
-
-void ApiServer::settle(const std::shared_ptr<Connection>& c, Outcome outcome) {
+void ApiServer::settle(const std::shared_ptr<Connection>& c, HttpConnection::Wait wait) {
   std::lock_guard lock(mutex_);
-  if (outcome == Outcome::kPark && !stopping_.load()) {
+  if (wait == HttpConnection::Wait::kRead || wait == HttpConnection::Wait::kWrite) {
     c->parked = true;
-    c->idle_since = Clock::now();
     epoll_event ev{};
-    ev.events = kParkedEvents;
+    ev.events = wait == HttpConnection::Wait::kRead ? kReadEvents : kWriteEvents;
     ev.data.u64 = c->id;
-    if (epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c->fd, &ev) == 0) return;
+    if (epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c->http.fd(), &ev) == 0) return;
   }
-  if (outcome == Outcome::kDetached) {
+  if (wait == HttpConnection::Wait::kDetached) {
     // The socket is the hub's now, which may have closed it already (and the descriptor number
     // been reused): leave epoll alone; closing the socket drops its disarmed registration.
+    c->parked = true;  // never claimed again: its id is gone
+    if (c->counted && --per_address_[c->http.address()] == 0) {
+      per_address_.erase(c->http.address());
+    }
     connections_.erase(c->id);
     return;
   }
@@ -294,49 +254,24 @@ void ApiServer::settle(const std::shared_ptr<Connection>& c, Outcome outcome) {
 }
 
 void ApiServer::unregisterLocked(Connection& c) {
-  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.http.fd(), nullptr);
+  if (c.counted && --per_address_[c.http.address()] == 0) per_address_.erase(c.http.address());
   connections_.erase(c.id);
 }
 
-void ApiServer::closeParked(bool all, Clock::time_point cutoff) {
+void ApiServer::closeParked(bool drain) {
   std::vector<std::shared_ptr<Connection>> closing;  // closed after the lock is released
+  const auto now = Clock::now();
   {
     std::lock_guard lock(mutex_);
     for (auto& [id, c] : connections_) {
-      if (c->parked && (all || c->idle_since < cutoff)) closing.push_back(c);
+      if (!c->parked) continue;
+      if (drain ? c->http.owesNothing() : c->http.deadline() <= now) closing.push_back(c);
     }
     for (auto& c : closing) unregisterLocked(*c);
   }
-}
-
-// A request Poco could not even parse (bad request line, oversized or malformed headers).
-void ApiServer::sendMalformed(Connection& c, const std::string& why) {
-  try {
-    Poco::Net::HTTPServerSession& session = c.session;
-    Poco::Net::StreamSocket& socket = session.socket();
-    std::string rid = chooseRequestId("");
-    sdk::HttpError e(400, "invalid", "The request is malformed: " + why + ".");
-    std::string body = errorBody(e, rid);
-    Poco::Net::HTTPServerResponseImpl response(session);
-    response.setVersion(Poco::Net::HTTPMessage::HTTP_1_1);
-    response.setStatusAndReason(Poco::Net::HTTPResponse::HTTP_BAD_REQUEST);
-    response.setContentType("application/json");
-    response.set("X-Request-Id", rid);
-    response.setKeepAlive(false);
-    response.setContentLength(static_cast<std::streamsize>(body.size()));
-    std::ostream& out = response.send();
-    out << body;
-    out.flush();
-    session.setKeepAlive(false);
-    // Closing with unread bytes would reset the connection and could destroy the answer in
-    // flight: finish sending, then drain briefly.
-    socket.shutdownSend();
-    socket.setReceiveTimeout(Poco::Timespan(0, 200000));
-    char scratch[4096];
-    for (int i = 0; i < 16 && socket.receiveBytes(scratch, sizeof scratch) > 0; ++i) {
-    }
-    if (runtime_.metrics) runtime_.metrics->observe("?", "malformed", 400, 0);
-  } catch (...) {
+  for (auto& c : closing) {
+    if (!drain) c->http.expire(pipeline_);
   }
 }
 
@@ -347,7 +282,8 @@ bool ApiServer::drain(std::chrono::milliseconds grace) {
   listener_.close();  // no new connections
   const auto deadline = Clock::now() + grace;
   for (;;) {
-    closeParked(true, Clock::now());
+    closeParked(true);
+    closeParked(false);
     if (openConnections() == 0) return true;
     if (Clock::now() >= deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

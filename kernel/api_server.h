@@ -1,11 +1,15 @@
 // The HTTP listener: connections wait in epoll, not in threads.
 //
-// An accepted connection is parked in an epoll set until it is readable. Workers wait on that set
-// themselves (no dispatcher thread hands work over): a worker takes one ready connection, serves
-// the requests it has sent with Poco's HTTPServerSession (malformed requests answered in the
-// contract's error shape, held responses handed to the StreamHub), and parks it again. Idle
-// keep-alive connections and clients that send nothing cost a socket and a small struct, not a
-// thread, and ready connections are served in the order they became ready.
+// An accepted connection (an HttpConnection: a state machine over a non-blocking socket) is parked
+// in an epoll set until it is ready for what it waits for. Workers wait on that set themselves (no
+// dispatcher thread hands work over): a worker takes one ready connection, advances it as far as
+// the socket allows (reading, serving complete requests through the Pipeline, writing; held
+// responses go to the StreamHub), and parks it again. A client that is idle, slow to send its
+// head or body, or slow to read its answer costs a socket and a small struct, not a thread, and
+// ready connections are served in the order they became ready.
+//
+// Each client address may hold `max_per_address` connections; one more is answered 503 and
+// closed, so one client cannot take every descriptor.
 //
 // How many workers serve at once: `concurrency` (about two per core), because every runnable
 // thread beyond the cores only lengthens the run queue and the latency tail. A handler may block
@@ -13,13 +17,13 @@
 // one request longer than a few milliseconds as stalled and lets as many reserve workers in, up
 // to `threads` in all; when the stalls end the extra workers step back.
 //
-// Parked connections idle longer than the idle timeout are closed; a drain closes parked ones at
-// once and lets busy ones finish.
+// Once a second the acceptor closes parked connections past their deadline (HttpConnection says
+// which); a drain closes those between requests at once and lets the others finish.
 #pragma once
 
+#include "http_connection.h"
 #include "pipeline.h"
 
-#include <Poco/Net/HTTPServerParams.h>
 #include <Poco/Net/ServerSocket.h>
 
 #include <atomic>
@@ -27,6 +31,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -38,9 +43,10 @@ class ApiServer {
   /// @param socket a bound, listening socket (plain or TLS).
   /// @param threads workers in all (the most that serve at once while others are stalled).
   /// @param concurrency workers that serve at once when none is stalled (0: two per core).
-  /// @param idle_timeout_seconds a connection silent this long between requests is closed.
+  /// @param limits the connections' deadlines and head limits.
+  /// @param max_per_address connections one client address may hold (0: no limit).
   ApiServer(Runtime& runtime, Poco::Net::ServerSocket socket, int threads, int concurrency,
-            int idle_timeout_seconds);
+            const ConnectionLimits& limits, int max_per_address);
   ~ApiServer();
   ApiServer(const ApiServer&) = delete;
   ApiServer& operator=(const ApiServer&) = delete;
@@ -57,7 +63,6 @@ class ApiServer {
 
  private:
   struct Connection;
-  enum class Outcome { kPark, kClose, kDetached };
   using Clock = std::chrono::steady_clock;
 
   struct WorkerSlot {
@@ -68,25 +73,24 @@ class ApiServer {
   /// Serves ready connections until this worker is one too many or the server stops.
   void serveWhileAllowed(WorkerSlot& slot);
   void monitorLoop();
+  void accept();
   std::shared_ptr<Connection> claim(std::uint64_t id);
-  Outcome serveReady(Connection& c);
-  void sendMalformed(Connection& c, const std::string& why);
-  void settle(const std::shared_ptr<Connection>& c, Outcome outcome);
+  void settle(const std::shared_ptr<Connection>& c, HttpConnection::Wait wait);
   /// Removes a connection from the registry and epoll; the caller holds mutex_.
   void unregisterLocked(Connection& c);
-  /// Closes parked connections: all of them, or those idle since before `cutoff`.
-  void closeParked(bool all, Clock::time_point cutoff);
+  /// Closes parked connections: those past their deadline, or (`drain`) those between requests.
+  void closeParked(bool drain);
   /// Makes an eventfd readable for good.
   static void notifyFd(int event_fd);
 
   Runtime& runtime_;
   Pipeline pipeline_;
-  Poco::Net::HTTPServerParams::Ptr params_;
   Poco::Net::ServerSocket listener_;
   Poco::UInt16 port_;
   int threads_;
   int concurrency_;
-  std::chrono::seconds idle_timeout_;
+  ConnectionLimits limits_;
+  int max_per_address_;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;         // in the epoll set: workers leave
   int accept_wake_fd_ = -1;  // the acceptor leaves
@@ -108,6 +112,7 @@ class ApiServer {
   mutable std::mutex mutex_;
   std::uint64_t next_id_ = 1;  // 0 is the wake-up descriptor
   std::unordered_map<std::uint64_t, std::shared_ptr<Connection>> connections_;
+  std::unordered_map<std::string, int> per_address_;
 };
 
 }  // namespace svc::kernel

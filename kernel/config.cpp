@@ -33,7 +33,16 @@ const std::vector<sdk::ConfigKey>& kernelConfigKeys() {
       {"server.queue", "1024", "connections waiting to be accepted (the listen backlog)", false},
       {"server.max_body_bytes", "1048576", "largest request body accepted (413 above)", false},
       {"server.idle_timeout_seconds", "15", "an idle keep-alive connection is closed after", false},
-      {"server.request_timeout_seconds", "30", "a request must arrive whole within", false},
+      {"server.request_timeout_seconds", "30", "a request body must arrive whole within", false},
+      {"server.header_timeout_seconds", "10", "a request head must arrive whole within", false},
+      {"server.body_timeout_seconds", "10", "longest pause between two parts of a body", false},
+      {"server.send_timeout_seconds", "30", "an answer the client does not read is dropped after",
+       false},
+      {"server.max_connections_per_address", "256",
+       "connections one client address may hold (0: no limit; 503 beyond it)", false},
+      {"server.reuse_port", "false",
+       "share the port with other processes (SO_REUSEPORT); otherwise a port in use stops svcd",
+       false},
       {"server.drain_seconds", "10", "on SIGTERM, in-flight requests may finish within", false},
       {"server.stream_buffer_bytes", "1048576",
        "held-response bytes queued before a slow peer "
@@ -221,9 +230,16 @@ std::vector<std::string> ConfigLayers::validate() const {
   if (!isInt(get("server.max_body_bytes"), 1, 1 << 30)) {
     problems.push_back("server.max_body_bytes must be 1-1073741824");
   }
-  for (const char* k :
-       {"server.idle_timeout_seconds", "server.request_timeout_seconds", "server.drain_seconds"}) {
+  for (const char* k : {"server.idle_timeout_seconds", "server.request_timeout_seconds",
+                        "server.header_timeout_seconds", "server.body_timeout_seconds",
+                        "server.send_timeout_seconds", "server.drain_seconds"}) {
     if (!isInt(get(k), 1, 86400)) problems.push_back(std::string(k) + " must be 1-86400");
+  }
+  if (!isInt(get("server.max_connections_per_address"), 0, 1000000)) {
+    problems.push_back("server.max_connections_per_address must be 0-1000000");
+  }
+  if (get("server.reuse_port") != "true" && get("server.reuse_port") != "false") {
+    problems.push_back("server.reuse_port must be true or false");
   }
   if (!isInt(get("server.stream_buffer_bytes"), 1024, 1 << 30)) {
     problems.push_back("server.stream_buffer_bytes must be 1024-1073741824");

@@ -6,8 +6,6 @@
 #include <Poco/Exception.h>
 #include <Poco/JSON/Parser.h>
 
-#include <Poco/Net/HTTPServerRequestImpl.h>
-#include <Poco/Net/NetException.h>
 #include <Poco/String.h>
 #include <Poco/URI.h>
 
@@ -305,21 +303,43 @@ void Pipeline::authenticate(const RouteEntry& entry, sdk::Request& req) {
   req.identity = *found;
 }
 
-bool Pipeline::serve(Poco::Net::HTTPServerRequest& request,
-                     Poco::Net::HTTPServerResponse& response) {
+std::size_t Pipeline::bodyLimit(const http::RequestHead& head) const {
+  std::size_t limit = rt_.limits.max_body_bytes;
+  const std::string path = head.target.substr(0, head.target.find_first_of("?#"));
+  RouteMatch match = rt_.router->match(head.method == "HEAD" ? "GET" : head.method, path);
+  if (match.status == RouteMatch::Status::kFound && match.entry->route.max_body_bytes) {
+    limit = match.entry->route.max_body_bytes;
+  }
+  return limit;
+}
+
+sdk::Response Pipeline::refusal(int status, const std::string& code, const std::string& detail,
+                                const std::string& client_address) {
+  const std::string rid = chooseRequestId("");
+  sdk::Response out = errorResponse(sdk::HttpError(status, code, detail), rid);
+  out.headers.insert(out.headers.begin(), {"X-Request-Id", rid});
+  if (rt_.metrics) rt_.metrics->observe("?", "malformed", status, 0);
+  if (rt_.access_log) rt_.access_log->record("?", "?", status, 0, rid, client_address);
+  return out;
+}
+
+Served Pipeline::serve(IncomingRequest& in) {
   const auto started = Clock::now();
+  const http::RequestHead& head = in.head;
   sdk::Request req;
-  req.request_id = chooseRequestId(request.get("X-Request-Id", ""));
-  req.method = request.getMethod();
+  const std::string* client_id = head.field("x-request-id");
+  req.request_id = chooseRequestId(client_id ? *client_id : "");
+  req.method = head.method;
   req.base_url = rt_.base_url;
+  req.client_address = in.client_address;
+  req.body = std::move(in.body);
   std::string route_name = "unmatched";
   const RouteEntry* matched_entry = nullptr;
-  sdk::Response out;
-  bool close_after = false;
+  Served served;
+  sdk::Response& out = served.response;
   try {
-    req.client_address = request.clientAddress().host().toString();
-    for (auto& [name, value] : request) req.headers[Poco::toLower(name)] = value;
-    const std::string& uri = request.getURI();
+    for (auto& [name, value] : head.fields) req.headers[Poco::toLower(name)] = value;
+    const std::string& uri = head.target;
     if (uri.empty() || uri.front() != '/') {
       throw sdk::HttpError(400, "invalid", "The request target must be an absolute path.");
     }
@@ -334,8 +354,9 @@ bool Pipeline::serve(Poco::Net::HTTPServerRequest& request,
         throw sdk::HttpError::invalid("query", "malformed query string");
       }
     }
-    req.content_type = mediaType(request.getContentType());
-    // HEAD is GET without the body: handlers see GET, and Poco leaves the body out on the wire.
+    const std::string* content_type = head.field("content-type");
+    req.content_type = mediaType(content_type ? *content_type : "");
+    // HEAD is GET without the body: handlers see GET, and the connection leaves the body out.
     if (req.method == "HEAD") req.method = "GET";
 
     RouteMatch match = rt_.router->match(req.method, req.path);
@@ -343,57 +364,9 @@ bool Pipeline::serve(Poco::Net::HTTPServerRequest& request,
       route_name = match.entry->route.pattern;
       matched_entry = match.entry;
     }
-
-    // The body: bounded by the route's limit (or the server's), and by a deadline so a client
-    // that trickles bytes cannot hold a worker for long.
-    std::size_t limit = rt_.limits.max_body_bytes;
-    if (match.entry && match.entry->route.max_body_bytes) limit = match.entry->route.max_body_bytes;
-    if (request.hasContentLength() &&
-        request.getContentLength64() > static_cast<Poco::Int64>(limit)) {
-      close_after = true;
-      throw sdk::HttpError(413, "payload_too_large",
-                           "The body is larger than " + std::to_string(limit) + " bytes.");
-    }
-    if (request.hasContentLength() || request.getChunkedTransferEncoding()) {
-      std::istream& in = request.stream();
-      char buf[16384];
-      const auto deadline = started + std::chrono::seconds(rt_.limits.request_timeout_seconds);
-      try {
-        // peek() waits for the next bytes (one socket read, bounded by the idle timeout);
-        // readsome() takes what arrived. The deadline is checked between reads.
-        while (in.peek() != std::char_traits<char>::eof()) {
-          std::streamsize n = in.readsome(buf, sizeof buf);
-          if (n <= 0) break;
-          req.body.append(buf, static_cast<std::size_t>(n));
-          if (req.body.size() > limit) {
-            close_after = true;
-            throw sdk::HttpError(413, "payload_too_large",
-                                 "The body is larger than " + std::to_string(limit) + " bytes.");
-          }
-          if (Clock::now() > deadline) {
-            close_after = true;
-            throw sdk::HttpError(408, "request_timeout",
-                                 "The request body did not arrive in time.");
-          }
-        }
-      } catch (const Poco::TimeoutException&) {
-        close_after = true;
-        throw sdk::HttpError(408, "request_timeout", "The request body did not arrive in time.");
-      }
-      if (request.hasContentLength() &&
-          req.body.size() != static_cast<std::size_t>(request.getContentLength64())) {
-        close_after = true;
-        throw invalidBody("The body is shorter than its Content-Length.");
-      }
-    }
     out = dispatchMatched(match, req);
   } catch (const sdk::HttpError& e) {
     out = errorResponse(e, req.request_id);
-  } catch (const Poco::Exception& e) {
-    // The connection failed while reading: nothing sensible can be answered on it.
-    close_after = true;
-    out = errorResponse(sdk::HttpError(400, "invalid", "The request could not be read."),
-                        req.request_id);
   }
 
   RouteStats* stats = nullptr;
@@ -405,7 +378,7 @@ bool Pipeline::serve(Poco::Net::HTTPServerRequest& request,
       if (entry) entry->stats.store(stats, std::memory_order_release);
     }
   }
-  auto finish = [this, started, stats, method = req.method, path = req.path, rid = req.request_id,
+  auto finish = [this, started, stats, method = head.method, path = req.path, rid = req.request_id,
                  client = req.client_address](int status) {
     double seconds = std::chrono::duration<double>(Clock::now() - started).count();
     if (stats) stats->observe(status, seconds);
@@ -413,10 +386,8 @@ bool Pipeline::serve(Poco::Net::HTTPServerRequest& request,
   };
 
   if (out.on_hold) {
-    auto* impl = dynamic_cast<Poco::Net::HTTPServerRequestImpl*>(&request);
-    if (impl && rt_.hub) {
-      response.setKeepAlive(false);
-      auto stream = rt_.hub->adopt(impl->detachSocket(), req.request_id, finish);
+    if (rt_.hub && in.detach) {
+      auto stream = rt_.hub->adopt(in.detach(), req.request_id, finish);
       try {
         out.on_hold(stream);
       } catch (const std::exception& e) {
@@ -425,35 +396,15 @@ bool Pipeline::serve(Poco::Net::HTTPServerRequest& request,
             sdk::HttpError(500, "server_error", "The server failed to answer this request."),
             req.request_id));
       }
-      return true;
+      served.held = true;
+      return served;
     }
     out = errorResponse(sdk::HttpError(500, "server_error", "Held responses are unavailable."),
                         req.request_id);
   }
-
-  try {
-    response.setStatusAndReason(static_cast<Poco::Net::HTTPResponse::HTTPStatus>(out.status));
-    if (!out.content_type.empty()) response.setContentType(out.content_type);
-    response.set("X-Request-Id", req.request_id);
-    for (auto& [name, value] : out.headers) response.add(name, value);
-    if (close_after) response.setKeepAlive(false);
-    response.setContentLength(static_cast<std::streamsize>(out.body.size()));
-    if (out.status == 204 || out.status == 304) {
-      response.setContentLength(Poco::Net::HTTPMessage::UNKNOWN_CONTENT_LENGTH);
-      response.send();
-    } else {
-      response.sendBuffer(out.body.data(), out.body.size());
-    }
-  } catch (const Poco::Exception&) {
-    // The peer went away mid-answer; nothing more to do on this connection.
-  }
-  double seconds = std::chrono::duration<double>(Clock::now() - started).count();
-  if (stats) stats->observe(out.status, seconds);
-  if (rt_.access_log) {
-    rt_.access_log->record(request.getMethod(), req.path, out.status, seconds * 1000.0,
-                           req.request_id, req.client_address);
-  }
-  return false;
+  out.headers.insert(out.headers.begin(), {"X-Request-Id", req.request_id});
+  finish(out.status);
+  return served;
 }
 
 }  // namespace svc::kernel

@@ -6,13 +6,14 @@
 // metrics. Handlers that hold their response are handed to the StreamHub.
 #pragma once
 
+#include "http_framing.h"
 #include "runtime.h"
 
 #include <svc/sdk/http.h>
 
-#include <Poco/Net/HTTPServerRequest.h>
-#include <Poco/Net/HTTPServerResponse.h>
+#include <Poco/Net/StreamSocket.h>
 
+#include <functional>
 #include <string>
 
 namespace svc::kernel {
@@ -25,11 +26,32 @@ sdk::Response errorResponse(const sdk::HttpError& e, const std::string& request_
 /// else a new UUID.
 std::string chooseRequestId(const std::string& client);
 
+/// A request as its connection read it: the head and the whole body.
+struct IncomingRequest {
+  const http::RequestHead& head;
+  std::string body;
+  std::string client_address;
+  /// Gives up the connection's socket, for a held response.
+  std::function<Poco::Net::StreamSocket()> detach;
+};
+
+/// What became of a request: an answer to write, or a connection the hub now holds.
+struct Served {
+  sdk::Response response;  ///< with X-Request-Id among its headers
+  bool held = false;
+};
+
 class Pipeline {
  public:
   explicit Pipeline(Runtime& runtime) : rt_(runtime) {}
-  /// Serves one request; never throws. @return true when the connection was handed to the hub.
-  bool serve(Poco::Net::HTTPServerRequest& request, Poco::Net::HTTPServerResponse& response);
+  /// Serves one request; never throws.
+  Served serve(IncomingRequest& request);
+  /// @return the largest body the route a head names accepts (the server's limit by default).
+  std::size_t bodyLimit(const http::RequestHead& head) const;
+  /// A request refused before it reached a route (framing, size, time), counted and logged.
+  /// @return the error answer with a new request id.
+  sdk::Response refusal(int status, const std::string& code, const std::string& detail,
+                        const std::string& client_address);
   /// Runs a parsed request through matching, auth and the handler (no socket involved): the
   /// in-process round trip that the benchmarks and unit tests drive.
   /// @param req the request; method, path, query, headers, body and content_type filled in.

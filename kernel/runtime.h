@@ -17,7 +17,6 @@ namespace svc::kernel {
 
 struct PipelineLimits {
   std::size_t max_body_bytes = 1 << 20;
-  int request_timeout_seconds = 30;
 };
 
 struct Runtime {

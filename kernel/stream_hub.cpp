@@ -1,10 +1,6 @@
 #include "stream_hub.h"
 
-#include <Poco/DateTimeFormat.h>
-#include <Poco/DateTimeFormatter.h>
-#include <Poco/Net/HTTPResponse.h>
-#include <Poco/Net/SecureStreamSocketImpl.h>
-#include <Poco/Timestamp.h>
+#include "http_wire.h"
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -24,7 +20,7 @@ class HeldStream : public sdk::Stream, public std::enable_shared_from_this<HeldS
       : hub_(hub),
         socket_(std::move(socket)),
         fd_(socket_.impl()->sockfd()),
-        secure_(dynamic_cast<Poco::Net::SecureStreamSocketImpl*>(socket_.impl()) != nullptr),
+        secure_(http::isSecure(socket_)),
         request_id_(std::move(request_id)),
         on_done_(std::move(on_done)) {}
 
@@ -216,36 +212,18 @@ class HeldStream : public sdk::Stream, public std::enable_shared_from_this<HeldS
   enum class State { kHeld, kStreaming, kFinishing, kClosed };
 
   // One non-blocking send: bytes sent, 0 when it would block, -1 when the connection failed.
-  // TLS connections go through Poco's SSL socket, which answers "would block" with a negative.
   long sendSome(const char* data, std::size_t size) {
-    if (secure_) {
-      try {
-        int n = socket_.sendBytes(data, static_cast<int>(size));
-        return n > 0 ? n : 0;
-      } catch (...) {
-        return -1;
-      }
-    }
-    while (true) {
-      ssize_t n = ::send(fd_, data, size, MSG_NOSIGNAL);
-      if (n >= 0) return n;
-      if (errno == EINTR) continue;
-      return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
-    }
+    long n = http::sendSome(socket_, secure_, data, size);
+    return n == http::kFailed ? -1 : n;
   }
 
   std::string statusAndHeaders(int status, const std::string& content_type,
                                const std::vector<std::pair<std::string, std::string>>& headers) {
-    std::string head = "HTTP/1.1 " + std::to_string(status) + " " +
-                       Poco::Net::HTTPResponse::getReasonForStatus(
-                           static_cast<Poco::Net::HTTPResponse::HTTPStatus>(status)) +
-                       "\r\n";
-    head += "Date: " +
-            Poco::DateTimeFormatter::format(Poco::Timestamp(), Poco::DateTimeFormat::HTTP_FORMAT) +
-            "\r\n";
-    if (!content_type.empty()) head += "Content-Type: " + content_type + "\r\n";
-    head += "X-Request-Id: " + request_id_ + "\r\nConnection: close\r\n";
-    for (auto& [name, value] : headers) head += name + ": " + value + "\r\n";
+    std::vector<std::pair<std::string, std::string>> fields = {{"X-Request-Id", request_id_},
+                                                               {"Connection", "close"}};
+    fields.insert(fields.end(), headers.begin(), headers.end());
+    std::string head;
+    http::appendResponseHead(head, status, content_type, fields);
     return head;
   }
 

@@ -58,6 +58,17 @@ void raiseOpenFileLimit(Poco::Logger& log) {
   }
 }
 
+// Poco's ServerSocket(address, backlog) also sets SO_REUSEPORT, which lets a second server bind a
+// port already served and silently share its traffic: here port sharing is the operator's choice,
+// and otherwise a port in use fails the start.
+Poco::Net::ServerSocket listenOn(const Poco::Net::SocketAddress& address, int backlog,
+                                 bool reuse_port) {
+  Poco::Net::ServerSocket socket;
+  socket.bind(address, true, reuse_port);
+  socket.listen(backlog);
+  return socket;
+}
+
 std::map<std::string, std::string> processEnvironment() {
   std::map<std::string, std::string> env;
   for (char** e = environ; e && *e; ++e) {
@@ -246,6 +257,7 @@ int SvcdApp::serve() {
     Poco::Net::SocketAddress address(conf.getString("server.host"),
                                      static_cast<Poco::UInt16>(conf.getInt("server.port")));
     const std::string cert = conf.getString("server.tls.cert", "");
+    const bool reuse_port = conf.getBool("server.reuse_port", false);
     if (!cert.empty()) {
       Poco::Net::initializeSSL();
       Poco::Net::Context::Ptr context = new Poco::Net::Context(
@@ -254,10 +266,13 @@ int SvcdApp::serve() {
       context->disableProtocols(Poco::Net::Context::PROTO_SSLV2 | Poco::Net::Context::PROTO_SSLV3 |
                                 Poco::Net::Context::PROTO_TLSV1 |
                                 Poco::Net::Context::PROTO_TLSV1_1);
-      socket = Poco::Net::SecureServerSocket(address, conf.getInt("server.queue"), context);
+      Poco::Net::SecureServerSocket secure(context);
+      secure.bind(address, true, reuse_port);
+      secure.listen(conf.getInt("server.queue"));
+      socket = secure;
       scheme = "https";
     } else {
-      socket = Poco::Net::ServerSocket(address, conf.getInt("server.queue"));
+      socket = listenOn(address, conf.getInt("server.queue"), reuse_port);
     }
   } catch (const Poco::Exception& e) {
     log.fatal("cannot listen on " + conf.getString("server.host") + ":" +
@@ -459,7 +474,6 @@ int SvcdApp::serve() {
   runtime.hub = &hub;
   runtime.metrics = &metrics;
   runtime.limits.max_body_bytes = static_cast<std::size_t>(conf.getInt("server.max_body_bytes"));
-  runtime.limits.request_timeout_seconds = conf.getInt("server.request_timeout_seconds");
   runtime.base_url = conf.getString("public.base_url");
   std::unique_ptr<AccessLog> access_log;
   if (Poco::Logger::get("access").information()) {
@@ -483,8 +497,14 @@ int SvcdApp::serve() {
 
   std::unique_ptr<ApiServer> api;
   try {
+    ConnectionLimits limits;
+    limits.idle = std::chrono::seconds(conf.getInt("server.idle_timeout_seconds"));
+    limits.header = std::chrono::seconds(conf.getInt("server.header_timeout_seconds"));
+    limits.body = std::chrono::seconds(conf.getInt("server.body_timeout_seconds"));
+    limits.request = std::chrono::seconds(conf.getInt("server.request_timeout_seconds"));
+    limits.send = std::chrono::seconds(conf.getInt("server.send_timeout_seconds"));
     api = std::make_unique<ApiServer>(runtime, socket, threads, conf.getInt("server.concurrency"),
-                                      conf.getInt("server.idle_timeout_seconds"));
+                                      limits, conf.getInt("server.max_connections_per_address"));
   } catch (const Poco::Exception& e) {
     log.fatal("cannot serve on " + socket.address().toString() + ": " + e.displayText());
     return EXIT_CONFIG;
@@ -502,8 +522,9 @@ int SvcdApp::serve() {
       if (!address.host().isLoopback()) {
         throw std::runtime_error("admin.listen must be a loopback address, not " + admin_listen);
       }
-      admin = std::make_unique<ApiServer>(operator_runtime, Poco::Net::ServerSocket(address, 64), 4,
-                                          2, 10);
+      static const ConnectionLimits admin_limits;
+      admin = std::make_unique<ApiServer>(operator_runtime, listenOn(address, 64, false), 4, 2,
+                                          admin_limits, 0);
     } catch (const Poco::Exception& e) {
       log.fatal("cannot start the operator listener on " + admin_listen + ": " + e.displayText());
       return EXIT_CONFIG;

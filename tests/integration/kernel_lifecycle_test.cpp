@@ -420,7 +420,9 @@ struct IdleClients {
 
 TEST(KernelConnections, IdleAndSilentConnectionsHoldNoWorkers) {
   Svcd::Options o;
-  o.args = {"--set", "server.threads=2", "--set", "server.concurrency=1"};
+  o.args = {"--set", "server.threads=2",
+            "--set", "server.concurrency=1",
+            "--set", "server.max_connections_per_address=0"};
   Svcd svcd(o);
   ASSERT_TRUE(svcd.start());
   IdleClients clients(svcd, 200);
