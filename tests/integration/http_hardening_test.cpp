@@ -1,0 +1,329 @@
+// svcd facing the open internet over HTTP: smuggling framings are refused and never frame a
+// second request, slow or greedy clients cost sockets and not service, and a client that sends a
+// refused body whole before reading still reads the refusal.
+#include "harness.h"
+
+#include <gtest/gtest.h>
+
+#include <Poco/Net/NetException.h>
+#include <Poco/Net/StreamSocket.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+namespace svc::testing {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Every answer carries exactly one X-Request-Id.
+int countResponses(const std::string& wire) {
+  int n = 0;
+  for (std::size_t at = wire.find("\r\nX-Request-Id: "); at != std::string::npos;
+       at = wire.find("\r\nX-Request-Id: ", at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+// A request whose body, read with the wrong framing, is a second request.
+const std::string kSmuggled = "GET /api/testkit/greeting/ HTTP/1.1\r\nHost: x\r\n\r\n";
+
+struct Framing {
+  const char* name;
+  std::string head;  // up to the blank line; kSmuggled follows as the "body"
+  int status;
+};
+
+class SmugglingFramings : public ::testing::TestWithParam<Framing> {
+ protected:
+  static void SetUpTestSuite() {
+    server_ = new Svcd();
+    ASSERT_TRUE(server_->start());
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  static Svcd* server_;
+};
+Svcd* SmugglingFramings::server_ = nullptr;
+
+TEST_P(SmugglingFramings, AreRefusedAndTheBodyIsNeverASecondRequest) {
+  const Framing& f = GetParam();
+  std::string answer = rawExchange(server_->port(), f.head + "\r\n" + kSmuggled, 3000);
+  EXPECT_EQ(answer.rfind("HTTP/1.1 " + std::to_string(f.status) + " ", 0), 0u)
+      << f.name << ": " << answer.substr(0, 300);
+  EXPECT_EQ(countResponses(answer), 1) << f.name << ": " << answer;
+  EXPECT_NE(answer.find("Connection: close\r\n"), std::string::npos) << f.name;
+  EXPECT_NE(answer.find("\"code\":"), std::string::npos) << f.name;
+  EXPECT_EQ(answer.find("\"greeting\""), std::string::npos) << f.name;  // it never ran
+}
+
+const std::string kPost = "POST /api/testkit/echo/ HTTP/1.1\r\nHost: x\r\n";
+const std::string kLen = std::to_string(kSmuggled.size());
+
+INSTANTIATE_TEST_SUITE_P(
+    Http, SmugglingFramings,
+    ::testing::Values(
+        Framing{"SpaceBeforeColon", kPost + "Content-Length : " + kLen + "\r\n", 400},
+        Framing{"XchunkedAndLength",
+                kPost + "Transfer-Encoding: xchunked\r\nContent-Length: " + kLen + "\r\n", 400},
+        Framing{"GzipChunked", kPost + "Transfer-Encoding: gzip, chunked\r\n", 501},
+        Framing{"ChunkedAndLength",
+                kPost + "Transfer-Encoding: chunked\r\nContent-Length: " + kLen + "\r\n", 400},
+        Framing{"LengthsDiffer", kPost + "Content-Length: " + kLen + ", 0\r\n", 400},
+        Framing{"HexLength", kPost + "Content-Length: 0x13\r\n", 400},
+        Framing{"TwentyDigitLength", kPost + "Content-Length: 12345678901234567890\r\n", 400},
+        Framing{"NoColon", kPost + "Content-Length " + kLen + "\r\n", 400},
+        Framing{"ObsFold", kPost + "X-A: a\r\n Content-Length: " + kLen + "\r\n", 400},
+        Framing{"Http99", "GET /api/health/ HTTP/9.9\r\nHost: x\r\n", 505},
+        Framing{"Http20", "GET /api/health/ HTTP/2.0\r\nHost: x\r\n", 505},
+        Framing{"NoHost", "GET /api/health/ HTTP/1.1\r\n", 400}),
+    [](const ::testing::TestParamInfo<Framing>& info) { return std::string(info.param.name); });
+
+TEST(HttpHardening, AValidPipelinedRequestAfterAFramedBodyIsServedInTurn) {
+  Svcd svcd;
+  ASSERT_TRUE(svcd.start());
+  // The control case: the same bytes, framed honestly, are one echo and then one greeting.
+  std::string body = "{\"a\":1}";
+  std::string answer = rawExchange(svcd.port(),
+                                   kPost + "Content-Type: application/json\r\nContent-Length: " +
+                                       std::to_string(body.size()) + "\r\n\r\n" + body +
+                                       "GET /api/testkit/greeting/ HTTP/1.1\r\nHost: x\r\n"
+                                       "Connection: close\r\n\r\n",
+                                   3000);
+  EXPECT_EQ(countResponses(answer), 2) << answer;
+}
+
+// A client that writes its whole body before reading (Python's http.client, most SDKs) reads
+// the 413, not a reset: the server drains what the client still sends before closing.
+TEST(HttpHardening, AClientThatSendsARefusedBodyFirstReadsThe413) {
+  Svcd svcd;
+  ASSERT_TRUE(svcd.start());
+  const std::string body(3 * 1024 * 1024, 'a');
+  int answered = 0;
+  for (int i = 0; i < 10; ++i) {
+    Poco::Net::StreamSocket s(
+        Poco::Net::SocketAddress("127.0.0.1", static_cast<Poco::UInt16>(svcd.port())));
+    s.setReceiveTimeout(Poco::Timespan(5, 0));
+    std::string answer;
+    try {
+      std::string head = kPost + "Content-Type: application/json\r\nContent-Length: " +
+                         std::to_string(body.size()) + "\r\n\r\n";
+      s.sendBytes(head.data(), static_cast<int>(head.size()));
+      for (std::size_t at = 0; at < body.size(); at += 65536) {
+        s.sendBytes(body.data() + at,
+                    static_cast<int>(std::min<std::size_t>(65536, body.size() - at)));
+      }
+      char buf[4096];
+      int n;
+      while ((n = s.receiveBytes(buf, sizeof buf)) > 0) answer.append(buf, n);
+    } catch (const Poco::Exception& e) {
+      ADD_FAILURE() << "round " << i << ": " << e.displayText();
+    }
+    if (answer.rfind("HTTP/1.1 413 ", 0) == 0 &&
+        answer.find("\"code\":\"payload_too_large\"") != std::string::npos) {
+      ++answered;
+    }
+  }
+  EXPECT_EQ(answered, 10);
+}
+
+// Raw non-blocking client sockets from a chosen loopback address.
+int connectFrom(const std::string& source, int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  ::inet_pton(AF_INET, source.c_str(), &from.sin_addr);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<std::uint16_t>(port));
+  ::inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0 ||
+      ::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+std::string readAvailable(int fd, int timeout_ms) {
+  timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) out.append(buf, static_cast<std::size_t>(n));
+  return out;
+}
+
+bool raiseFileLimit(rlim_t want) {
+  rlimit limit{};
+  ::getrlimit(RLIMIT_NOFILE, &limit);
+  if (limit.rlim_cur < want && limit.rlim_max >= want) {
+    limit.rlim_cur = want;
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+  }
+  ::getrlimit(RLIMIT_NOFILE, &limit);
+  return limit.rlim_cur >= want;
+}
+
+// p99 of health over fresh connections, in milliseconds.
+double healthP99(Svcd& svcd, int requests) {
+  std::vector<double> ms;
+  for (int i = 0; i < requests; ++i) {
+    auto started = Clock::now();
+    EXPECT_EQ(svcd.get("/api/health/").status, 200);
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - started).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[static_cast<std::size_t>(ms.size() * 99 / 100)];
+}
+
+// 2,000 slowloris connections from eight addresses, half sending a header line now and then
+// and half a byte at a time: health keeps its usual latency, with two workers in all.
+TEST(HttpHardening, TwoThousandSlowClientsDoNotSlowHealth) {
+  if (!raiseFileLimit(4500)) GTEST_SKIP() << "open-files limit too low";
+  Svcd::Options o;
+  o.args = {"--set", "server.threads=2", "--set", "server.concurrency=1"};
+  Svcd svcd(o);
+  ASSERT_TRUE(svcd.start());
+  const double idle_p99 = healthP99(svcd, 200);
+
+  std::vector<int> slow;
+  for (int i = 0; i < 2000; ++i) {
+    int fd = connectFrom("127.0.0." + std::to_string(2 + i % 8), svcd.port());
+    ASSERT_GE(fd, 0) << "connection " << i;
+    std::string start = i % 2 ? "GET /api/health/ HTTP/1.1\r\nHost: x\r\n" : "G";
+    ::send(fd, start.data(), start.size(), MSG_NOSIGNAL);
+    slow.push_back(fd);
+  }
+  std::atomic<bool> done{false};
+  std::thread trickle([&] {
+    for (int round = 0; !done.load(); ++round) {
+      for (std::size_t i = 0; i < slow.size(); ++i) {
+        std::string more = i % 2 ? "X-Slow-" + std::to_string(round) + ": 1\r\n" : "E";
+        ::send(slow[i], more.data(), more.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const double slow_p99 = healthP99(svcd, 200);
+  done = true;
+  trickle.join();
+  EXPECT_LT(slow_p99, std::max(3 * idle_p99, idle_p99 + 25.0))
+      << "idle p99 " << idle_p99 << " ms, with 2,000 slow clients " << slow_p99 << " ms";
+  // None of them was answered: they are still waiting for their heads' deadline.
+  int answered = 0;
+  for (int fd : slow) {
+    char c;
+    if (::recv(fd, &c, 1, MSG_DONTWAIT) > 0) ++answered;
+    ::close(fd);
+  }
+  EXPECT_EQ(answered, 0);
+}
+
+TEST(HttpHardening, HeadsThatDoNotArriveInTimeAre408) {
+  Svcd::Options o;
+  o.args = {"--set", "server.header_timeout_seconds=1"};
+  Svcd svcd(o);
+  ASSERT_TRUE(svcd.start());
+  // One header line and then silence; and one byte every 300 ms, which never stops on its own.
+  int partial = connectFrom("127.0.0.1", svcd.port());
+  int trickling = connectFrom("127.0.0.1", svcd.port());
+  ASSERT_GE(partial, 0);
+  ASSERT_GE(trickling, 0);
+  const std::string head = "GET /api/health/ HTTP/1.1\r\nHost: x\r\n";
+  ::send(partial, head.data(), head.size(), MSG_NOSIGNAL);
+  auto started = Clock::now();
+  std::string trickled;
+  for (int i = 0; i < 12 && trickled.empty(); ++i) {
+    ::send(trickling, "X", 1, MSG_NOSIGNAL);
+    trickled = readAvailable(trickling, 300);
+  }
+  EXPECT_EQ(trickled.rfind("HTTP/1.1 408 ", 0), 0u) << trickled;
+  EXPECT_LT(Clock::now() - started, std::chrono::milliseconds(3000));
+  std::string answer = readAvailable(partial, 3000);
+  EXPECT_EQ(answer.rfind("HTTP/1.1 408 ", 0), 0u) << answer;
+  ::close(partial);
+  ::close(trickling);
+}
+
+TEST(HttpHardening, ConnectionsBeyondTheLimitPerAddressAre503) {
+  Svcd::Options o;
+  o.args = {"--set", "server.max_connections_per_address=5"};
+  Svcd svcd(o);
+  ASSERT_TRUE(svcd.start());
+  std::vector<int> held;
+  for (int i = 0; i < 5; ++i) held.push_back(connectFrom("127.0.0.3", svcd.port()));
+  for (int fd : held) ASSERT_GE(fd, 0);
+  int extra = connectFrom("127.0.0.3", svcd.port());
+  std::string refused = readAvailable(extra, 2000);
+  EXPECT_EQ(refused.rfind("HTTP/1.1 503 ", 0), 0u) << refused;
+  EXPECT_NE(refused.find("Retry-After: "), std::string::npos) << refused;
+  ::close(extra);
+  // Another address is not affected, and a freed slot is usable again.
+  int other = connectFrom("127.0.0.4", svcd.port());
+  const std::string get = "GET /api/health/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  ::send(other, get.data(), get.size(), MSG_NOSIGNAL);
+  EXPECT_EQ(readAvailable(other, 2000).rfind("HTTP/1.1 200 ", 0), 0u);
+  ::close(other);
+  ::close(held.back());
+  held.pop_back();
+  std::string again;
+  for (int attempt = 0; attempt < 20 && again.rfind("HTTP/1.1 200 ", 0) != 0; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    int fd = connectFrom("127.0.0.3", svcd.port());
+    ::send(fd, get.data(), get.size(), MSG_NOSIGNAL);
+    again = readAvailable(fd, 2000);
+    ::close(fd);
+  }
+  EXPECT_EQ(again.rfind("HTTP/1.1 200 ", 0), 0u) << again;
+  for (int fd : held) ::close(fd);
+}
+
+// A client that asks for answers and does not read them holds its own socket's buffers, not a
+// worker: with one worker serving, others are still answered at once.
+TEST(HttpHardening, AClientThatDoesNotReadItsAnswersHoldsNoWorker) {
+  Svcd::Options o;
+  o.args = {"--set", "server.threads=1", "--set", "server.concurrency=1"};
+  Svcd svcd(o);
+  ASSERT_TRUE(svcd.start());
+  int greedy = connectFrom("127.0.0.1", svcd.port());
+  int small = 4096;
+  ::setsockopt(greedy, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  const std::string body = "{\"pad\":\"" + std::string(200000, 'p') + "\"}";
+  std::string request =
+      kPost + "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+      "\r\n\r\n" + body;
+  std::thread writer([&] {
+    for (int i = 0; i < 40; ++i) {
+      if (::send(greedy, request.data(), request.size(), MSG_NOSIGNAL) < 0) break;
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  for (int i = 0; i < 5; ++i) {
+    auto started = Clock::now();
+    EXPECT_EQ(svcd.get("/api/health/").status, 200);
+    EXPECT_LT(Clock::now() - started, std::chrono::milliseconds(500));
+  }
+  ::shutdown(greedy, SHUT_RDWR);
+  writer.join();
+  ::close(greedy);
+}
+
+}  // namespace
+}  // namespace svc::testing
