@@ -19,7 +19,7 @@ cleanup() {
 trap cleanup EXIT
 source "$root/benchmarks/bench_lib.sh"
 ulimit -n "$(ulimit -Hn)"
-bench_start_svcd --set auth.rate.failed_auth_per_minute=0
+bench_start_svcd --set auth.rate.failed_auth_per_minute=0 --set server.max_connections_per_address=0
 bench_login
 : >"$work/keys"
 for i in $(seq 1 $identities); do

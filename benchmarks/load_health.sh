@@ -25,9 +25,11 @@ bare_port=$(free_port)
 pids+=($!)
 
 t0=$(now_ms)
-# Rate limits off: the held-response measurement starts 1,000 device logins from one address.
+# Rate limits and the per-address connection limit off: the held-response measurement starts
+# 1,000 device logins from one address.
 "$build/bin/svcd" --port 0 --data-dir "$work/data" --set admin.listen=127.0.0.1:0 \
-  --set auth.rate.device_per_minute=0 --set auth.rate.token_per_minute=0 >"$work/svcd.log" 2>&1 &
+  --set auth.rate.device_per_minute=0 --set auth.rate.token_per_minute=0 \
+  --set server.max_connections_per_address=0 >"$work/svcd.log" 2>&1 &
 svcd_pid=$!
 pids+=($svcd_pid)
 port=""
