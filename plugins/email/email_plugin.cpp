@@ -158,8 +158,13 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
          "the name the SMTP listener greets with (default: first domain)"},
         {"email.smtp.max_message_bytes", "36700160", "largest message the listener accepts"},
         {"email.smtp.max_recipients", "100", "most RCPT TO per message"},
-        {"email.smtp.timeout_seconds", "300", "how long the listener waits for a command"},
-        {"email.smtp.max_connections", "64", "SMTP connections served at once"},
+        {"email.smtp.timeout_seconds", "300",
+         "how long a session inside a mail transaction may be silent"},
+        {"email.smtp.idle_timeout_seconds", "30",
+         "how long a session outside a mail transaction (before MAIL) may be silent"},
+        {"email.smtp.max_connections", "1000", "SMTP sessions at once (421 beyond)"},
+        {"email.smtp.max_connections_per_address", "20",
+         "SMTP sessions from one client address (421 beyond; 0: no limit)"},
         {"email.smtp.max_backlog_bytes", "1073741824",
          "acknowledged mail not yet filed that the spool holds before answering 451"},
         {"email.smtp.tls_cert_file", "", "PEM certificate for STARTTLS (with the key file)"},
@@ -204,7 +209,9 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
         static_cast<std::size_t>(c.getInt64("email.smtp.max_message_bytes", 36700160));
     smtp_.max_recipients = c.getInt("email.smtp.max_recipients", 100);
     smtp_.timeout_seconds = c.getInt("email.smtp.timeout_seconds", 300);
-    smtp_.max_connections = c.getInt("email.smtp.max_connections", 64);
+    smtp_.idle_timeout_seconds = c.getInt("email.smtp.idle_timeout_seconds", 30);
+    smtp_.max_connections = c.getInt("email.smtp.max_connections", 1000);
+    smtp_.max_connections_per_address = c.getInt("email.smtp.max_connections_per_address", 20);
     const Poco::Int64 backlog_bytes = c.getInt64("email.smtp.max_backlog_bytes", 1073741824);
     if (backlog_bytes < 0) throw std::runtime_error("email.smtp.max_backlog_bytes is negative");
     max_backlog_bytes_ = static_cast<std::uint64_t>(backlog_bytes);

@@ -1,525 +1,363 @@
 #include "smtp_server.h"
 
-#include "mime.h"
+#include "smtp_session.h"
 
-#include <Poco/Net/NetException.h>
+#include <Poco/Exception.h>
 #include <Poco/Net/SecureStreamSocket.h>
+#include <Poco/Net/SecureStreamSocketImpl.h>
 #include <Poco/Net/ServerSocket.h>
 #include <Poco/Net/SocketAddress.h>
-#include <Poco/Net/TCPServerConnection.h>
-#include <Poco/Net/TCPServerConnectionFactory.h>
-#include <Poco/Net/TCPServerParams.h>
-#include <Poco/NumberParser.h>
-#include <Poco/String.h>
-#include <Poco/StringTokenizer.h>
-#include <Poco/ThreadPool.h>
 
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
-#include <algorithm>
-#include <condition_variable>
-#include <cstring>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
 #include <mutex>
-#include <optional>
 #include <stdexcept>
 #include <string_view>
+#include <thread>
+#include <unordered_map>
 
 namespace svc::plugins::email {
 
 namespace {
 
-constexpr std::size_t kMaxCommandLine = 1000;  // RFC 5321 says 512; some clients send more
-constexpr std::size_t kMaxTextLine = 998;      // RFC 5322 section 2.1.1, without CRLF
-constexpr int kMaxErrors = 20;
+using Clock = std::chrono::steady_clock;
+constexpr std::uint64_t kWakeId = 0;
+constexpr std::uint32_t kReadEvents = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
+constexpr std::uint32_t kWriteEvents = EPOLLOUT | EPOLLONESHOT;
+constexpr std::uint32_t kAnswerEvents = EPOLLONESHOT;  // only wake() re-arms it
+constexpr std::uint32_t kWokenEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLONESHOT;
+constexpr long kWouldBlock = -1, kFailed = -2;
 
-// A CR or LF inside a line that CRLF ended: a bare one. Two memchr scans (find_first_of makes a
-// call per byte of the line).
-bool hasBareCrOrLf(std::string_view line) {
-  return std::memchr(line.data(), '\r', line.size()) != nullptr ||
-         std::memchr(line.data(), '\n', line.size()) != nullptr;
+// Non-blocking reads and writes on a plain or TLS socket. TLS goes through Poco's SSL socket,
+// which answers "would block" with a negative count, or with a TimeoutException when OpenSSL met
+// EAGAIN inside a system call. @return bytes, 0 (read: end of stream; write: no room), or
+// kWouldBlock (reads) / kFailed.
+long receiveSome(Poco::Net::StreamSocket& socket, bool secure, char* data, std::size_t size) {
+  if (secure) {
+    try {
+      int n = socket.receiveBytes(data, static_cast<int>(size));
+      return n >= 0 ? n : kWouldBlock;
+    } catch (const Poco::TimeoutException&) {
+      return kWouldBlock;
+    } catch (...) {
+      return kFailed;
+    }
+  }
+  for (;;) {
+    ssize_t n = ::recv(socket.impl()->sockfd(), data, size, 0);
+    if (n >= 0) return static_cast<long>(n);
+    if (errno == EINTR) continue;
+    return errno == EAGAIN || errno == EWOULDBLOCK ? kWouldBlock : kFailed;
+  }
 }
 
-class TimeoutError : public std::runtime_error {
- public:
-  TimeoutError() : std::runtime_error("timeout") {}
-};
-
-class Session {
- public:
-  Session(Poco::Net::StreamSocket socket, const SmtpConfig& config, SmtpDelivery& delivery,
-          Poco::Logger& logger, Poco::Net::Context::Ptr tls)
-      : io_(std::move(socket)),
-        config_(config),
-        delivery_(delivery),
-        logger_(logger),
-        tls_(std::move(tls)) {}
-  // The answer to the last DATA may still be coming from the spool's writer: it refers to this.
-  ~Session() {
-    std::unique_lock lock(ack_mutex_);
-    ack_cv_.wait(lock, [&] { return !ack_pending_; });
-  }
-
-  void run() {
-    io_.setReceiveTimeout(Poco::Timespan(config_.timeout_seconds, 0));
-    io_.setSendTimeout(Poco::Timespan(config_.timeout_seconds, 0));
-    io_.setNoDelay(true);
-    reply("220 " + config_.hostname + " ESMTP svc");
-    flush();
+long sendSome(Poco::Net::StreamSocket& socket, bool secure, const char* data, std::size_t size) {
+  if (secure) {
     try {
-      while (!closing_) {
-        auto line = readLine(kMaxCommandLine);
-        if (!line) break;  // peer went away
-        if (line_too_long_) {
-          line_too_long_ = false;
-          reply("500 5.5.2 Line too long");
-        } else {
-          command(*line);
-        }
-        if (errors_ >= kMaxErrors) {
-          reply("421 4.7.0 Too many errors; closing");
-          closing_ = true;
-        }
-        if (closing_ || !inputPending()) flush();
-      }
-    } catch (const TimeoutError&) {
-      reply("421 4.4.2 " + config_.hostname + " Timeout; closing");
-      tryFlush();
+      int n = socket.sendBytes(data, static_cast<int>(size));
+      return n > 0 ? n : 0;
     } catch (const Poco::TimeoutException&) {
-      reply("421 4.4.2 " + config_.hostname + " Timeout; closing");
-      tryFlush();
-    } catch (const Poco::Exception& e) {
-      logger_.debug("SMTP session ended: %s", e.displayText());
+      return 0;
+    } catch (...) {
+      return kFailed;
     }
   }
-
- private:
-  // ---- I/O ----
-
-  bool inputPending() const { return buffer_.find("\r\n", pos_) != std::string::npos; }
-
-  bool fill() {
-    flush();  // an answer the socket could not take at once goes out before waiting for input
-    if (pos_ > 0 && pos_ == buffer_.size()) {
-      buffer_.clear();
-      pos_ = 0;
-    } else if (pos_ > 65536) {
-      buffer_.erase(0, pos_);
-      pos_ = 0;
-    }
-    char chunk[16384];
-    int n;
-    try {
-      n = io_.receiveBytes(chunk, sizeof chunk);
-    } catch (const Poco::TimeoutException&) {
-      throw TimeoutError();
-    }
-    if (n <= 0) return false;
-    buffer_.append(chunk, static_cast<std::size_t>(n));
-    return true;
+  for (;;) {
+    ssize_t n = ::send(socket.impl()->sockfd(), data, size, MSG_NOSIGNAL);
+    if (n >= 0) return static_cast<long>(n);
+    if (errno == EINTR) continue;
+    return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : kFailed;
   }
-
-  // A command line without its CRLF. Over-long lines are consumed and flagged. Only CRLF ends a
-  // line; a bare LF inside a command is kept (and then fails to parse).
-  std::optional<std::string> readLine(std::size_t max) {
-    bool overflow = false;
-    for (;;) {
-      std::size_t eol = buffer_.find("\r\n", pos_);
-      if (eol != std::string::npos) {
-        std::string line = buffer_.substr(pos_, eol - pos_);
-        pos_ = eol + 2;
-        if (overflow || line.size() > max) {
-          line_too_long_ = true;
-          return std::string();
-        }
-        return line;
-      }
-      if (buffer_.size() - pos_ > max + 2) {  // keep the last byte: it may be the CR
-        overflow = true;
-        pos_ = buffer_.size() - 1;
-      }
-      if (!fill()) return std::nullopt;
-    }
-  }
-
-  void reply(const std::string& text) { out_ += text + "\r\n"; }
-  // A client error: answered, and counted towards closing a session that keeps making them.
-  void refuse(const std::string& text) {
-    ++errors_;
-    reply(text);
-  }
-
-  // Sends the replies collected so far, after the answer to the last DATA: a pending answer is
-  // waited for only when something has to follow it.
-  void flush() {
-    {
-      std::unique_lock lock(ack_mutex_);
-      if (out_.empty() && (ack_pending_ || ack_unsent_.empty())) return;
-      ack_cv_.wait(lock, [&] { return !ack_pending_; });
-      out_.insert(0, ack_unsent_);
-      ack_unsent_.clear();
-    }
-    std::size_t done = 0;
-    while (done < out_.size()) {
-      int n = io_.sendBytes(out_.data() + done, static_cast<int>(out_.size() - done));
-      if (n <= 0) throw Poco::Net::NetException("send failed");
-      done += static_cast<std::size_t>(n);
-    }
-    out_.clear();
-  }
-
-  void tryFlush() {
-    try {
-      flush();
-    } catch (const Poco::Exception&) {
-    }
-  }
-
-  // ---- commands ----
-
-  void resetTransaction() {
-    mail_from_.reset();
-    recipients_.clear();
-  }
-
-  static std::string verbOf(const std::string& line) {
-    std::size_t sp = line.find(' ');
-    return Poco::toUpper(line.substr(0, sp));
-  }
-
-  // `<addr>` after `FROM:` / `TO:`, then space-separated parameters.
-  static bool parsePath(const std::string& rest, std::string& address,
-                        std::vector<std::string>& params) {
-    std::string s = Poco::trimLeft(rest);
-    if (s.empty() || s[0] != '<') return false;
-    std::size_t close = s.find('>');
-    if (close == std::string::npos) return false;
-    address = s.substr(1, close - 1);
-    // A source route (`<@a,@b:user@c>`) is accepted and ignored, as RFC 5321 asks.
-    if (!address.empty() && address[0] == '@') {
-      std::size_t colon = address.find(':');
-      if (colon == std::string::npos) return false;
-      address = address.substr(colon + 1);
-    }
-    for (const auto& p :
-         Poco::StringTokenizer(s.substr(close + 1), " ", Poco::StringTokenizer::TOK_IGNORE_EMPTY)) {
-      params.push_back(p);
-    }
-    return address.find_first_of(" \t\r\n<>") == std::string::npos;
-  }
-
-  void command(const std::string& line) {
-    const std::string verb = verbOf(line);
-    const std::string arg = line.size() > verb.size() ? line.substr(verb.size() + 1) : "";
-    if (verb == "EHLO" || verb == "HELO") {
-      if (Poco::trim(arg).empty()) {
-        return refuse("501 5.5.4 Say who you are: " + verb + " name");
-      }
-      resetTransaction();
-      greeted_ = true;
-      if (verb == "HELO") return reply("250 " + config_.hostname);
-      reply("250-" + config_.hostname);
-      reply("250-PIPELINING");
-      reply("250-SIZE " + std::to_string(config_.max_message_bytes));
-      reply("250-8BITMIME");
-      if (tls_ && !secure_) reply("250-STARTTLS");
-      reply("250 ENHANCEDSTATUSCODES");
-      return;
-    }
-    if (verb == "NOOP") return reply("250 2.0.0 Ok");
-    if (verb == "RSET") {
-      resetTransaction();
-      return reply("250 2.0.0 Ok");
-    }
-    if (verb == "QUIT") {
-      closing_ = true;
-      return reply("221 2.0.0 Bye");
-    }
-    if (verb == "VRFY") return reply("252 2.5.2 Cannot VRFY user, but will accept message");
-    if (verb == "HELP") return reply("214 2.0.0 See RFC 5321");
-    if (verb == "STARTTLS") return startTls(arg);
-    if (verb == "MAIL") return mail(arg);
-    if (verb == "RCPT") return rcpt(arg);
-    if (verb == "DATA") return data(arg);
-    refuse("500 5.5.2 Command not recognized");
-  }
-
-  void startTls(const std::string& arg) {
-    if (!tls_) {
-      return refuse("502 5.5.1 STARTTLS is not offered");
-    }
-    if (secure_) {
-      return refuse("503 5.5.1 TLS is already active");
-    }
-    if (!Poco::trim(arg).empty()) return reply("501 5.5.4 STARTTLS takes no arguments");
-    reply("220 2.0.0 Ready to start TLS");
-    flush();
-    // Whatever the client sent after STARTTLS in the clear is dropped, never read as if it had
-    // arrived inside TLS (CVE-2011-0411).
-    buffer_.clear();
-    pos_ = 0;
-    Poco::Net::SecureStreamSocket secure = Poco::Net::SecureStreamSocket::attach(io_, tls_);
-    io_ = secure;
-    secure_ = true;
-    greeted_ = false;
-    resetTransaction();
-  }
-
-  void mail(const std::string& arg) {
-    if (!greeted_) {
-      return refuse("503 5.5.1 Say EHLO first");
-    }
-    if (mail_from_) {
-      return refuse("503 5.5.1 Nested MAIL command");
-    }
-    if (Poco::icompare(arg.substr(0, 5), "FROM:") != 0) {
-      return refuse("501 5.5.4 Syntax: MAIL FROM:<address>");
-    }
-    std::string address;
-    std::vector<std::string> params;
-    if (!parsePath(arg.substr(5), address, params) ||
-        (!address.empty() && !isValidAddress(address))) {
-      return refuse("553 5.1.7 The sender address is not valid");
-    }
-    for (const auto& p : params) {
-      std::string key = Poco::toUpper(p.substr(0, p.find('=')));
-      std::string value = p.find('=') == std::string::npos ? "" : p.substr(p.find('=') + 1);
-      if (key == "SIZE") {
-        Poco::UInt64 size = 0;
-        if (!Poco::NumberParser::tryParseUnsigned64(value, size)) {
-          return reply("501 5.5.4 SIZE needs a number");
-        }
-        if (size > config_.max_message_bytes) {
-          return reply("552 5.3.4 The message is larger than the " +
-                       std::to_string(config_.max_message_bytes) + " bytes accepted");
-        }
-      } else if (key == "BODY") {
-        std::string body = Poco::toUpper(value);
-        if (body != "7BIT" && body != "8BITMIME") return reply("501 5.5.4 Unknown BODY type");
-      } else {
-        return reply("555 5.5.4 Unsupported MAIL parameter " + key);
-      }
-    }
-    mail_from_ = address;
-    reply("250 2.1.0 Ok");
-  }
-
-  void rcpt(const std::string& arg) {
-    if (!mail_from_) {
-      return refuse("503 5.5.1 Need MAIL before RCPT");
-    }
-    if (Poco::icompare(arg.substr(0, 3), "TO:") != 0) {
-      return refuse("501 5.5.4 Syntax: RCPT TO:<address>");
-    }
-    std::string address;
-    std::vector<std::string> params;
-    if (!parsePath(arg.substr(3), address, params) || !isValidAddress(address)) {
-      return refuse("501 5.1.3 The recipient address is not valid");
-    }
-    if (!params.empty()) return reply("555 5.5.4 RCPT parameters are not supported");
-    if (static_cast<int>(recipients_.size()) >= config_.max_recipients) {
-      return reply("452 4.5.3 Too many recipients");
-    }
-    address = Poco::toLower(address);
-    bool known = false;
-    try {
-      known = delivery_.acceptsRecipient(address);
-    } catch (const std::exception& e) {
-      logger_.error("SMTP recipient lookup failed: %s", std::string(e.what()));
-      return reply("451 4.3.0 Temporary failure; try again later");
-    }
-    if (!known) {
-      return refuse("550 5.1.1 <" + address + ">: no such mailbox here");
-    }
-    if (std::find(recipients_.begin(), recipients_.end(), address) == recipients_.end()) {
-      recipients_.push_back(address);
-    }
-    reply("250 2.1.5 Ok");
-  }
-
-  void data(const std::string& arg) {
-    if (!mail_from_) {
-      return refuse("503 5.5.1 Need MAIL first");
-    }
-    if (recipients_.empty()) {
-      return refuse("554 5.5.1 No valid recipients");
-    }
-    if (!Poco::trim(arg).empty()) return reply("501 5.5.4 DATA takes no arguments");
-    reply("354 End data with <CR><LF>.<CR><LF>");
-    flush();
-
-    std::string message;
-    bool bare = false, too_long = false, too_big = false;
-    bool continuing = false;  // the bytes before the next CRLF continue an over-long line
-    for (;;) {
-      std::size_t eol = buffer_.find("\r\n", pos_);
-      if (eol == std::string::npos) {
-        if (buffer_.size() - pos_ > kMaxTextLine + 2) {
-          too_long = true;
-          continuing = true;
-          // Keep the last byte: it may be the CR of the CRLF that ends this line.
-          pos_ = buffer_.size() - 1;
-        }
-        if (!fill()) throw Poco::Net::NetException("connection closed in DATA");
-        continue;
-      }
-      std::string_view line(buffer_.data() + pos_, eol - pos_);
-      pos_ = eol + 2;
-      if (continuing) {
-        continuing = false;
-        if (hasBareCrOrLf(line)) bare = true;
-        continue;  // the tail of a refused line, never a terminator
-      }
-      if (line == ".") break;
-      if (hasBareCrOrLf(line)) bare = true;
-      if (line.size() > kMaxTextLine) too_long = true;
-      if (!line.empty() && line[0] == '.') line.remove_prefix(1);
-      if (!too_big && message.size() + line.size() + 2 > config_.max_message_bytes) {
-        too_big = true;
-        message.clear();
-        message.shrink_to_fit();
-      }
-      if (!too_big && !bare && !too_long) {
-        message.append(line);
-        message.append("\r\n");
-      }
-    }
-    const std::string from = *mail_from_;
-    const std::vector<std::string> rcpts = recipients_;
-    resetTransaction();
-    if (bare) {
-      return reply("550 5.6.0 Message refused: bare CR or LF found (only CRLF ends a line)");
-    }
-    if (too_long) return reply("550 5.6.0 Message refused: a line is longer than 998 octets");
-    if (too_big) {
-      return reply("552 5.3.4 The message is larger than the " +
-                   std::to_string(config_.max_message_bytes) + " bytes accepted");
-    }
-    if (secure_) {  // a TLS stream is written by its session's thread alone
-      try {
-        delivery_.deliver(from, rcpts, message);
-      } catch (const std::exception& e) {
-        return reply(storedAnswer(e.what()));
-      }
-      return reply(storedAnswer(""));
-    }
-    // The answer is sent from the thread that learns the message is stored; meanwhile this
-    // session goes back to reading (its client sends nothing before the answer, or pipelines
-    // commands whose replies wait for it).
-    {
-      std::lock_guard lock(ack_mutex_);
-      ack_pending_ = true;
-    }
-    const int fd = io_.impl()->sockfd();
-    try {
-      delivery_.deliverAsync(from, rcpts, std::move(message), [this, fd](const std::string& e) {
-        const std::string text = storedAnswer(e) + "\r\n";
-        std::lock_guard lock(ack_mutex_);
-        // Never blocks the caller on a slow client: what the socket does not take now is sent
-        // by the session before anything else.
-        ssize_t n = ::send(fd, text.data(), text.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-        ack_unsent_ = text.substr(n > 0 ? static_cast<std::size_t>(n) : 0);
-        ack_pending_ = false;
-        ack_cv_.notify_one();
-      });
-    } catch (const std::exception& e) {  // nothing was queued: the answer is this session's
-      {
-        std::lock_guard lock(ack_mutex_);
-        ack_pending_ = false;
-      }
-      reply(storedAnswer(e.what()));
-    }
-  }
-
-  std::string storedAnswer(const std::string& error) {
-    if (error.empty()) return "250 2.0.0 Ok: stored";
-    logger_.error("SMTP delivery failed: %s", error);
-    return "451 4.3.0 The message could not be stored; try again later";
-  }
-
-  Poco::Net::StreamSocket io_;
-  const SmtpConfig& config_;
-  SmtpDelivery& delivery_;
-  Poco::Logger& logger_;
-  Poco::Net::Context::Ptr tls_;
-  std::string buffer_, out_;
-  std::size_t pos_ = 0;
-  bool greeted_ = false, secure_ = false, closing_ = false, line_too_long_ = false;
-  int errors_ = 0;
-  std::optional<std::string> mail_from_;
-  std::vector<std::string> recipients_;
-  // The answer to the last DATA, sent by the thread that stored the message.
-  std::mutex ack_mutex_;
-  std::condition_variable ack_cv_;
-  bool ack_pending_ = false;
-  std::string ack_unsent_;  // what the socket did not take when it was sent
-};
-
-class Connection : public Poco::Net::TCPServerConnection {
- public:
-  Connection(const Poco::Net::StreamSocket& socket, const SmtpConfig& config,
-             SmtpDelivery& delivery, Poco::Logger& logger, Poco::Net::Context::Ptr tls,
-             SessionRegistry& sessions)
-      : TCPServerConnection(socket),
-        config_(config),
-        delivery_(delivery),
-        logger_(logger),
-        tls_(std::move(tls)),
-        sessions_(sessions) {}
-  void run() override {
-    const int fd = socket().impl()->sockfd();
-    sessions_.add(fd);
-    try {
-      Session(socket(), config_, delivery_, logger_, tls_).run();
-    } catch (const std::exception& e) {
-      logger_.warning("SMTP session failed: %s", std::string(e.what()));
-    }
-    sessions_.remove(fd);
-  }
-
- private:
-  const SmtpConfig& config_;
-  SmtpDelivery& delivery_;
-  Poco::Logger& logger_;
-  Poco::Net::Context::Ptr tls_;
-  SessionRegistry& sessions_;
-};
-
-class Factory : public Poco::Net::TCPServerConnectionFactory {
- public:
-  Factory(const SmtpConfig& config, SmtpDelivery& delivery, Poco::Logger& logger,
-          Poco::Net::Context::Ptr tls, SessionRegistry& sessions)
-      : config_(config),
-        delivery_(delivery),
-        logger_(logger),
-        tls_(std::move(tls)),
-        sessions_(sessions) {}
-  Poco::Net::TCPServerConnection* createConnection(const Poco::Net::StreamSocket& s) override {
-    return new Connection(s, config_, delivery_, logger_, tls_, sessions_);
-  }
-
- private:
-  const SmtpConfig& config_;
-  SmtpDelivery& delivery_;
-  Poco::Logger& logger_;
-  Poco::Net::Context::Ptr tls_;
-  SessionRegistry& sessions_;
-};
+}
 
 }  // namespace
 
-void SessionRegistry::add(int fd) {
-  std::lock_guard lock(mutex_);
-  fds_.insert(fd);
+class SmtpListener {
+ public:
+  SmtpListener(const SmtpConfig& config, SmtpDelivery& delivery, Poco::Logger& logger);
+  ~SmtpListener();
+  unsigned short port() const { return port_; }
+
+ private:
+  struct Connection;
+  enum class Wait { kRead, kWrite, kAnswer, kClose };
+
+  void acceptLoop();
+  void accept();
+  void workerLoop();
+  Wait advance(Connection& c);
+  /// Parks a connection for what it waits for. @return false when it was woken meanwhile and
+  /// must be advanced again.
+  bool settle(const std::shared_ptr<Connection>& c, Wait wait);
+  void wake(const std::weak_ptr<Connection>& weak);
+  std::shared_ptr<Connection> claim(std::uint64_t id);
+  /// Removes a connection; the caller holds mutex_.
+  void unregisterLocked(Connection& c);
+  /// Answers and closes parked connections past their deadline.
+  void sweep();
+
+  const SmtpConfig& config_;
+  SmtpDelivery& delivery_;
+  Poco::Logger& logger_;
+  Poco::Net::Context::Ptr tls_;
+  Poco::Net::ServerSocket listener_;
+  unsigned short port_ = 0;
+  int epoll_fd_ = -1, wake_fd_ = -1, accept_wake_fd_ = -1;
+  std::atomic<bool> stopping_{false};
+  std::thread acceptor_;
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;  // before any Connection::mutex
+  std::uint64_t next_id_ = 1;
+  std::unordered_map<std::uint64_t, std::shared_ptr<Connection>> connections_;
+  std::unordered_map<std::string, int> per_address_;
+};
+
+struct SmtpListener::Connection {
+  Connection(Poco::Net::StreamSocket s, std::string address_, std::uint64_t id_)
+      : socket(std::move(s)), fd(socket.impl()->sockfd()), address(std::move(address_)), id(id_) {}
+  Poco::Net::StreamSocket socket;
+  const int fd;
+  const std::string address;
+  const std::uint64_t id;
+  bool secure = false;
+  std::unique_ptr<SmtpSession> session;
+  std::string out;  // answers taken from the session, not yet sent
+  std::size_t sent = 0;
+  Clock::time_point deadline;
+  std::mutex mutex;  // guards the three flags below
+  bool parked = true, woken = false, closed = false;
+};
+
+SmtpListener::SmtpListener(const SmtpConfig& config, SmtpDelivery& delivery, Poco::Logger& logger)
+    : config_(config), delivery_(delivery), logger_(logger) {
+  if (!config_.tls_cert_file.empty() && !config_.tls_key_file.empty()) {
+    tls_ = new Poco::Net::Context(Poco::Net::Context::TLS_SERVER_USE, config_.tls_key_file,
+                                  config_.tls_cert_file, "", Poco::Net::Context::VERIFY_NONE);
+  }
+  listener_.bind(Poco::Net::SocketAddress(config_.listen), true, false);
+  listener_.listen(128);
+  port_ = listener_.address().port();
+  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  accept_wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (epoll_fd_ < 0 || wake_fd_ < 0 || accept_wake_fd_ < 0) {
+    throw std::runtime_error("cannot create the SMTP listener's epoll set");
+  }
+  epoll_event ev{};
+  ev.events = EPOLLIN;  // level-triggered and never read: every waiting worker sees it and leaves
+  ev.data.u64 = kWakeId;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
+  const unsigned workers = std::max(4u, 2 * std::thread::hardware_concurrency());
+  for (unsigned i = 0; i < workers; ++i) workers_.emplace_back([this] { workerLoop(); });
+  acceptor_ = std::thread([this] { acceptLoop(); });
 }
 
-void SessionRegistry::remove(int fd) {
-  std::lock_guard lock(mutex_);
-  fds_.erase(fd);
+SmtpListener::~SmtpListener() {
+  stopping_ = true;
+  const std::uint64_t one = 1;
+  [[maybe_unused]] auto a = ::write(accept_wake_fd_, &one, sizeof one);
+  acceptor_.join();
+  listener_.close();
+  [[maybe_unused]] auto w = ::write(wake_fd_, &one, sizeof one);
+  for (auto& t : workers_) t.join();
+  std::unordered_map<std::uint64_t, std::shared_ptr<Connection>> closing;
+  {
+    std::lock_guard lock(mutex_);
+    closing.swap(connections_);
+    for (auto& [id, c] : closing) {
+      std::lock_guard conn_lock(c->mutex);
+      c->closed = true;  // a late answer must not touch the epoll set any more
+    }
+  }
+  closing.clear();  // a session still storing a message waits for it here
+  ::close(epoll_fd_);
+  ::close(wake_fd_);
+  ::close(accept_wake_fd_);
 }
 
-void SessionRegistry::shutdownAll() {
+void SmtpListener::acceptLoop() {
+  const int listen_fd = listener_.impl()->sockfd();
+  auto last_sweep = Clock::now();
+  while (!stopping_.load()) {
+    pollfd fds[2] = {{listen_fd, POLLIN, 0}, {accept_wake_fd_, POLLIN, 0}};
+    int n = ::poll(fds, 2, 1000);
+    if (Clock::now() - last_sweep >= std::chrono::seconds(1)) {
+      last_sweep = Clock::now();
+      sweep();
+    }
+    if (n > 0 && !stopping_.load() && (fds[0].revents & POLLIN)) accept();
+  }
+}
+
+void SmtpListener::accept() {
+  try {
+    Poco::Net::SocketAddress peer;
+    Poco::Net::StreamSocket socket = listener_.acceptConnection(peer);
+    socket.setBlocking(false);
+    socket.setNoDelay(true);
+    const std::string address = peer.host().toString();
+    std::lock_guard lock(mutex_);
+    std::string refusal;
+    if (static_cast<int>(connections_.size()) >= config_.max_connections) {
+      refusal = "421 4.7.0 " + config_.hostname + " Too many connections; try again later\r\n";
+    } else if (config_.max_connections_per_address > 0 &&
+               per_address_[address] >= config_.max_connections_per_address) {
+      refusal = "421 4.7.0 " + config_.hostname +
+                " Too many connections from your address; try again later\r\n";
+    }
+    if (!refusal.empty()) {
+      if (per_address_[address] == 0) per_address_.erase(address);
+      sendSome(socket, false, refusal.data(), refusal.size());
+      return;  // closing the socket ends the connection
+    }
+    auto c = std::make_shared<Connection>(socket, address, next_id_++);
+    std::weak_ptr<Connection> weak = c;
+    c->session = std::make_unique<SmtpSession>(config_, delivery_, logger_, tls_ != nullptr,
+                                               [this, weak] { wake(weak); });
+    c->out = c->session->greeting();
+    c->deadline = Clock::now() + std::chrono::seconds(config_.idle_timeout_seconds);
+    epoll_event ev{};
+    ev.events = kWriteEvents;  // the greeting goes out as soon as a worker takes it
+    ev.data.u64 = c->id;
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, c->fd, &ev) != 0) return;
+    ++per_address_[address];
+    connections_.emplace(c->id, c);
+  } catch (const Poco::Exception& e) {
+    // Out of descriptors, or the peer reset before we took it: wait a moment, go on.
+    logger_.warning("SMTP accept: %s", e.displayText());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+void SmtpListener::workerLoop() {
+  while (!stopping_.load()) {
+    epoll_event ev{};
+    if (::epoll_wait(epoll_fd_, &ev, 1, 250) <= 0 || ev.data.u64 == kWakeId) continue;
+    std::shared_ptr<Connection> c = claim(ev.data.u64);
+    if (!c) continue;
+    for (;;) {
+      Wait wait = Wait::kClose;
+      try {
+        wait = advance(*c);
+      } catch (const std::exception& e) {
+        logger_.warning("SMTP session failed: %s", std::string(e.what()));
+      }
+      if (settle(c, wait)) break;
+    }
+  }
+}
+
+std::shared_ptr<SmtpListener::Connection> SmtpListener::claim(std::uint64_t id) {
   std::lock_guard lock(mutex_);
-  for (int fd : fds_) ::shutdown(fd, SHUT_RDWR);
+  auto it = connections_.find(id);
+  if (it == connections_.end()) return nullptr;
+  std::lock_guard conn_lock(it->second->mutex);
+  if (!it->second->parked) return nullptr;
+  it->second->parked = false;
+  it->second->woken = false;
+  return it->second;
+}
+
+// Sends what the session answered, starts TLS when it was agreed, reads what the client sent,
+// until the socket would block.
+SmtpListener::Wait SmtpListener::advance(Connection& c) {
+  for (;;) {
+    c.out += c.session->takeOutput();
+    while (c.sent < c.out.size()) {
+      long n = sendSome(c.socket, c.secure, c.out.data() + c.sent, c.out.size() - c.sent);
+      if (n == kFailed) return Wait::kClose;
+      if (n == 0) return Wait::kWrite;
+      c.sent += static_cast<std::size_t>(n);
+    }
+    c.out.clear();
+    c.sent = 0;
+    if (c.session->tlsRequested()) {
+      c.socket = Poco::Net::SecureStreamSocket::attach(c.socket, tls_);
+      c.secure = true;
+      c.session->tlsStarted();
+    }
+    if (c.session->closing()) return c.session->answerPending() ? Wait::kAnswer : Wait::kClose;
+    char buf[16384];
+    long n = receiveSome(c.socket, c.secure, buf, sizeof buf);
+    if (n == kWouldBlock) return Wait::kRead;
+    if (n <= 0) return Wait::kClose;  // the client left (a pending answer is still stored)
+    c.session->feed(std::string_view(buf, static_cast<std::size_t>(n)));
+    c.deadline = Clock::now() + std::chrono::seconds(c.session->inTransaction()
+                                                         ? config_.timeout_seconds
+                                                         : config_.idle_timeout_seconds);
+  }
+}
+
+bool SmtpListener::settle(const std::shared_ptr<Connection>& c, Wait wait) {
+  if (wait == Wait::kClose) {
+    std::lock_guard lock(mutex_);
+    unregisterLocked(*c);
+    return true;
+  }
+  std::lock_guard lock(c->mutex);
+  if (c->woken) {
+    c->woken = false;
+    return false;
+  }
+  c->parked = true;
+  epoll_event ev{};
+  ev.events = wait == Wait::kRead    ? kReadEvents
+              : wait == Wait::kWrite ? kWriteEvents
+                                     : kAnswerEvents;
+  ev.data.u64 = c->id;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c->fd, &ev);
+  return true;
+}
+
+// From the thread that stored a message: its answer is ready to send.
+void SmtpListener::wake(const std::weak_ptr<Connection>& weak) {
+  std::shared_ptr<Connection> c = weak.lock();
+  if (!c) return;
+  std::lock_guard lock(c->mutex);
+  if (c->closed) return;
+  if (!c->parked) {
+    c->woken = true;  // its worker advances it again before parking it
+    return;
+  }
+  epoll_event ev{};
+  ev.events = kWokenEvents;
+  ev.data.u64 = c->id;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+void SmtpListener::unregisterLocked(Connection& c) {
+  {
+    std::lock_guard conn_lock(c.mutex);
+    c.closed = true;
+  }
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
+  if (--per_address_[c.address] <= 0) per_address_.erase(c.address);
+  connections_.erase(c.id);
+}
+
+void SmtpListener::sweep() {
+  std::vector<std::shared_ptr<Connection>> expired;
+  const auto now = Clock::now();
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& [id, c] : connections_) {
+      std::lock_guard conn_lock(c->mutex);
+      if (c->parked && c->deadline <= now && !c->session->answerPending()) expired.push_back(c);
+    }
+    for (auto& c : expired) unregisterLocked(*c);
+  }
+  for (auto& c : expired) {  // closed: no worker takes them any more
+    c->session->timedOut();
+    std::string text = c->out.substr(c->sent) + c->session->takeOutput();
+    sendSome(c->socket, c->secure, text.data(), text.size());
+  }
 }
 
 SmtpServer::SmtpServer(SmtpConfig config, SmtpDelivery& delivery, Poco::Logger& logger)
@@ -530,36 +368,15 @@ SmtpServer::~SmtpServer() {
 }
 
 void SmtpServer::start() {
-  if (!config_.tls_cert_file.empty() && !config_.tls_key_file.empty()) {
-    tls_ = new Poco::Net::Context(Poco::Net::Context::TLS_SERVER_USE, config_.tls_key_file,
-                                  config_.tls_cert_file, "", Poco::Net::Context::VERIFY_NONE);
-  }
-  Poco::Net::ServerSocket socket;
-  socket.bind(Poco::Net::SocketAddress(config_.listen), true);
-  socket.listen(128);
-  auto* params = new Poco::Net::TCPServerParams;
-  params->setMaxThreads(config_.max_connections);
-  params->setMaxQueued(config_.max_connections * 2);
-  params->setThreadIdleTime(Poco::Timespan(10, 0));
-  pool_ = std::make_unique<Poco::ThreadPool>(2, config_.max_connections);
-  sessions_ = std::make_unique<SessionRegistry>();
-  server_ = std::make_unique<Poco::Net::TCPServer>(
-      new Factory(config_, delivery_, logger_, tls_, *sessions_), *pool_, socket, params);
-  server_->start();
+  listener_ = std::make_unique<SmtpListener>(config_, delivery_, logger_);
 }
 
 void SmtpServer::stop() {
-  if (!server_) return;
-  server_->stop();
-  // Sessions waiting for a command are ended; one storing a message finishes storing it. Wait
-  // for all of them, so nothing outlives the plugin.
-  sessions_->shutdownAll();
-  pool_->joinAll();
-  server_.reset();
+  listener_.reset();
 }
 
 unsigned short SmtpServer::port() const {
-  return server_ ? server_->port() : 0;
+  return listener_ ? listener_->port() : 0;
 }
 
 }  // namespace svc::plugins::email

@@ -1,22 +1,21 @@
-// The SMTP listener (RFC 5321) that receives mail for this server's inboxes: EHLO/HELO, MAIL
-// (SIZE), RCPT, DATA, RSET, NOOP, QUIT, VRFY, PIPELINING, 8BITMIME, STARTTLS when a certificate is
-// configured. It refuses what could smuggle a second message past another server's reading of
-// the first (bare CR or LF in DATA, over-long lines) and answers 250 only once the delivery
-// callback has stored the message durably.
+// The SMTP listener (RFC 5321) that receives mail for this server's inboxes. Connections wait in
+// an epoll set, not in threads: a few workers take a connection when its socket is ready, feed
+// what arrived to its SmtpSession (the protocol, see smtp_session.h), send what it answers as the
+// socket takes it, and park it again. An idle or slow client costs a socket and a small struct.
+//
+// Like Postfix (postscreen, smtpd_client_connection_count_limit, smtpd_timeout): each client
+// address may hold `max_connections_per_address` connections and the listener `max_connections`
+// in all, beyond which a client is answered 421 and closed; a session outside a mail transaction
+// may be silent for `idle_timeout_seconds`, inside one for `timeout_seconds`; then 421 and close.
 #pragma once
 
 #include <Poco/Logger.h>
 #include <Poco/Net/Context.h>
-#include <Poco/Net/TCPServer.h>
-#include <Poco/ThreadPool.h>
 
-#include <atomic>
 #include <cstddef>
 #include <exception>
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -27,8 +26,10 @@ struct SmtpConfig {
   std::string hostname = "localhost";     ///< Said in the greeting and EHLO answer.
   std::size_t max_message_bytes = 36700160;
   int max_recipients = 100;
-  int timeout_seconds = 300;  ///< Per command, and per read while in DATA.
-  int max_connections = 64;
+  int timeout_seconds = 300;      ///< Silence allowed inside a mail transaction.
+  int idle_timeout_seconds = 30;  ///< Silence allowed outside one (before MAIL, between mails).
+  int max_connections = 1000;     ///< Sessions at once; 421 beyond.
+  int max_connections_per_address = 20;     ///< Sessions from one client address; 421 beyond.
   std::string tls_cert_file, tls_key_file;  ///< Both set: STARTTLS is offered.
 };
 
@@ -63,13 +64,14 @@ class SmtpDelivery {
   }
 };
 
-class SessionRegistry;
+class SmtpListener;
 
 class SmtpServer {
  public:
   SmtpServer(SmtpConfig config, SmtpDelivery& delivery, Poco::Logger& logger);
   ~SmtpServer();
   void start();
+  /// Closes every session (one storing a message finishes storing it) and stops the workers.
   void stop();
   /// @return the port it listens on (after start()).
   unsigned short port() const;
@@ -78,23 +80,7 @@ class SmtpServer {
   SmtpConfig config_;
   SmtpDelivery& delivery_;
   Poco::Logger& logger_;
-  Poco::Net::Context::Ptr tls_;
-  std::unique_ptr<Poco::ThreadPool> pool_;
-  std::unique_ptr<SessionRegistry> sessions_;
-  std::unique_ptr<Poco::Net::TCPServer> server_;
-};
-
-/// The sockets of sessions in progress, so stop() can end them instead of waiting out their
-/// timeouts.
-class SessionRegistry {
- public:
-  void add(int fd);
-  void remove(int fd);
-  void shutdownAll();
-
- private:
-  std::mutex mutex_;
-  std::set<int> fds_;
+  std::unique_ptr<SmtpListener> listener_;
 };
 
 }  // namespace svc::plugins::email

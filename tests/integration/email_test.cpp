@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include <atomic>
@@ -368,7 +369,8 @@ TEST_F(Email, RecipientLimitsSizeLimitsAndTimeouts) {
   svcd_.reset();
   key_.clear();
   startSvcd({"--set", "email.smtp.max_recipients=2", "--set", "email.smtp.max_message_bytes=2000",
-             "--set", "email.smtp.timeout_seconds=1"});
+             "--set", "email.smtp.timeout_seconds=3", "--set",
+             "email.smtp.idle_timeout_seconds=1"});
   identity("A", "a");
   identity("B", "b");
   identity("C", "c");
@@ -384,11 +386,48 @@ TEST_F(Email, RecipientLimitsSizeLimitsAndTimeouts) {
         return s;
       }()));
   EXPECT_NE(a.find("552 5.3.4"), std::string::npos) << a;
-  // A client that says nothing is let go.
+  // A client that says nothing outside a mail transaction is let go after the short timeout...
   auto start = std::chrono::steady_clock::now();
-  a = rawExchange(smtp_port_, "EHLO slow.example\r\n", 4000);
+  a = rawExchange(smtp_port_, "EHLO slow.example\r\n", 6000);
   EXPECT_NE(a.find("421 4.4.2"), std::string::npos) << a;
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(2500));
+  // ...and inside one after the full timeout.
+  start = std::chrono::steady_clock::now();
+  a = rawExchange(smtp_port_, "EHLO slow.example\r\nMAIL FROM:<x@example.com>\r\n", 8000);
+  EXPECT_NE(a.find("421 4.4.2"), std::string::npos) << a;
+  EXPECT_GT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(2500));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(5500));
+}
+
+// 1,000 connections that never speak, from eight addresses: each address keeps its share, the
+// rest are answered 421 at once (not left hanging), and a real sender still delivers in a second.
+TEST_F(Email, AThousandIdleConnectionsDoNotStopMail) {
+  if (!raiseFileLimit(3000)) GTEST_SKIP() << "open-files limit too low";
+  identity("Flood", "flood");
+  std::vector<int> idle;
+  for (int i = 0; i < 1000; ++i) {
+    int fd = connectFrom("127.0.0." + std::to_string(2 + i % 8), smtp_port_);
+    ASSERT_GE(fd, 0) << "connection " << i;
+    idle.push_back(fd);
+  }
+  auto start = std::chrono::steady_clock::now();
+  auto a = smtp(envelope("x@example.com", "flood@agents.test", "Subject: through\r\n\r\nhi"));
+  EXPECT_NE(a.find("250 2.0.0 Ok: stored"), std::string::npos) << a;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  int greeted = 0, refused = 0;
+  for (int fd : idle) {
+    timeval wait{1, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+    char buf[256];
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);  // the first line is one segment
+    std::string first(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
+    if (first.rfind("220 ", 0) == 0) ++greeted;
+    if (first.rfind("421 4.7.0", 0) == 0) ++refused;
+    ::close(fd);
+  }
+  EXPECT_EQ(greeted, 8 * 20);  // email.smtp.max_connections_per_address
+  EXPECT_EQ(refused, 1000 - 8 * 20);
+  EXPECT_EQ(messages("")->size(), 1u);
 }
 
 TEST_F(Email, LocalDeliveryThreadsRepliesAndHidesBcc) {

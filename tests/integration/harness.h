@@ -31,6 +31,14 @@ HttpReply http(int port, const std::string& method, const std::string& path,
 /// closes or `timeout_ms` passes.
 std::string rawExchange(int port, const std::string& bytes, int timeout_ms = 3000);
 
+/// A blocking TCP connection to 127.0.0.1:port from the loopback address `source` (127.0.0.x, to
+/// act as several clients). @return its descriptor, or -1.
+int connectFrom(const std::string& source, int port);
+/// @return what the peer sends until it closes or `timeout_ms` passes without a byte.
+std::string readAvailable(int fd, int timeout_ms);
+/// Raises this process's open-files soft limit. @return true when it is now at least `want`.
+bool raiseFileLimit(unsigned long want);
+
 /// @return headers for a JSON request with `Authorization: Bearer token`.
 inline std::map<std::string, std::string> bearer(const std::string& token) {
   return {{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}};

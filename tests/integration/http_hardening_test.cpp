@@ -140,46 +140,6 @@ TEST(HttpHardening, AClientThatSendsARefusedBodyFirstReadsThe413) {
   EXPECT_EQ(answered, 10);
 }
 
-// Raw non-blocking client sockets from a chosen loopback address.
-int connectFrom(const std::string& source, int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return -1;
-  sockaddr_in from{};
-  from.sin_family = AF_INET;
-  ::inet_pton(AF_INET, source.c_str(), &from.sin_addr);
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(static_cast<std::uint16_t>(port));
-  ::inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0 ||
-      ::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-std::string readAvailable(int fd, int timeout_ms) {
-  timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  std::string out;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) out.append(buf, static_cast<std::size_t>(n));
-  return out;
-}
-
-bool raiseFileLimit(rlim_t want) {
-  rlimit limit{};
-  ::getrlimit(RLIMIT_NOFILE, &limit);
-  if (limit.rlim_cur < want && limit.rlim_max >= want) {
-    limit.rlim_cur = want;
-    ::setrlimit(RLIMIT_NOFILE, &limit);
-  }
-  ::getrlimit(RLIMIT_NOFILE, &limit);
-  return limit.rlim_cur >= want;
-}
-
 // p99 of health over fresh connections, in milliseconds.
 double healthP99(Svcd& svcd, int requests) {
   std::vector<double> ms;

@@ -1,0 +1,103 @@
+// One SMTP conversation (RFC 5321) as a state machine over bytes: no socket, no thread. The
+// listener feeds it what the client sent and sends what it answers, so a session waiting for its
+// client costs memory, not a thread, and the protocol is unit-tested and fuzzed on its own.
+//
+// Commands: EHLO/HELO, MAIL (SIZE, BODY), RCPT, DATA, RSET, NOOP, QUIT, VRFY, HELP, STARTTLS when
+// offered. DATA refuses what could smuggle a second message past another server's reading of the
+// first: a bare CR or LF, a line over 998 octets; only CRLF.CRLF ends a message.
+//
+// The answer to DATA may come later, from the thread that stored the message
+// (SmtpDelivery::deliverAsync): replies to commands the client pipelined after the message are
+// held back until it has come, so the client reads them in order. `wake` is called, from that
+// thread, when held-back output becomes ready.
+#pragma once
+
+#include "smtp_server.h"
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace svc::plugins::email {
+
+class SmtpSession {
+ public:
+  /// @param tls_offered STARTTLS may be negotiated. @param wake see the file comment.
+  SmtpSession(const SmtpConfig& config, SmtpDelivery& delivery, Poco::Logger& logger,
+              bool tls_offered, std::function<void()> wake);
+  /// Waits for an answer still pending from the delivery (it refers to this session).
+  ~SmtpSession();
+  SmtpSession(const SmtpSession&) = delete;
+  SmtpSession& operator=(const SmtpSession&) = delete;
+
+  /// @return the 220 greeting, to send first.
+  std::string greeting() const;
+  /// Consumes what the client sent: every complete command (or message) is handled and answered.
+  void feed(std::string_view bytes);
+  /// @return the replies that may be sent now, in order (removing them from the session).
+  std::string takeOutput();
+  /// @return true when an answer to DATA is still being stored.
+  bool answerPending() const;
+  /// @return true once the session is over (QUIT, too many errors): close after the output.
+  bool closing() const { return closing_; }
+  /// @return true when STARTTLS was accepted: once the output is sent, the connection starts TLS
+  /// and calls tlsStarted().
+  bool tlsRequested() const { return tls_requested_; }
+  /// The connection is now TLS: the session starts over (RFC 3207 section 4.2).
+  void tlsStarted();
+  /// @return true inside a mail transaction (after MAIL, until the message is answered).
+  bool inTransaction() const { return mail_from_.has_value() || in_data_; }
+  /// The client took too long: answers 421 and closes.
+  void timedOut();
+
+ private:
+  void handleLines();
+  void command(const std::string& line);
+  void reply(const std::string& text);
+  void refuse(const std::string& text);
+  void resetTransaction();
+  void mail(const std::string& arg);
+  void rcpt(const std::string& arg);
+  void startData(const std::string& arg);
+  /// Reads message lines from the buffer. @return true when the message ended.
+  bool readData();
+  void finishData();
+  std::string storedAnswer(const std::string& error);
+
+  const SmtpConfig& config_;
+  SmtpDelivery& delivery_;
+  Poco::Logger& logger_;
+  const bool tls_offered_;
+  std::function<void()> wake_;
+
+  std::string in_;
+  std::size_t pos_ = 0;
+  bool discarding_line_ = false;  // the rest of an over-long command line is being skipped
+  bool greeted_ = false, secure_ = false, closing_ = false, tls_requested_ = false;
+  int errors_ = 0;
+  std::optional<std::string> mail_from_;
+  std::vector<std::string> recipients_;
+
+  // DATA in progress.
+  bool in_data_ = false;
+  std::string message_;
+  bool bare_ = false, too_long_ = false, too_big_ = false, continuing_ = false;
+
+  // Replies in order; a pending chunk is an answer to DATA not yet stored, and what follows it
+  // waits. Guarded by answer_mutex_ (the storing thread fills pending chunks).
+  struct Chunk {
+    std::string text;
+    bool pending = false;
+  };
+  mutable std::mutex answer_mutex_;
+  std::condition_variable answer_cv_;
+  std::deque<Chunk> chunks_;
+  int pending_ = 0;
+};
+
+}  // namespace svc::plugins::email
