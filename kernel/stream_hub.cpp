@@ -1,6 +1,7 @@
 #include "stream_hub.h"
 
 #include "http_wire.h"
+#include "pipeline.h"
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -276,7 +277,16 @@ void StreamHub::stop() {
     std::lock_guard lock(mutex_);
     streams = streams_;
   }
-  for (auto& [fd, s] : streams) s->close();
+  // A request still waiting for its answer (a long-poll) is told to come back instead of
+  // seeing its connection drop; a stream already under way just ends.
+  const std::string retry_after = "5";
+  for (auto& [fd, s] : streams) {
+    s->respond(errorResponse(
+        sdk::HttpError(503, "service_unavailable", "The server is restarting; retry this request.")
+            .header("Retry-After", retry_after),
+        s->requestId()));
+    s->close();
+  }
 }
 
 std::shared_ptr<sdk::Stream> StreamHub::adopt(Poco::Net::StreamSocket socket,

@@ -281,6 +281,23 @@ TEST(KernelProcess, SigtermLetsInFlightRequestsFinishThenStopsCleanly) {
   EXPECT_NE(svcd.log().find("svcd stopped"), std::string::npos);
 }
 
+// A long-poll held when the server stops is answered 503 with Retry-After, so its client retries
+// instead of seeing the connection drop.
+TEST(KernelProcess, SigtermAnswersHeldLongPollsBeforeClosing) {
+  Svcd svcd;
+  ASSERT_TRUE(svcd.start());
+  auto held =
+      std::async(std::launch::async, [&] { return svcd.get("/api/testkit/hold/?ms=20000"); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(svcd.terminate(), 0);
+  auto r = held.get();
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(r.code(), "service_unavailable");
+  EXPECT_EQ(r.header("retry-after"), "5");
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+}
+
 TEST(KernelProcess, ServesHttpsWhenACertificateIsConfigured) {
   std::string dir = "/tmp/svc-tls-" + std::to_string(::getpid());
   auto [made, why] =
