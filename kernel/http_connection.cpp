@@ -37,6 +37,10 @@ void HttpConnection::beginNextRequest(Clock::time_point now) {
   scan_ = pos_;
   deadline_ = now + limits_.idle;
   compact();
+  // A large body or answer once is no reason to keep its memory while the connection idles.
+  constexpr std::size_t kKeep = 256 * 1024;
+  if (in_.capacity() > kKeep && in_.size() < kKeep) in_.shrink_to_fit();
+  if (out_.capacity() > kKeep && out_.empty()) out_.shrink_to_fit();
 }
 
 void HttpConnection::compact() {
@@ -92,6 +96,7 @@ void HttpConnection::queueResponse(const sdk::Response& response, bool close, bo
 void HttpConnection::refuseWith(const sdk::Response& response) {
   queueResponse(response, true, false);
   linger_ = true;
+  brief_linger_ = true;  // refused connections must not pile up while they linger
   phase_ = Phase::kWrite;
   deadline_ = Clock::now() + limits_.send;
 }
@@ -132,7 +137,7 @@ HttpConnection::Wait HttpConnection::advance(Pipeline& pipeline, bool stopping) 
           if (pos_ == in_.size() && socket_.available() == 0) return Wait::kClose;
         }
         phase_ = Phase::kLinger;
-        linger_until_ = now + kLingerTotal;
+        linger_until_ = now + (brief_linger_ ? kLingerBrief : kLingerTotal);
         deadline_ = std::min(linger_until_, now + kLingerGap);
         in_.clear();
         pos_ = scan_ = 0;

@@ -78,6 +78,7 @@ class HttpConnection {
   /// Lingering close: longest gap between two reads, and the whole of it.
   static constexpr std::chrono::seconds kLingerGap{5};
   static constexpr std::chrono::seconds kLingerTotal{30};
+  static constexpr std::chrono::seconds kLingerBrief{1};  ///< after refusing a connection
   static constexpr std::size_t kLingerMaxBytes = 64 * 1024 * 1024;
 
  private:
@@ -119,9 +120,10 @@ class HttpConnection {
 
   std::string out_;  ///< queued answer bytes
   std::size_t sent_ = 0;
-  bool failed_ = false;       ///< a write failed: the connection is over
-  bool close_after_ = false;  ///< close once out_ is sent
-  bool linger_ = false;       ///< and linger first
+  bool failed_ = false;        ///< a write failed: the connection is over
+  bool close_after_ = false;   ///< close once out_ is sent
+  bool linger_ = false;        ///< and linger first
+  bool brief_linger_ = false;  ///< for kLingerBrief only
   Clock::time_point linger_until_;
   std::size_t lingered_ = 0;
 };
