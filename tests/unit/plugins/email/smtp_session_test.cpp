@@ -1,0 +1,144 @@
+// The SMTP conversation as a state machine over bytes: answers in order around a DATA answer that
+// comes later, the same answers however the bytes are split, and nothing sent in the clear after
+// STARTTLS read as if it came inside TLS.
+#include "smtp_session.h"
+
+#include <Poco/Logger.h>
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace svc::plugins::email {
+namespace {
+
+// Keeps each message's answer until the test gives it.
+class HeldDelivery : public SmtpDelivery {
+ public:
+  bool acceptsRecipient(const std::string& address) override {
+    return address == "inbox@here.test";
+  }
+  void deliver(const std::string&, const std::vector<std::string>&, const std::string&) override {}
+  void deliverAsync(const std::string&, const std::vector<std::string>&, std::string data,
+                    Stored stored) override {
+    messages.push_back(std::move(data));
+    answers.push_back(std::move(stored));
+  }
+  std::vector<std::string> messages;
+  std::vector<Stored> answers;
+};
+
+// Answers every message at once, as an idle server does.
+class PromptDelivery : public HeldDelivery {
+ public:
+  void deliverAsync(const std::string& from, const std::vector<std::string>& to, std::string data,
+                    Stored stored) override {
+    HeldDelivery::deliverAsync(from, to, std::move(data), [](const std::string&) {});
+    stored("");
+  }
+};
+
+SmtpConfig config() {
+  SmtpConfig c;
+  c.hostname = "here.test";
+  return c;
+}
+
+const std::string kEnvelope =
+    "EHLO client.test\r\nMAIL FROM:<a@example.com>\r\nRCPT TO:<inbox@here.test>\r\nDATA\r\n";
+
+TEST(SmtpSession, RepliesPipelinedAfterAMessageWaitForItsAnswer) {
+  const SmtpConfig c = config();
+  HeldDelivery delivery;
+  int wakes = 0;
+  SmtpSession session(c, delivery, Poco::Logger::get("test"), false, [&] { ++wakes; });
+  session.feed(kEnvelope + "Subject: one\r\n\r\nbody\r\n.\r\nNOOP\r\nQUIT\r\n");
+  std::string before = session.takeOutput();
+  EXPECT_NE(before.find("354 "), std::string::npos) << before;
+  EXPECT_EQ(before.find("221 "), std::string::npos) << "QUIT answered before the message";
+  EXPECT_TRUE(session.answerPending());
+  EXPECT_TRUE(session.closing());
+  ASSERT_EQ(delivery.answers.size(), 1u);
+  EXPECT_EQ(delivery.messages[0], "Subject: one\r\n\r\nbody\r\n");
+
+  delivery.answers[0]("");
+  EXPECT_EQ(wakes, 1);
+  EXPECT_FALSE(session.answerPending());
+  EXPECT_EQ(session.takeOutput(), "250 2.0.0 Ok: stored\r\n250 2.0.0 Ok\r\n221 2.0.0 Bye\r\n");
+}
+
+TEST(SmtpSession, AFailedStoreIsAnswered451AndTheSessionGoesOn) {
+  const SmtpConfig c = config();
+  HeldDelivery delivery;
+  SmtpSession session(c, delivery, Poco::Logger::get("test"), false, [] {});
+  session.feed(kEnvelope + "x\r\n.\r\n");
+  delivery.answers.at(0)("disk full");
+  session.feed("NOOP\r\n");
+  std::string out = session.takeOutput();
+  EXPECT_NE(out.find("451 4.3.0"), std::string::npos) << out;
+  EXPECT_NE(out.find("250 2.0.0 Ok\r\n"), std::string::npos) << out;
+  EXPECT_FALSE(session.closing());
+}
+
+// Everything a client can send, however TCP splits it, gets the same answers.
+TEST(SmtpSession, AnswersDoNotDependOnHowTheBytesAreSplit) {
+  const std::string conversation =
+      kEnvelope + "Subject: s\r\n\r\n..dot\r\nline\r\n.\r\nRSET\r\nMAIL FROM:<bad>\r\n" +
+      "RCPT TO:<nobody@here.test>\r\nVRFY x\r\n" + std::string(1200, 'A') + "\r\nQUIT\r\n";
+  const SmtpConfig c = config();
+  PromptDelivery whole_delivery, split_delivery;
+  SmtpSession whole(c, whole_delivery, Poco::Logger::get("test"), false, [] {});
+  whole.feed(conversation);
+  SmtpSession split(c, split_delivery, Poco::Logger::get("test"), false, [] {});
+  for (char ch : conversation) split.feed(std::string(1, ch));
+  const std::string answers = whole.takeOutput();
+  EXPECT_EQ(split.takeOutput(), answers);
+  EXPECT_EQ(split_delivery.messages, whole_delivery.messages);
+  EXPECT_EQ(whole_delivery.messages.at(0), "Subject: s\r\n\r\n.dot\r\nline\r\n");
+  EXPECT_NE(answers.find("500 5.5.2 Line too long"), std::string::npos) << answers;
+  EXPECT_NE(answers.find("221 2.0.0 Bye"), std::string::npos) << answers;
+}
+
+TEST(SmtpSession, SmugglingLineEndsRefuseTheMessage) {
+  const SmtpConfig c = config();
+  for (std::string body : {"a\n.\nMAIL FROM:<x@y.z>\r\n", "a\r.\r\n", "a\n.\r\n"}) {
+    PromptDelivery delivery;
+    SmtpSession session(c, delivery, Poco::Logger::get("test"), false, [] {});
+    session.feed(kEnvelope + body + "\r\n.\r\n");
+    std::string out = session.takeOutput();
+    EXPECT_NE(out.find("550 5.6.0"), std::string::npos) << out;
+    EXPECT_TRUE(delivery.messages.empty());
+  }
+}
+
+TEST(SmtpSession, CommandsSentInTheClearAfterStartTlsAreDropped) {
+  const SmtpConfig c = config();
+  PromptDelivery delivery;
+  SmtpSession session(c, delivery, Poco::Logger::get("test"), true, [] {});
+  session.feed("EHLO c.test\r\nSTARTTLS\r\nMAIL FROM:<injected@example.com>\r\n");
+  std::string out = session.takeOutput();
+  EXPECT_NE(out.find("250-STARTTLS"), std::string::npos);
+  EXPECT_NE(out.find("220 2.0.0 Ready"), std::string::npos);
+  EXPECT_TRUE(session.tlsRequested());
+  session.tlsStarted();
+  session.feed("MAIL FROM:<a@example.com>\r\n");  // inside TLS: EHLO is needed again
+  EXPECT_EQ(session.takeOutput(), "503 5.5.1 Say EHLO first\r\n");
+}
+
+TEST(SmtpSession, TransactionsAndTimeoutsAreTold) {
+  const SmtpConfig c = config();
+  PromptDelivery delivery;
+  SmtpSession session(c, delivery, Poco::Logger::get("test"), false, [] {});
+  session.feed("EHLO c.test\r\n");
+  EXPECT_FALSE(session.inTransaction());
+  session.feed("MAIL FROM:<a@example.com>\r\n");
+  EXPECT_TRUE(session.inTransaction());
+  session.takeOutput();
+  session.timedOut();
+  EXPECT_TRUE(session.closing());
+  EXPECT_EQ(session.takeOutput(), "421 4.4.2 here.test Timeout; closing\r\n");
+}
+
+}  // namespace
+}  // namespace svc::plugins::email
