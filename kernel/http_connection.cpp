@@ -1,6 +1,8 @@
 #include "http_connection.h"
 
 #include "http_wire.h"
+
+#include <svc/sdk/socket_io.h>
 #include "pipeline.h"
 
 #include <algorithm>
@@ -18,7 +20,7 @@ HttpConnection::HttpConnection(Poco::Net::StreamSocket socket, std::string addre
                                const ConnectionLimits& limits)
     : socket_(std::move(socket)),
       fd_(socket_.impl()->sockfd()),
-      secure_(http::isSecure(socket_)),
+      secure_(sdk::isSecureSocket(socket_)),
       address_(std::move(address)),
       limits_(limits) {
   socket_.setBlocking(false);
@@ -57,15 +59,15 @@ void HttpConnection::compact() {
 long HttpConnection::readMore() {
   const std::size_t had = in_.size();
   in_.resize(had + kReadChunk);
-  long n = http::receiveSome(socket_, secure_, in_.data() + had, kReadChunk);
+  long n = sdk::receiveSome(socket_, secure_, in_.data() + had, kReadChunk);
   in_.resize(had + static_cast<std::size_t>(std::max(n, 0L)));
   return n;
 }
 
 bool HttpConnection::flush() {
   while (sent_ < out_.size()) {
-    long n = http::sendSome(socket_, secure_, out_.data() + sent_, out_.size() - sent_);
-    if (n == http::kFailed) {
+    long n = sdk::sendSome(socket_, secure_, out_.data() + sent_, out_.size() - sent_);
+    if (n == sdk::kSocketFailed) {
       failed_ = true;
       return false;
     }
@@ -151,8 +153,8 @@ HttpConnection::Wait HttpConnection::advance(Pipeline& pipeline, bool stopping) 
       case Phase::kLinger: {
         char scratch[16384];
         for (;;) {
-          long n = http::receiveSome(socket_, secure_, scratch, sizeof scratch);
-          if (n == http::kWouldBlock) {
+          long n = sdk::receiveSome(socket_, secure_, scratch, sizeof scratch);
+          if (n == sdk::kWouldBlock) {
             deadline_ = std::min(linger_until_, Clock::now() + kLingerGap);
             return Wait::kRead;
           }
@@ -174,7 +176,7 @@ HttpConnection::Wait HttpConnection::advance(Pipeline& pipeline, bool stopping) 
           }
           break;
         }
-        if (n == http::kWouldBlock) return Wait::kRead;
+        if (n == sdk::kWouldBlock) return Wait::kRead;
         return Wait::kClose;  // the client ended or the connection failed mid-wait
       }
     }

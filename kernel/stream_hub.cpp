@@ -1,6 +1,8 @@
 #include "stream_hub.h"
 
 #include "http_wire.h"
+
+#include <svc/sdk/socket_io.h>
 #include "pipeline.h"
 
 #include <sys/epoll.h>
@@ -21,7 +23,7 @@ class HeldStream : public sdk::Stream, public std::enable_shared_from_this<HeldS
       : hub_(hub),
         socket_(std::move(socket)),
         fd_(socket_.impl()->sockfd()),
-        secure_(http::isSecure(socket_)),
+        secure_(sdk::isSecureSocket(socket_)),
         request_id_(std::move(request_id)),
         on_done_(std::move(on_done)) {}
 
@@ -214,8 +216,8 @@ class HeldStream : public sdk::Stream, public std::enable_shared_from_this<HeldS
 
   // One non-blocking send: bytes sent, 0 when it would block, -1 when the connection failed.
   long sendSome(const char* data, std::size_t size) {
-    long n = http::sendSome(socket_, secure_, data, size);
-    return n == http::kFailed ? -1 : n;
+    long n = sdk::sendSome(socket_, secure_, data, size);
+    return n == sdk::kSocketFailed ? -1 : n;
   }
 
   std::string statusAndHeaders(int status, const std::string& content_type,

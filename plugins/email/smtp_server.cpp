@@ -2,9 +2,9 @@
 
 #include "smtp_session.h"
 
-#include <Poco/Exception.h>
+#include <svc/sdk/socket_io.h>
+
 #include <Poco/Net/SecureStreamSocket.h>
-#include <Poco/Net/SecureStreamSocketImpl.h>
 #include <Poco/Net/ServerSocket.h>
 #include <Poco/Net/SocketAddress.h>
 
@@ -33,49 +33,6 @@ constexpr std::uint32_t kReadEvents = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
 constexpr std::uint32_t kWriteEvents = EPOLLOUT | EPOLLONESHOT;
 constexpr std::uint32_t kAnswerEvents = EPOLLONESHOT;  // only wake() re-arms it
 constexpr std::uint32_t kWokenEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLONESHOT;
-constexpr long kWouldBlock = -1, kFailed = -2;
-
-// Non-blocking reads and writes on a plain or TLS socket. TLS goes through Poco's SSL socket,
-// which answers "would block" with a negative count, or with a TimeoutException when OpenSSL met
-// EAGAIN inside a system call. @return bytes, 0 (read: end of stream; write: no room), or
-// kWouldBlock (reads) / kFailed.
-long receiveSome(Poco::Net::StreamSocket& socket, bool secure, char* data, std::size_t size) {
-  if (secure) {
-    try {
-      int n = socket.receiveBytes(data, static_cast<int>(size));
-      return n >= 0 ? n : kWouldBlock;
-    } catch (const Poco::TimeoutException&) {
-      return kWouldBlock;
-    } catch (...) {
-      return kFailed;
-    }
-  }
-  for (;;) {
-    ssize_t n = ::recv(socket.impl()->sockfd(), data, size, 0);
-    if (n >= 0) return static_cast<long>(n);
-    if (errno == EINTR) continue;
-    return errno == EAGAIN || errno == EWOULDBLOCK ? kWouldBlock : kFailed;
-  }
-}
-
-long sendSome(Poco::Net::StreamSocket& socket, bool secure, const char* data, std::size_t size) {
-  if (secure) {
-    try {
-      int n = socket.sendBytes(data, static_cast<int>(size));
-      return n > 0 ? n : 0;
-    } catch (const Poco::TimeoutException&) {
-      return 0;
-    } catch (...) {
-      return kFailed;
-    }
-  }
-  for (;;) {
-    ssize_t n = ::send(socket.impl()->sockfd(), data, size, MSG_NOSIGNAL);
-    if (n >= 0) return static_cast<long>(n);
-    if (errno == EINTR) continue;
-    return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : kFailed;
-  }
-}
 
 }  // namespace
 
@@ -214,7 +171,7 @@ void SmtpListener::accept() {
     }
     if (!refusal.empty()) {
       if (per_address_[address] == 0) per_address_.erase(address);
-      sendSome(socket, false, refusal.data(), refusal.size());
+      sdk::sendSome(socket, false, refusal.data(), refusal.size());
       return;  // closing the socket ends the connection
     }
     auto c = std::make_shared<Connection>(socket, address, next_id_++);
@@ -271,8 +228,8 @@ SmtpListener::Wait SmtpListener::advance(Connection& c) {
   for (;;) {
     c.out += c.session->takeOutput();
     while (c.sent < c.out.size()) {
-      long n = sendSome(c.socket, c.secure, c.out.data() + c.sent, c.out.size() - c.sent);
-      if (n == kFailed) return Wait::kClose;
+      long n = sdk::sendSome(c.socket, c.secure, c.out.data() + c.sent, c.out.size() - c.sent);
+      if (n == sdk::kSocketFailed) return Wait::kClose;
       if (n == 0) return Wait::kWrite;
       c.sent += static_cast<std::size_t>(n);
     }
@@ -285,8 +242,8 @@ SmtpListener::Wait SmtpListener::advance(Connection& c) {
     }
     if (c.session->closing()) return c.session->answerPending() ? Wait::kAnswer : Wait::kClose;
     char buf[16384];
-    long n = receiveSome(c.socket, c.secure, buf, sizeof buf);
-    if (n == kWouldBlock) return Wait::kRead;
+    long n = sdk::receiveSome(c.socket, c.secure, buf, sizeof buf);
+    if (n == sdk::kWouldBlock) return Wait::kRead;
     if (n <= 0) return Wait::kClose;  // the client left (a pending answer is still stored)
     c.session->feed(std::string_view(buf, static_cast<std::size_t>(n)));
     c.deadline = Clock::now() + std::chrono::seconds(c.session->inTransaction()
@@ -356,7 +313,7 @@ void SmtpListener::sweep() {
   for (auto& c : expired) {  // closed: no worker takes them any more
     c->session->timedOut();
     std::string text = c->out.substr(c->sent) + c->session->takeOutput();
-    sendSome(c->socket, c->secure, text.data(), text.size());
+    sdk::sendSome(c->socket, c->secure, text.data(), text.size());
   }
 }
 

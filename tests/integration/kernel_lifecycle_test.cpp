@@ -362,8 +362,11 @@ TEST(KernelHeld, AThousandHeldResponsesHoldNoWorkers) {
   if (limit.rlim_cur < 2200) GTEST_SKIP() << "open-files limit too low";
 
   Svcd::Options o;
-  // Far fewer workers than held responses; a queue deep enough for the burst of connections.
-  o.args = {"--set", "server.threads=4", "--set", "server.queue=2000"};
+  // Far fewer workers than held responses; a queue deep enough for the burst of connections,
+  // all from one address.
+  o.args = {"--set", "server.threads=4",
+            "--set", "server.queue=2000",
+            "--set", "server.max_connections_per_address=0"};
   Svcd svcd(o);
   ASSERT_TRUE(svcd.start());
   constexpr int kHeld = 1000;
