@@ -4,6 +4,8 @@
 
 #include <openssl/rand.h>
 
+#include <algorithm>
+#include <iterator>
 #include <stdexcept>
 #include <vector>
 
@@ -18,7 +20,9 @@ void randomBytes(unsigned char* out, std::size_t n) {
   if (RAND_bytes(out, static_cast<int>(n)) != 1) throw std::runtime_error("RAND_bytes failed");
 }
 
-std::string checksum(std::string_view text) {
+}  // namespace
+
+std::string keyChecksum(std::string_view text) {
   Poco::Checksum sum(Poco::Checksum::TYPE_CRC32);
   sum.update(text.data(), static_cast<unsigned>(text.size()));
   Poco::UInt32 crc = sum.checksum();
@@ -27,7 +31,6 @@ std::string checksum(std::string_view text) {
                          static_cast<unsigned char>(crc >> 8), static_cast<unsigned char>(crc)};
   return base62(be, sizeof be, kChecksumLength);
 }
-}  // namespace
 
 std::string base62(const unsigned char* bytes, std::size_t size, std::size_t width) {
   std::vector<unsigned char> number(bytes, bytes + size);
@@ -57,7 +60,7 @@ std::string newKey(KeyKind kind) {
   unsigned char raw[32];
   randomBytes(raw, sizeof raw);
   std::string key = std::string(keyPrefix(kind)) + base62(raw, sizeof raw, kBodyLength);
-  return key + checksum(key);
+  return key + keyChecksum(key);
 }
 
 std::optional<KeyKind> checkKey(std::string_view key) {
@@ -69,8 +72,16 @@ std::optional<KeyKind> checkKey(std::string_view key) {
       bool ok = (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
       if (!ok) return std::nullopt;
     }
+    // 43 base62 digits reach past 2^256 - 1, which no 32-byte key is: such a body is a typo.
+    // The alphabet is in ASCII order, so comparing the digits as text compares the numbers.
+    static const std::string kLargestBody = [] {
+      unsigned char all_ones[32];
+      std::fill(std::begin(all_ones), std::end(all_ones), 0xff);
+      return base62(all_ones, sizeof all_ones, kBodyLength);
+    }();
+    if (key.substr(prefix.size(), kBodyLength) > kLargestBody) return std::nullopt;
     std::string_view body = key.substr(0, key.size() - kChecksumLength);
-    if (checksum(body) != key.substr(key.size() - kChecksumLength)) return std::nullopt;
+    if (keyChecksum(body) != key.substr(key.size() - kChecksumLength)) return std::nullopt;
     return kind;
   }
   return std::nullopt;

@@ -14,6 +14,9 @@ namespace svc::plugins::auth {
 
 enum class KeyKind { kManagement, kIdentity };
 
+/// @param text a key without its last six characters. @return the six base62 characters of the
+/// CRC32 of `text` that end the key.
+std::string keyChecksum(std::string_view text);
 /// @return the key's prefix (`svc_mgmt_` / `svc_id_`).
 std::string_view keyPrefix(KeyKind kind);
 /// @return a new key of that kind.

@@ -142,13 +142,15 @@ std::string DkimSigner::sign(const std::string& message, const std::string& doma
                                  "mime-version",
                                  "content-type",
                                  "content-transfer-encoding"};
+  // Every instance of a repeated field is signed, each naming it once more in h=, from the last
+  // up: a verifier takes instances bottom-up (RFC 6376 section 5.4.2), so signing only the
+  // first of two To: lines would make the signature fail wherever it is checked.
   std::string signed_names, hashed;
   for (const char* name : wanted) {
-    for (const auto& f : fields) {
-      if (Poco::icompare(f.name, name) != 0) continue;
-      hashed += relaxedHeader(f.name, f.value) + "\r\n";
+    for (auto f = fields.rbegin(); f != fields.rend(); ++f) {
+      if (Poco::icompare(f->name, name) != 0) continue;
+      hashed += relaxedHeader(f->name, f->value) + "\r\n";
       signed_names += (signed_names.empty() ? "" : ":") + std::string(name);
-      break;
     }
   }
   const std::string bh = [&] {

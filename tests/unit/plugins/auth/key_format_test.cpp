@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <iterator>
 #include <regex>
 #include <set>
 
@@ -40,6 +42,16 @@ TEST(KeyFormat, ATypoIsCaughtByTheChecksum) {
   std::string bad_char = key;
   bad_char[20] = '-';
   EXPECT_FALSE(checkKey(bad_char));
+}
+
+// 43 base62 digits can write numbers past 2^256 - 1; no key has such a body, so one is a typo.
+TEST(KeyFormat, ABodyLargerThan256BitsIsRefused) {
+  unsigned char all_ones[32];
+  std::fill(std::begin(all_ones), std::end(all_ones), 0xff);
+  const std::string largest = "svc_mgmt_" + base62(all_ones, sizeof all_ones, 43);
+  EXPECT_EQ(checkKey(largest + keyChecksum(largest)), KeyKind::kManagement);
+  const std::string beyond = "svc_mgmt_" + std::string(43, 'z');
+  EXPECT_EQ(checkKey(beyond + keyChecksum(beyond)), std::nullopt);
 }
 
 TEST(KeyFormat, Base62AndHashes) {

@@ -6,6 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
 namespace svc::plugins::email {
 namespace {
 
@@ -135,6 +140,36 @@ TEST(Dkim, RelaxedCanonicalizationMatchesTheRfc) {
   EXPECT_EQ(relaxedBody(" C \r\nD \t E\r\n\r\n\r\n"), " C\r\nD E\r\n");
   EXPECT_EQ(relaxedBody(""), "");
   EXPECT_EQ(relaxedBody("no newline"), "no newline\r\n");
+}
+
+// A field that appears twice is signed twice, bottom-up as verifiers read it: an independent
+// verifier (dkimpy) accepts the signature, and rejects it once either To: line changes.
+TEST(Dkim, RepeatedFieldsAreSignedTheWayVerifiersReadThem) {
+  const std::string dir = "/tmp/svc-dkim-unit-" + std::to_string(::getpid());
+  ASSERT_EQ(std::system(("mkdir -p " + dir + " && openssl genrsa -out " + dir +
+                         "/key.pem 2048 2>/dev/null && openssl rsa -in " + dir +
+                         "/key.pem -pubout -outform DER -out " + dir + "/pub.der 2>/dev/null")
+                            .c_str()),
+            0);
+  DkimSigner signer("s1", dir + "/key.pem");
+  std::ofstream(dir + "/signed.eml", std::ios::binary) << signer.sign(
+      "From: a@agents.test\r\nTo: one@example.com\r\nTo: two@example.com\r\n"
+      "Subject: twice\r\n\r\nbody\r\n",
+      "agents.test", 1700000000);
+  std::ofstream(dir + "/verify.py")
+      << "import sys, base64, dkim\n"
+         "raw = open(sys.argv[1], 'rb').read()\n"
+         "pub = base64.b64encode(open(sys.argv[2], 'rb').read())\n"
+         "dns = lambda name, timeout=5: b'v=DKIM1; k=rsa; p=' + pub\n"
+         "ok = dkim.verify(raw, dnsfunc=dns)\n"
+         "first = dkim.verify(raw.replace(b'one@', b'eve@'), dnsfunc=dns)\n"
+         "second = dkim.verify(raw.replace(b'two@', b'eve@'), dnsfunc=dns)\n"
+         "sys.exit(0 if ok and not first and not second else 1)\n";
+  EXPECT_EQ(std::system(("/usr/bin/python3 " + dir + "/verify.py " + dir + "/signed.eml " + dir +
+                         "/pub.der")
+                            .c_str()),
+            0);
+  std::system(("rm -rf " + dir).c_str());
 }
 
 }  // namespace
