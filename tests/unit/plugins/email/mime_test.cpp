@@ -95,6 +95,13 @@ TEST(Mime, SurvivesMalformedInput) {
       "filename=\"../../etc/passwd\"\r\n\r\nroot\r\n--x--\r\n");
   ASSERT_EQ(attachment_name.attachments.size(), 1u);
   EXPECT_EQ(attachment_name.attachments[0].filename.find('/'), std::string::npos);
+  // A long name is cut to 255 bytes before a character, never inside one.
+  ParsedMessage long_name = parseMessage(
+      "Content-Type: multipart/mixed; boundary=x\r\n\r\n--x\r\nContent-Disposition: attachment; "
+      "filename*=utf-8''" +
+      std::string(254, 'a') + "%C3%A9.txt\r\n\r\nbody\r\n--x--\r\n");
+  ASSERT_EQ(long_name.attachments.size(), 1u);
+  EXPECT_EQ(long_name.attachments[0].filename, std::string(254, 'a'));
 }
 
 TEST(Mime, BuildsMessagesThatParseBack) {
