@@ -124,6 +124,7 @@ void HttpConnection::expire(Pipeline& pipeline) {
 }
 
 HttpConnection::Wait HttpConnection::advance(Pipeline& pipeline, bool stopping) {
+  int answered = 0;
   for (;;) {
     switch (phase_) {
       case Phase::kWrite: {
@@ -131,6 +132,9 @@ HttpConnection::Wait HttpConnection::advance(Pipeline& pipeline, bool stopping) 
         const auto now = Clock::now();
         if (!close_after_ && !stopping) {
           beginNextRequest(now);
+          // A client pipelining without end gets its turn, not the worker: after a few answers
+          // it waits to be writable again (at once), behind connections that became ready.
+          if (++answered >= kAnswersPerTurn) return Wait::kWrite;
           break;
         }
         if (!linger_) {

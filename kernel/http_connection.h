@@ -75,6 +75,8 @@ class HttpConnection {
   int fd() const { return fd_; }
   const std::string& address() const { return address_; }
 
+  /// Answers one advance() gives before the connection waits its turn again.
+  static constexpr int kAnswersPerTurn = 16;
   /// Lingering close: longest gap between two reads, and the whole of it.
   static constexpr std::chrono::seconds kLingerGap{5};
   static constexpr std::chrono::seconds kLingerTotal{30};

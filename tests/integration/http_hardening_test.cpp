@@ -106,6 +106,26 @@ TEST(HttpHardening, AValidPipelinedRequestAfterAFramedBodyIsServedInTurn) {
   EXPECT_EQ(countResponses(answer), 2) << answer;
 }
 
+// A client pipelining many requests gets them all, in order, though it is made to wait its turn
+// between groups of answers.
+TEST(HttpHardening, AHundredPipelinedRequestsAreAnsweredInOrder) {
+  Svcd svcd;
+  ASSERT_TRUE(svcd.start());
+  std::string burst;
+  for (int i = 0; i < 100; ++i) {
+    burst += "GET /api/health/ HTTP/1.1\r\nHost: x\r\nX-Request-Id: r" + std::to_string(i) +
+             (i == 99 ? "\r\nConnection: close" : "") + "\r\n\r\n";
+  }
+  std::string answers = rawExchange(svcd.port(), burst, 5000);
+  EXPECT_EQ(countResponses(answers), 100);
+  std::size_t at = 0;
+  for (int i = 0; i < 100; ++i) {
+    std::size_t next = answers.find("X-Request-Id: r" + std::to_string(i) + "\r\n", at);
+    ASSERT_NE(next, std::string::npos) << "answer " << i << " missing or out of order";
+    at = next;
+  }
+}
+
 // A client that writes its whole body before reading (Python's http.client, most SDKs) reads
 // the 413, not a reset: the server drains what the client still sends before closing.
 TEST(HttpHardening, AClientThatSendsARefusedBodyFirstReadsThe413) {
