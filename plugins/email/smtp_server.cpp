@@ -90,6 +90,7 @@ struct SmtpListener::Connection {
   Clock::time_point deadline;
   std::mutex mutex;  // guards the three flags below
   bool parked = true, woken = false, closed = false;
+  Wait parked_for = Wait::kWrite;  // what its epoll registration is armed for, while parked
 };
 
 SmtpListener::SmtpListener(const SmtpConfig& config, SmtpDelivery& delivery, Poco::Logger& logger)
@@ -216,7 +217,10 @@ std::shared_ptr<SmtpListener::Connection> SmtpListener::claim(std::uint64_t id) 
   auto it = connections_.find(id);
   if (it == connections_.end()) return nullptr;
   std::lock_guard conn_lock(it->second->mutex);
-  if (!it->second->parked) return nullptr;
+  if (!it->second->parked) {
+    it->second->woken = true;  // whoever holds it now advances it again before parking it
+    return nullptr;
+  }
   it->second->parked = false;
   it->second->woken = false;
   return it->second;
@@ -225,6 +229,7 @@ std::shared_ptr<SmtpListener::Connection> SmtpListener::claim(std::uint64_t id) 
 // Sends what the session answered, starts TLS when it was agreed, reads what the client sent,
 // until the socket would block.
 SmtpListener::Wait SmtpListener::advance(Connection& c) {
+  bool drained = false;
   for (;;) {
     c.out += c.session->takeOutput();
     while (c.sent < c.out.size()) {
@@ -241,8 +246,12 @@ SmtpListener::Wait SmtpListener::advance(Connection& c) {
       c.session->tlsStarted();
     }
     if (c.session->closing()) return c.session->answerPending() ? Wait::kAnswer : Wait::kClose;
+    // A plain socket that gave less than asked for is drained: re-arming epoll reports anything
+    // that came since, so no read is spent learning it would block.
+    if (drained) return Wait::kRead;
     char buf[16384];
     long n = sdk::receiveSome(c.socket, c.secure, buf, sizeof buf);
+    drained = !c.secure && n > 0 && static_cast<std::size_t>(n) < sizeof buf;
     if (n == sdk::kWouldBlock) return Wait::kRead;
     if (n <= 0) return Wait::kClose;  // the client left (a pending answer is still stored)
     c.session->feed(std::string_view(buf, static_cast<std::size_t>(n)));
@@ -264,6 +273,7 @@ bool SmtpListener::settle(const std::shared_ptr<Connection>& c, Wait wait) {
     return false;
   }
   c->parked = true;
+  c->parked_for = wait;
   epoll_event ev{};
   ev.events = wait == Wait::kRead    ? kReadEvents
               : wait == Wait::kWrite ? kWriteEvents
@@ -273,20 +283,45 @@ bool SmtpListener::settle(const std::shared_ptr<Connection>& c, Wait wait) {
   return true;
 }
 
-// From the thread that stored a message: its answer is ready to send.
+// From the thread that stored a message: its answer is ready to send. The common case, a session
+// parked waiting for its client's next command, is answered right here when the socket takes the
+// answer at once (it does: a client waits for it), which spares a worker's wake-up per message;
+// anything else is handed to a worker.
 void SmtpListener::wake(const std::weak_ptr<Connection>& weak) {
   std::shared_ptr<Connection> c = weak.lock();
   if (!c) return;
-  std::lock_guard lock(c->mutex);
-  if (c->closed) return;
-  if (!c->parked) {
-    c->woken = true;  // its worker advances it again before parking it
-    return;
-  }
   epoll_event ev{};
   ev.events = kWokenEvents;
   ev.data.u64 = c->id;
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c->fd, &ev);
+  {
+    std::lock_guard lock(c->mutex);
+    if (c->closed) return;
+    if (!c->parked) {
+      c->woken = true;  // its worker advances it again before parking it
+      return;
+    }
+    if (c->parked_for != Wait::kRead) {
+      ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c->fd, &ev);
+      return;
+    }
+    c->parked = false;  // this thread holds it for a moment; its registration stays armed
+  }
+  const std::string text = c->session->takeOutput();
+  std::size_t sent = 0;
+  while (sent < text.size()) {
+    long n = sdk::sendSome(c->socket, c->secure, text.data() + sent, text.size() - sent);
+    if (n <= 0) break;
+    sent += static_cast<std::size_t>(n);
+  }
+  c->out.assign(text, sent);
+  c->sent = 0;
+  std::lock_guard lock(c->mutex);
+  if (c->closed) return;
+  const bool handoff =
+      c->woken || !c->out.empty() || c->session->closing() || c->session->tlsRequested();
+  c->woken = false;
+  c->parked = true;
+  if (handoff) ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c->fd, &ev);
 }
 
 void SmtpListener::unregisterLocked(Connection& c) {
