@@ -139,6 +139,11 @@ void ApiServer::accept() {
       events = kWriteEvents;
     } else {
       ++from_address;
+      // A connection handed to the hub still counts against its address until it closes.
+      c->http.onHeldClosed([this, address] {
+        std::lock_guard lock(mutex_);
+        if (--per_address_[address] <= 0) per_address_.erase(address);
+      });
     }
     epoll_event ev{};
     ev.events = events;
@@ -243,10 +248,7 @@ void ApiServer::settle(const std::shared_ptr<Connection>& c, HttpConnection::Wai
   if (wait == HttpConnection::Wait::kDetached) {
     // The socket is the hub's now, which may have closed it already (and the descriptor number
     // been reused): leave epoll alone; closing the socket drops its disarmed registration.
-    c->parked = true;  // never claimed again: its id is gone
-    if (c->counted && --per_address_[c->http.address()] == 0) {
-      per_address_.erase(c->http.address());
-    }
+    c->parked = true;  // never claimed again: its id is gone; its count ends with the stream
     connections_.erase(c->id);
     return;
   }

@@ -8,8 +8,9 @@
 // head or body, or slow to read its answer costs a socket and a small struct, not a thread, and
 // ready connections are served in the order they became ready.
 //
-// Each client address may hold `max_per_address` connections; one more is answered 503 and
-// closed, so one client cannot take every descriptor.
+// Each client address may hold `max_per_address` connections, held responses included (so the
+// hub must stop before this server is destroyed); one more is answered 503 and closed, so one
+// client cannot take every descriptor.
 //
 // How many workers serve at once: `concurrency` (about two per core), because every runnable
 // thread beyond the cores only lengthens the run queue and the latency tail. A handler may block

@@ -6,6 +6,7 @@
 #include "pipeline.h"
 
 #include <algorithm>
+#include <memory>
 
 namespace svc::kernel {
 
@@ -56,11 +57,21 @@ void HttpConnection::compact() {
   }
 }
 
+bool HttpConnection::hasBareLf(std::size_t from) const {
+  for (std::size_t lf = in_.find('\n', from); lf != std::string::npos;
+       lf = in_.find('\n', lf + 1)) {
+    if (lf == pos_ || in_[lf - 1] != '\r') return true;
+  }
+  return false;
+}
+
 long HttpConnection::readMore() {
-  const std::size_t had = in_.size();
-  in_.resize(had + kReadChunk);
-  long n = sdk::receiveSome(socket_, secure_, in_.data() + had, kReadChunk);
-  in_.resize(had + static_cast<std::size_t>(std::max(n, 0L)));
+  // Read into one scratch buffer per thread and keep only what came: a connection waiting with
+  // a few bytes of a head holds a few bytes, not a whole read buffer.
+  thread_local std::unique_ptr<char[]> scratch(new char[kReadChunk]);
+  long n = sdk::receiveSome(socket_, secure_, scratch.get(), kReadChunk);
+  if (n > 0) in_.append(scratch.get(), static_cast<std::size_t>(n));
+  drained_ = !secure_ && n > 0 && static_cast<std::size_t>(n) < kReadChunk;
   return n;
 }
 
@@ -173,6 +184,12 @@ HttpConnection::Wait HttpConnection::advance(Pipeline& pipeline, bool stopping) 
         if (step == Step::kDetached) return Wait::kDetached;
         if (step == Step::kProgress) break;
         if (stopping && owesNothing()) return Wait::kClose;
+        // A plain socket that gave less than asked for is drained: re-arming epoll reports
+        // anything that came since, so no read is spent learning it would block.
+        if (drained_) {
+          drained_ = false;
+          return Wait::kRead;
+        }
         long n = readMore();
         if (n > 0) {
           if (phase_ == Phase::kBody) {
@@ -202,7 +219,7 @@ HttpConnection::Step HttpConnection::consumeBuffered(Pipeline& pipeline, bool st
     std::size_t from = std::max(scan_, pos_);
     std::size_t blank = in_.find("\r\n\r\n", from);
     const bool too_many = in_.size() - pos_ > limits_.head.max_head_bytes;
-    if (blank == std::string::npos && !too_many) {
+    if (blank == std::string::npos && !too_many && !hasBareLf(from)) {
       scan_ = in_.size() >= 3 ? std::max(pos_, in_.size() - 3) : pos_;
       return Step::kNeedBytes;
     }
@@ -216,6 +233,7 @@ HttpConnection::Step HttpConnection::consumeBuffered(Pipeline& pipeline, bool st
       return refuse(pipeline, e.status, code, e.detail);
     }
     if (parsed.status == http::HeadParse::Status::kIncomplete) {
+      if (blank == std::string::npos) return Step::kNeedBytes;
       // Only the empty lines that may precede a request: look for the next blank line.
       scan_ = blank + 1;
       continue;
@@ -259,6 +277,7 @@ HttpConnection::Step HttpConnection::startBody(Pipeline& pipeline, bool stopping
       std::size_t consumed = 0;
       auto status = chunked_.feed(std::string_view(in_).substr(pos_), consumed, body_);
       pos_ += consumed;
+      compact();  // decoded bytes are in body_: the framing around them need not stay
       if (body_.size() > body_limit_) {
         return refuse(pipeline, 413, "payload_too_large",
                       "The body is larger than " + std::to_string(body_limit_) + " bytes.");
@@ -275,7 +294,8 @@ HttpConnection::Step HttpConnection::startBody(Pipeline& pipeline, bool stopping
 }
 
 HttpConnection::Step HttpConnection::serve(Pipeline& pipeline, bool stopping) {
-  IncomingRequest request{head_, std::move(body_), address_, [this] {
+  IncomingRequest request{head_, std::move(body_), address_,
+                          [this] {
                             // A held answer's bytes are the hub's to write: send ours first.
                             socket_.setBlocking(true);
                             socket_.setSendTimeout(Poco::Timespan(1, 0));
@@ -287,7 +307,8 @@ HttpConnection::Step HttpConnection::serve(Pipeline& pipeline, bool stopping) {
                             } catch (...) {
                             }
                             return socket_;
-                          }};
+                          },
+                          held_closed_};
   Served served = pipeline.serve(request);
   body_.clear();
   if (served.held) return Step::kDetached;

@@ -62,6 +62,8 @@ class HttpConnection {
   Wait advance(Pipeline& pipeline, bool stopping);
   /// Starts the connection with an answer (a refusal such as 503) and a short linger to close.
   void refuseWith(const sdk::Response& response);
+  /// @param released called once the connection, handed to the hub for a held response, closes.
+  void onHeldClosed(std::function<void()> released) { held_closed_ = std::move(released); }
   /// The deadline passed while waiting: answers 408 where a request was under way (best effort,
   /// without blocking). The caller then closes the connection.
   void expire(Pipeline& pipeline);
@@ -98,11 +100,14 @@ class HttpConnection {
   bool flush();
   /// Reads once into the buffer. @return bytes, 0 at end of stream, http::kWouldBlock/kFailed.
   long readMore();
+  /// @return true when a LF not preceded by CR is in the buffer at or after `from`.
+  bool hasBareLf(std::size_t from) const;
   /// Drops consumed bytes from the front of the buffer when that is cheap enough.
   void compact();
   void beginNextRequest(Clock::time_point now);
 
   Poco::Net::StreamSocket socket_;
+  std::function<void()> held_closed_;
   const int fd_;
   const bool secure_;
   const std::string address_;
@@ -113,6 +118,7 @@ class HttpConnection {
   std::string in_;        ///< bytes received and not yet dropped
   std::size_t pos_ = 0;   ///< where the current request's unread bytes start in in_
   std::size_t scan_ = 0;  ///< where to look for the blank line that ends a head
+  bool drained_ = false;  ///< the last read emptied the socket
   bool head_started_ = false;
   Clock::time_point request_deadline_;  ///< the body's whole-request deadline
   http::RequestHead head_;

@@ -305,6 +305,11 @@ ChunkedDecoder::Status ChunkedDecoder::feed(std::string_view input, std::size_t&
         for (unsigned char c : extension) {
           if ((c < 0x20 && c != '\t') || c == 0x7f) return fail("A chunk extension is malformed.");
         }
+        // Extensions carry nothing we use; unbounded, they would make a body of a few bytes
+        // cost gigabytes on the wire.
+        extension_bytes_ += extension.size();
+        if (extension_bytes_ > kMaxExtensionBytes)
+          return fail("The chunk extensions are too long.");
         if (size == 0) {
           state_ = State::kTrailer;
         } else {

@@ -71,8 +71,8 @@ struct HeadParse {
 /// arrived is already wrong or too large.
 HeadParse parseRequestHead(std::string_view buffer, const HeadLimits& limits = {});
 
-/// Decodes a chunked body as it arrives (RFC 9112 section 7.1). Chunk extensions are skipped;
-/// trailer fields are checked like header fields and dropped.
+/// Decodes a chunked body as it arrives (RFC 9112 section 7.1). Chunk extensions are skipped
+/// (at most kMaxExtensionBytes in all); trailer fields are checked like header fields and dropped.
 class ChunkedDecoder {
  public:
   enum class Status { kNeedMore, kDone, kError };
@@ -82,6 +82,8 @@ class ChunkedDecoder {
   /// @param consumed set to the bytes of `input` used; the caller drops them before the next call.
   /// @return kDone once the last chunk and trailers are read (bytes after it are not consumed).
   Status feed(std::string_view input, std::size_t& consumed, std::string& out);
+  /// Chunk extensions of one body, in all, beyond which it is malformed.
+  static constexpr std::size_t kMaxExtensionBytes = 16 * 1024;
   /// @return why, after kError.
   const std::string& error() const { return error_; }
 
@@ -91,6 +93,7 @@ class ChunkedDecoder {
   State state_ = State::kSize;
   std::uint64_t remaining_ = 0;
   std::size_t trailer_bytes_ = 0;
+  std::size_t extension_bytes_ = 0;
   std::size_t max_line_;
   std::string error_;
 };

@@ -387,7 +387,11 @@ Served Pipeline::serve(IncomingRequest& in) {
 
   if (out.on_hold) {
     if (rt_.hub && in.detach) {
-      auto stream = rt_.hub->adopt(in.detach(), req.request_id, finish);
+      auto stream =
+          rt_.hub->adopt(in.detach(), req.request_id, [finish, released = in.released](int status) {
+            finish(status);
+            if (released) released();
+          });
       try {
         out.on_hold(stream);
       } catch (const std::exception& e) {

@@ -33,6 +33,8 @@ struct IncomingRequest {
   std::string client_address;
   /// Gives up the connection's socket, for a held response.
   std::function<Poco::Net::StreamSocket()> detach;
+  /// Called once a held connection has closed (the listener counts it until then).
+  std::function<void()> released;
 };
 
 /// What became of a request: an answer to write, or a connection the hub now holds.

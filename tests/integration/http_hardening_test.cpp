@@ -89,7 +89,8 @@ INSTANTIATE_TEST_SUITE_P(
         Framing{"ObsFold", kPost + "X-A: a\r\n Content-Length: " + kLen + "\r\n", 400},
         Framing{"Http99", "GET /api/health/ HTTP/9.9\r\nHost: x\r\n", 505},
         Framing{"Http20", "GET /api/health/ HTTP/2.0\r\nHost: x\r\n", 505},
-        Framing{"NoHost", "GET /api/health/ HTTP/1.1\r\n", 400}),
+        Framing{"NoHost", "GET /api/health/ HTTP/1.1\r\n", 400},
+        Framing{"BareLfLines", "GET /api/health/ HTTP/1.1\nHost: x\n", 400}),
     [](const ::testing::TestParamInfo<Framing>& info) { return std::string(info.param.name); });
 
 TEST(HttpHardening, AValidPipelinedRequestAfterAFramedBodyIsServedInTurn) {
@@ -124,6 +125,61 @@ TEST(HttpHardening, AHundredPipelinedRequestsAreAnsweredInOrder) {
     ASSERT_NE(next, std::string::npos) << "answer " << i << " missing or out of order";
     at = next;
   }
+}
+
+// Chunk extensions carry nothing: a body of a few bytes wrapped in megabytes of them is refused
+// as soon as they pass a small budget, not buffered until the body ends.
+TEST(HttpHardening, AFloodOfChunkExtensionsIsRefusedEarly) {
+  Svcd svcd;
+  ASSERT_TRUE(svcd.start());
+  int fd = connectFrom("127.0.0.1", svcd.port());
+  const std::string head =
+      kPost + "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+  ::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
+  const std::string chunk = "1;" + std::string(4000, 'a') + "\r\n \r\n";
+  std::size_t sent = 0;
+  for (int i = 0; i < 2000; ++i) {  // 8 MB, stopping once the server has answered and closed
+    if (::send(fd, chunk.data(), chunk.size(), MSG_NOSIGNAL) < 0) break;
+    sent += chunk.size();
+  }
+  std::string answer = readAvailable(fd, 3000);
+  ::close(fd);
+  EXPECT_EQ(answer.rfind("HTTP/1.1 400 ", 0), 0u) << answer.substr(0, 300);
+  EXPECT_NE(answer.find("extensions are too long"), std::string::npos) << answer.substr(0, 300);
+}
+
+// Held responses count against their address's limit until they end.
+TEST(HttpHardening, HeldResponsesCountAgainstTheLimitPerAddress) {
+  Svcd::Options o;
+  o.args = {"--set", "server.max_connections_per_address=3"};
+  Svcd svcd(o);
+  ASSERT_TRUE(svcd.start());
+  const std::string hold = "GET /api/testkit/hold/?ms=1500 HTTP/1.1\r\nHost: x\r\n\r\n";
+  std::vector<int> held;
+  for (int i = 0; i < 3; ++i) {
+    held.push_back(connectFrom("127.0.0.6", svcd.port()));
+    ::send(held.back(), hold.data(), hold.size(), MSG_NOSIGNAL);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  int extra = connectFrom("127.0.0.6", svcd.port());
+  EXPECT_EQ(readAvailable(extra, 2000).rfind("HTTP/1.1 503 ", 0), 0u);
+  ::close(extra);
+  for (int fd : held) {
+    EXPECT_EQ(readAvailable(fd, 3000).rfind("HTTP/1.1 200 ", 0), 0u);
+    ::close(fd);
+  }
+  // Once they have been answered, the address may connect again.
+  std::string again;
+  for (int attempt = 0; attempt < 20 && again.rfind("HTTP/1.1 200 ", 0) != 0; ++attempt) {
+    int fd = connectFrom("127.0.0.6", svcd.port());
+    const std::string get = "GET /api/health/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    ::send(fd, get.data(), get.size(), MSG_NOSIGNAL);
+    again = readAvailable(fd, 2000);
+    ::close(fd);
+    if (again.rfind("HTTP/1.1 200 ", 0) != 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(again.rfind("HTTP/1.1 200 ", 0), 0u) << again;
 }
 
 // A client that writes its whole body before reading (Python's http.client, most SDKs) reads

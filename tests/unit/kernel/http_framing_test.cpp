@@ -141,6 +141,20 @@ TEST(HttpFraming, ChunkedBodiesDecodeWholeOrByteByByte) {
   EXPECT_EQ(out, "hello world");
 }
 
+TEST(HttpFraming, ChunkExtensionsHaveABudget) {
+  ChunkedDecoder d;
+  std::string out, ext = "1;" + std::string(1000, 'e') + "\r\nx\r\n";
+  ChunkedDecoder::Status status = ChunkedDecoder::Status::kNeedMore;
+  int chunks = 0;
+  while (status == ChunkedDecoder::Status::kNeedMore && chunks < 100) {
+    std::size_t used = 0;
+    status = d.feed(ext, used, out);
+    ++chunks;
+  }
+  EXPECT_EQ(status, ChunkedDecoder::Status::kError);
+  EXPECT_LE(chunks, 17);  // 16 KiB of extensions, 1,000 bytes a chunk
+}
+
 TEST(HttpFraming, MalformedChunksAreErrors) {
   for (std::string body :
        {"zz\r\nhello\r\n0\r\n\r\n", "5\r\nhelloXX0\r\n\r\n", "5\nhello\r\n0\r\n\r\n",
