@@ -165,6 +165,8 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
         {"email.smtp.max_connections", "1000", "SMTP sessions at once (421 beyond)"},
         {"email.smtp.max_connections_per_address", "20",
          "SMTP sessions from one client address (421 beyond; 0: no limit)"},
+        {"email.smtp.max_buffered_bytes", "536870912",
+         "message bytes all SMTP sessions may hold in memory at once (452 beyond)"},
         {"email.smtp.max_backlog_bytes", "1073741824",
          "acknowledged mail not yet filed that the spool holds before answering 451"},
         {"email.smtp.tls_cert_file", "", "PEM certificate for STARTTLS (with the key file)"},
@@ -212,6 +214,9 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
     smtp_.idle_timeout_seconds = c.getInt("email.smtp.idle_timeout_seconds", 30);
     smtp_.max_connections = c.getInt("email.smtp.max_connections", 1000);
     smtp_.max_connections_per_address = c.getInt("email.smtp.max_connections_per_address", 20);
+    const Poco::Int64 buffered = c.getInt64("email.smtp.max_buffered_bytes", 536870912);
+    if (buffered <= 0) throw std::runtime_error("email.smtp.max_buffered_bytes must be positive");
+    smtp_.max_buffered_bytes = static_cast<std::size_t>(buffered);
     const Poco::Int64 backlog_bytes = c.getInt64("email.smtp.max_backlog_bytes", 1073741824);
     if (backlog_bytes < 0) throw std::runtime_error("email.smtp.max_backlog_bytes is negative");
     max_backlog_bytes_ = static_cast<std::uint64_t>(backlog_bytes);

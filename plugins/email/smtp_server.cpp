@@ -57,6 +57,9 @@ class SmtpListener {
   std::shared_ptr<Connection> claim(std::uint64_t id);
   /// Removes a connection; the caller holds mutex_.
   void unregisterLocked(Connection& c);
+  /// @return true when the client has closed or reset the connection (a session that only waits
+  /// for an answer to send is then over: waiting on would spin on the hang-up epoll reports).
+  static bool peerGone(Connection& c);
   /// Answers and closes parked connections past their deadline.
   void sweep();
 
@@ -64,6 +67,7 @@ class SmtpListener {
   SmtpDelivery& delivery_;
   Poco::Logger& logger_;
   Poco::Net::Context::Ptr tls_;
+  DataBudget budget_;
   Poco::Net::ServerSocket listener_;
   unsigned short port_ = 0;
   int epoll_fd_ = -1, wake_fd_ = -1, accept_wake_fd_ = -1;
@@ -94,7 +98,7 @@ struct SmtpListener::Connection {
 };
 
 SmtpListener::SmtpListener(const SmtpConfig& config, SmtpDelivery& delivery, Poco::Logger& logger)
-    : config_(config), delivery_(delivery), logger_(logger) {
+    : config_(config), delivery_(delivery), logger_(logger), budget_(config.max_buffered_bytes) {
   if (!config_.tls_cert_file.empty() && !config_.tls_key_file.empty()) {
     tls_ = new Poco::Net::Context(Poco::Net::Context::TLS_SERVER_USE, config_.tls_key_file,
                                   config_.tls_cert_file, "", Poco::Net::Context::VERIFY_NONE);
@@ -177,8 +181,8 @@ void SmtpListener::accept() {
     }
     auto c = std::make_shared<Connection>(socket, address, next_id_++);
     std::weak_ptr<Connection> weak = c;
-    c->session = std::make_unique<SmtpSession>(config_, delivery_, logger_, tls_ != nullptr,
-                                               [this, weak] { wake(weak); });
+    c->session = std::make_unique<SmtpSession>(
+        config_, delivery_, logger_, tls_ != nullptr, [this, weak] { wake(weak); }, &budget_);
     c->out = c->session->greeting();
     c->deadline = Clock::now() + std::chrono::seconds(config_.idle_timeout_seconds);
     epoll_event ev{};
@@ -245,7 +249,14 @@ SmtpListener::Wait SmtpListener::advance(Connection& c) {
       c.secure = true;
       c.session->tlsStarted();
     }
-    if (c.session->closing()) return c.session->answerPending() ? Wait::kAnswer : Wait::kClose;
+    if (c.session->closing()) {
+      if (c.session->answerPending()) return peerGone(c) ? Wait::kClose : Wait::kAnswer;
+      // An answer stored since the output was taken goes out before the connection closes.
+      std::string rest = c.session->takeOutput();
+      if (rest.empty()) return Wait::kClose;
+      c.out += rest;
+      continue;
+    }
     // A plain socket that gave less than asked for is drained: re-arming epoll reports anything
     // that came since, so no read is spent learning it would block.
     if (drained) return Wait::kRead;
@@ -259,6 +270,12 @@ SmtpListener::Wait SmtpListener::advance(Connection& c) {
                                                          ? config_.timeout_seconds
                                                          : config_.idle_timeout_seconds);
   }
+}
+
+bool SmtpListener::peerGone(Connection& c) {
+  char byte;
+  ssize_t n = ::recv(c.fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
 bool SmtpListener::settle(const std::shared_ptr<Connection>& c, Wait wait) {

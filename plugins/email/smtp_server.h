@@ -29,7 +29,9 @@ struct SmtpConfig {
   int timeout_seconds = 300;      ///< Silence allowed inside a mail transaction.
   int idle_timeout_seconds = 30;  ///< Silence allowed outside one (before MAIL, between mails).
   int max_connections = 1000;     ///< Sessions at once; 421 beyond.
-  int max_connections_per_address = 20;     ///< Sessions from one client address; 421 beyond.
+  int max_connections_per_address = 20;  ///< Sessions from one client address; 421 beyond.
+  /// Message bytes all sessions may hold in memory at once (452 for a message beyond it).
+  std::size_t max_buffered_bytes = 512u * 1024 * 1024;
   std::string tls_cert_file, tls_key_file;  ///< Both set: STARTTLS is offered.
 };
 

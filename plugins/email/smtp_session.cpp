@@ -16,6 +16,7 @@ namespace {
 constexpr std::size_t kMaxCommandLine = 1000;  // RFC 5321 says 512; some clients send more
 constexpr std::size_t kMaxTextLine = 998;      // RFC 5322 section 2.1.1, without CRLF
 constexpr int kMaxErrors = 20;
+constexpr int kMaxJunk = 100;  // Postfix's smtpd_junk_command_limit
 
 // A CR or LF inside a line that CRLF ended: a bare one. Two memchr scans (find_first_of makes a
 // call per byte of the line).
@@ -51,17 +52,39 @@ bool parsePath(const std::string& rest, std::string& address, std::vector<std::s
 
 }  // namespace
 
+bool DataBudget::take(std::size_t bytes) {
+  std::size_t used = used_.load();
+  do {
+    if (used + bytes > limit_) return false;
+  } while (!used_.compare_exchange_weak(used, used + bytes));
+  return true;
+}
+
 SmtpSession::SmtpSession(const SmtpConfig& config, SmtpDelivery& delivery, Poco::Logger& logger,
-                         bool tls_offered, std::function<void()> wake)
+                         bool tls_offered, std::function<void()> wake, DataBudget* budget)
     : config_(config),
       delivery_(delivery),
       logger_(logger),
       tls_offered_(tls_offered),
-      wake_(std::move(wake)) {}
+      wake_(std::move(wake)),
+      budget_(budget) {}
 
 SmtpSession::~SmtpSession() {
+  releaseBudget();
   std::unique_lock lock(answer_mutex_);
   answer_cv_.wait(lock, [&] { return pending_ == 0; });
+}
+
+void SmtpSession::releaseBudget() {
+  if (budget_ && reserved_ > 0) budget_->give(reserved_);
+  reserved_ = 0;
+}
+
+bool SmtpSession::junk() {
+  if (++junk_ <= kMaxJunk) return false;
+  reply("421 4.7.0 " + config_.hostname + " Too many commands without mail; closing");
+  closing_ = true;
+  return true;
 }
 
 std::string SmtpSession::greeting() const {
@@ -177,6 +200,7 @@ void SmtpSession::command(const std::string& line) {
     if (tls_offered_ && !secure_) reply("250-STARTTLS");
     return reply("250 ENHANCEDSTATUSCODES");
   }
+  if ((verb == "NOOP" || verb == "RSET" || verb == "VRFY" || verb == "HELP") && junk()) return;
   if (verb == "NOOP") return reply("250 2.0.0 Ok");
   if (verb == "RSET") {
     resetTransaction();
@@ -272,7 +296,7 @@ void SmtpSession::startData(const std::string& arg) {
   reply("354 End data with <CR><LF>.<CR><LF>");
   in_data_ = true;
   message_.clear();
-  bare_ = too_long_ = too_big_ = continuing_ = false;
+  bare_ = too_long_ = too_big_ = continuing_ = over_budget_ = false;
 }
 
 bool SmtpSession::readData() {
@@ -301,8 +325,17 @@ bool SmtpSession::readData() {
       too_big_ = true;
       message_.clear();
       message_.shrink_to_fit();
+      releaseBudget();
     }
-    if (!too_big_ && !bare_ && !too_long_) {
+    if (!too_big_ && !bare_ && !too_long_ && !over_budget_) {
+      if (budget_ && !budget_->take(line.size() + 2)) {
+        over_budget_ = true;
+        message_.clear();
+        message_.shrink_to_fit();
+        releaseBudget();
+        continue;
+      }
+      reserved_ += budget_ ? line.size() + 2 : 0;
       message_.append(line);
       message_.append("\r\n");
     }
@@ -316,6 +349,7 @@ void SmtpSession::finishData() {
   resetTransaction();
   std::string message = std::move(message_);
   message_.clear();
+  releaseBudget();  // the delivery holds it now, bounded by the spool's own backlog limit
   if (bare_) {
     return reply("550 5.6.0 Message refused: bare CR or LF found (only CRLF ends a line)");
   }
@@ -324,6 +358,8 @@ void SmtpSession::finishData() {
     return reply("552 5.3.4 The message is larger than the " +
                  std::to_string(config_.max_message_bytes) + " bytes accepted");
   }
+  if (over_budget_) return reply("452 4.3.1 Insufficient system storage; try again later");
+  junk_ = 0;
   // The answer comes from the thread that learns the message is stored; meanwhile the session
   // goes on reading (its client sends nothing before the answer, or pipelines commands whose
   // replies wait for it).

@@ -14,6 +14,7 @@
 
 #include "smtp_server.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -25,11 +26,28 @@
 
 namespace svc::plugins::email {
 
+/// Bytes of message data that all sessions together may hold in memory while messages arrive:
+/// without it, a thousand clients each sending most of a maximum-size message would hold tens of
+/// gigabytes. A message that finds the budget spent is read to its end and refused 452.
+class DataBudget {
+ public:
+  explicit DataBudget(std::size_t limit) : limit_(limit) {}
+  /// @return true when `bytes` were taken; false (nothing taken) when they would exceed it.
+  bool take(std::size_t bytes);
+  void give(std::size_t bytes) { used_.fetch_sub(bytes); }
+  std::size_t used() const { return used_.load(); }
+
+ private:
+  const std::size_t limit_;
+  std::atomic<std::size_t> used_{0};
+};
+
 class SmtpSession {
  public:
   /// @param tls_offered STARTTLS may be negotiated. @param wake see the file comment.
+  /// @param budget shared by the listener's sessions (null: no limit).
   SmtpSession(const SmtpConfig& config, SmtpDelivery& delivery, Poco::Logger& logger,
-              bool tls_offered, std::function<void()> wake);
+              bool tls_offered, std::function<void()> wake, DataBudget* budget = nullptr);
   /// Waits for an answer still pending from the delivery (it refers to this session).
   ~SmtpSession();
   SmtpSession(const SmtpSession&) = delete;
@@ -68,18 +86,23 @@ class SmtpSession {
   bool readData();
   void finishData();
   std::string storedAnswer(const std::string& error);
+  /// Counts a command that moves no mail; too many end the session. @return true when it ended.
+  bool junk();
+  void releaseBudget();
 
   const SmtpConfig& config_;
   SmtpDelivery& delivery_;
   Poco::Logger& logger_;
   const bool tls_offered_;
   std::function<void()> wake_;
+  DataBudget* budget_;
 
   std::string in_;
   std::size_t pos_ = 0;
   bool discarding_line_ = false;  // the rest of an over-long command line is being skipped
   bool greeted_ = false, secure_ = false, closing_ = false, tls_requested_ = false;
   int errors_ = 0;
+  int junk_ = 0;  // NOOP, RSET, VRFY, HELP since the last message
   std::optional<std::string> mail_from_;
   std::vector<std::string> recipients_;
 
@@ -87,6 +110,8 @@ class SmtpSession {
   bool in_data_ = false;
   std::string message_;
   bool bare_ = false, too_long_ = false, too_big_ = false, continuing_ = false;
+  bool over_budget_ = false;
+  std::size_t reserved_ = 0;  // taken from budget_ for message_
 
   // Replies in order; a pending chunk is an answer to DATA not yet stored, and what follows it
   // waits. Guarded by answer_mutex_ (the storing thread fills pending chunks).

@@ -399,6 +399,50 @@ TEST_F(Email, RecipientLimitsSizeLimitsAndTimeouts) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(5500));
 }
 
+// Many sessions at once from sixteen addresses, each pipelining five messages (with an unknown
+// recipient, NOOP and RSET around each) and QUIT in one write: every reply comes, in order, and
+// QUIT's 221 last, whichever thread stored each message and whenever it did.
+TEST_F(Email, PipelinedSessionsEndingInQuitGetEveryAnswer) {
+  identity("Pipe", "pipe");
+  std::string session = "EHLO c.example\r\n";
+  std::string expected = "250 ";
+  for (int m = 0; m < 5; ++m) {
+    session +=
+        "MAIL FROM:<a@example.com>\r\nRCPT TO:<pipe@agents.test>\r\n"
+        "RCPT TO:<nobody@agents.test>\r\nDATA\r\nSubject: p\r\n\r\nbody\r\n.\r\n"
+        "NOOP\r\nRSET\r\n";
+    expected += "250 250 550 354 250 250 250 ";
+  }
+  session += "QUIT\r\n";
+  expected += "221 ";
+  std::atomic<int> complete{0};
+  std::vector<std::thread> clients;
+  for (int t = 0; t < 16; ++t) {
+    clients.emplace_back([&, t] {
+      for (int i = 0; i < 30; ++i) {
+        int fd = connectFrom("127.0.0." + std::to_string(2 + t), smtp_port_);
+        ::send(fd, session.data(), session.size(), MSG_NOSIGNAL);
+        std::string answer = readAvailable(fd, 5000);
+        ::close(fd);
+        std::string codes;  // the final line of each reply, by its code
+        std::istringstream lines(answer);
+        for (std::string line; std::getline(lines, line);) {
+          if (line.size() >= 4 && line[3] == ' ' && line.substr(0, 3) != "220") {
+            codes += line.substr(0, 3) + " ";
+          }
+        }
+        if (codes == expected) {
+          ++complete;
+        } else {
+          ADD_FAILURE() << codes;
+        }
+      }
+    });
+  }
+  for (auto& c : clients) c.join();
+  EXPECT_EQ(complete.load(), 16 * 30);
+}
+
 // 1,000 connections that never speak, from eight addresses: each address keeps its share, the
 // rest are answered 421 at once (not left hanging), and a real sender still delivers in a second.
 TEST_F(Email, AThousandIdleConnectionsDoNotStopMail) {

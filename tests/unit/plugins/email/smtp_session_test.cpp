@@ -126,6 +126,38 @@ TEST(SmtpSession, CommandsSentInTheClearAfterStartTlsAreDropped) {
   EXPECT_EQ(session.takeOutput(), "503 5.5.1 Say EHLO first\r\n");
 }
 
+// Sessions together hold at most the budget in memory: a message that finds it spent is read to
+// its end and refused 452 (try later), and what it had taken is given back.
+TEST(SmtpSession, AMessageBeyondTheSharedBudgetIsRefused452) {
+  const SmtpConfig c = config();
+  PromptDelivery delivery;
+  DataBudget budget(1000);
+  SmtpSession first(
+      c, delivery, Poco::Logger::get("test"), false, [] {}, &budget);
+  SmtpSession second(
+      c, delivery, Poco::Logger::get("test"), false, [] {}, &budget);
+  first.feed(kEnvelope + std::string(600, 'a') + "\r\n");  // still arriving
+  EXPECT_GE(budget.used(), 600u);
+  second.feed(kEnvelope + std::string(600, 'b') + "\r\n.\r\n");
+  EXPECT_NE(second.takeOutput().find("452 4.3.1"), std::string::npos);
+  first.feed(".\r\n");
+  EXPECT_NE(first.takeOutput().find("250 2.0.0 Ok: stored"), std::string::npos);
+  EXPECT_EQ(budget.used(), 0u);
+  ASSERT_EQ(delivery.messages.size(), 1u);
+}
+
+// A session that only ever says NOOP is let go, as Postfix's junk command limit does.
+TEST(SmtpSession, EndlessCommandsWithoutMailEndTheSession) {
+  const SmtpConfig c = config();
+  PromptDelivery delivery;
+  SmtpSession session(c, delivery, Poco::Logger::get("test"), false, [] {});
+  std::string noops;
+  for (int i = 0; i < 101; ++i) noops += "NOOP\r\n";
+  session.feed("EHLO c.test\r\n" + noops);
+  EXPECT_TRUE(session.closing());
+  EXPECT_NE(session.takeOutput().find("421 4.7.0"), std::string::npos);
+}
+
 TEST(SmtpSession, TransactionsAndTimeoutsAreTold) {
   const SmtpConfig c = config();
   PromptDelivery delivery;
