@@ -3,6 +3,7 @@
 #include "pipeline.h"
 
 #include <svc/sdk/auth.h>
+#include <svc/sdk/util.h>
 
 #include <Poco/JSON/Parser.h>
 
@@ -65,6 +66,10 @@ class PipelineTest : public ::testing::Test {
     add("GET", "/api/user/", sdk::AuthNeed::kUser, echo);
     add("GET", "/api/throws/", sdk::AuthNeed::kNone,
         [](sdk::Request&) -> sdk::Response { throw std::logic_error("boom"); });
+    // A handler that echoes raw input into its error, as a careless plugin might.
+    add("GET", "/api/careless/", sdk::AuthNeed::kNone, [](sdk::Request&) -> sdk::Response {
+      throw sdk::HttpError::invalid("f\xef", "'\xef" + std::string(5000, 'x') + "' is wrong");
+    });
   }
 
   void add(const std::string& method, const std::string& pattern, sdk::AuthNeed need,
@@ -204,6 +209,21 @@ TEST_F(PipelineTest, MissingAuthenticatorIsServiceUnavailable) {
 TEST_F(PipelineTest, ControlCharactersInHeadersAreInvalid) {
   auto r = call("GET", "/api/open/", "", "", "application/json", {}, {{"x-thing", "a\x01z"}});
   EXPECT_EQ(r.status, 400);
+}
+
+TEST_F(PipelineTest, AHeaderNameIsQuotedShortInTheError) {
+  auto r = call("GET", "/api/open/", "", "", "application/json", {},
+                {{"x-" + std::string(3000, 'h'), "a\x01z"}});
+  EXPECT_EQ(r.status, 400);
+  EXPECT_LT(r.body.size(), 500u) << r.body.substr(0, 200);
+}
+
+TEST_F(PipelineTest, AnErrorThatEchoesRawInputStillAnswersValidUtf8OfBoundedSize) {
+  auto r = call("GET", "/api/careless/");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_TRUE(sdk::isValidUtf8(r.body)) << r.body.substr(0, 200);
+  EXPECT_LT(r.body.size(), 4000u);
+  EXPECT_EQ(code(r), "invalid");
 }
 
 TEST(RequestId, KeepsShortSafeTokensOnly) {
