@@ -234,14 +234,12 @@ void Pipeline::authenticate(const RouteEntry& entry, sdk::Request& req) {
   const sdk::AuthNeed need = entry.route.auth;
   if (need == sdk::AuthNeed::kNone) return;
   if (need == sdk::AuthNeed::kOperator) {
-    const std::string auth = req.header("authorization").value_or("");
-    const std::string prefix = "Bearer ";
-    if (auth.rfind(prefix, 0) != 0) {
+    const auto token = sdk::bearerCredential(req.header("authorization").value_or(""));
+    if (!token) {
       throw sdk::HttpError(401, "not_authenticated",
                            "The operator API needs Authorization: Bearer <admin.token>.");
     }
-    if (rt_.operator_token.empty() ||
-        !sdk::constantTimeEquals(auth.substr(prefix.size()), rt_.operator_token)) {
+    if (rt_.operator_token.empty() || !sdk::constantTimeEquals(*token, rt_.operator_token)) {
       throw sdk::HttpError(401, "authentication_failed", "The operator token is wrong.");
     }
     return;

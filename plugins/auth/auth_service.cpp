@@ -6,8 +6,6 @@
 #include <svc/sdk/http.h>
 #include <svc/sdk/util.h>
 
-#include <Poco/String.h>
-
 namespace svc::plugins::auth {
 
 using sdk::sha256Hex;
@@ -61,14 +59,12 @@ sdk::Principal AuthService::checkSession(const std::string& token, const std::st
 }
 
 std::optional<sdk::Principal> AuthService::check(const sdk::Credentials& c) {
-  const std::string prefix = "Bearer ";
-  if (c.authorization.size() > 4096 || c.authorization.compare(0, prefix.size(), prefix) != 0) {
-    throw failed("Send Authorization: Bearer <key or token>.");
-  }
-  const std::string credential = Poco::trim(c.authorization.substr(prefix.size()));
-  if (credential.rfind("svc_", 0) == 0) return keyPrincipal(credential);
+  auto credential =
+      c.authorization.size() <= 4096 ? sdk::bearerCredential(c.authorization) : std::nullopt;
+  if (!credential) throw failed("Send Authorization: Bearer <key or token>.");
+  if (credential->rfind("svc_", 0) == 0) return keyPrincipal(*credential);
   bool expired = false;
-  auto claims = jwt_.verify(credential, expired);
+  auto claims = jwt_.verify(*credential, expired);
   if (expired) {
     throw sdk::HttpError(401, "token_expired",
                          "The access token has expired; refresh it and retry once.");

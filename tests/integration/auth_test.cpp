@@ -339,6 +339,24 @@ TEST_F(Auth, BadKeysAndTokensAreRefusedWithTheRightCode) {
   EXPECT_EQ(k->getValue<std::string>("alg"), "RS256");
 }
 
+// RFC 9110 section 11.1: the scheme is case-insensitive; agents' HTTP libraries differ.
+TEST_F(Auth, TheBearerSchemeIsMatchedInAnyCaseWithAnySpacing) {
+  addUser("bea@example.com");
+  auto t = login("bea@example.com");
+  for (const std::string& credential :
+       {t->getValue<std::string>("management_key"), t->getValue<std::string>("access")}) {
+    for (const char* scheme : {"bearer ", "BEARER ", "Bearer    ", "bEaReR\t"}) {
+      auto r = svcd_->get("/api/health/whoami/", {{"Authorization", scheme + credential}});
+      EXPECT_EQ(r.status, 200) << scheme << r.body;
+    }
+  }
+  auto op = http(
+      svcd_->adminPort(), "POST", "/admin/auth/users/",
+      "{\"email\":\"bob@example.com\",\"password\":\"correct horse\"}",
+      {{"Authorization", "bearer  " + svcd_->adminToken()}, {"Content-Type", "application/json"}});
+  EXPECT_EQ(op.status, 201) << op.body;
+}
+
 TEST_F(Auth, RefreshTokensRotateAndAReusedOneRevokesItsFamily) {
   addUser("fi@example.com");
   auto t = login("fi@example.com");

@@ -169,6 +169,17 @@ TEST_F(PipelineTest, CredentialNeedsAreEnforced) {
   EXPECT_EQ(call("GET", "/api/user/", "Bearer user").status, 200);
 }
 
+TEST_F(PipelineTest, TheOperatorTokenIsAcceptedUnderAnySpellingOfBearer) {
+  runtime_.operator_token = "op-token";
+  add("POST", "/admin/op/", sdk::AuthNeed::kOperator,
+      [](sdk::Request&) { return sdk::Response::noContent(); });
+  for (const char* header : {"Bearer op-token", "bearer op-token", "BEARER  op-token"}) {
+    EXPECT_EQ(call("POST", "/admin/op/", header).status, 204) << header;
+  }
+  EXPECT_EQ(code(call("POST", "/admin/op/", "bearer wrong")), "authentication_failed");
+  EXPECT_EQ(code(call("POST", "/admin/op/", "Basic op-token")), "not_authenticated");
+}
+
 TEST_F(PipelineTest, IdentityResolutionFollowsTheContract) {
   // Management key without an identity on an identity route: 400 identity_required.
   EXPECT_EQ(code(call("GET", "/api/identity/", "Bearer mgmt")), "identity_required");

@@ -83,6 +83,20 @@ TEST(Abi, KernelIsCompatibleWithItselfAndNamesBothSidesOtherwise) {
   EXPECT_NE(abiMismatch(newer), "");
 }
 
+TEST(BearerCredential, TheSchemeIsCaseInsensitiveAndBlanksAroundTheCredentialAreSkipped) {
+  for (const char* header : {"Bearer k1", "bearer k1", "BEARER k1", "bEaReR k1", "Bearer    k1",
+                             "Bearer\tk1", "  Bearer k1  "}) {
+    EXPECT_EQ(bearerCredential(header).value_or("(none)"), "k1") << header;
+  }
+}
+
+TEST(BearerCredential, OtherSchemesAndEmptyCredentialsAreNone) {
+  for (const char* header :
+       {"", "Basic eDp5", "Bearer", "Bearer   ", "Bearerk1", "Bear k1", "Token k1"}) {
+    EXPECT_FALSE(bearerCredential(header)) << header;
+  }
+}
+
 TEST(HttpError, CarriesFieldErrorsExtrasAndHeaders) {
   HttpError e = HttpError::invalid("name", "must not be empty");
   EXPECT_EQ(e.status(), 400);
