@@ -178,7 +178,13 @@ class AuthPlugin : public sdk::Plugin {
         {"auth.rate.token_per_minute", "600", "device token polls one address may make a minute",
          false},
         {"auth.rate.failed_auth_per_minute", "30",
-         "failed authentications from one address a minute before it gets 429", false},
+         "failed authentications from one address a minute before its unverified credentials get "
+         "429 (keys already verified still work)",
+         false},
+        {"auth.rate.failed_auth_per_key_per_minute", "10",
+         "failed authentications with one key prefix (or other credential) a minute, from any "
+         "address, before it gets 429",
+         false},
         {"auth.session.hours", "12", "how long a dashboard sign-in lasts", false},
     };
   }
@@ -203,6 +209,7 @@ class AuthPlugin : public sdk::Plugin {
     device_limit_ = std::make_unique<sdk::RateLimiter>(c.getInt("auth.rate.device_per_minute"));
     token_limit_ = std::make_unique<sdk::RateLimiter>(c.getInt("auth.rate.token_per_minute"));
     failed_auth_per_minute_ = c.getInt("auth.rate.failed_auth_per_minute");
+    failed_auth_per_key_per_minute_ = c.getInt("auth.rate.failed_auth_per_key_per_minute");
     local_users_ = c.getBool("auth.local_users");
     session_seconds_ = c.getInt("auth.session.hours") * 3600;
     if (session_seconds_ < 3600) throw std::runtime_error("auth.session.hours must be at least 1");
@@ -250,7 +257,8 @@ class AuthPlugin : public sdk::Plugin {
 
   void registerServices(sdk::ServiceRegistry& services) override {
     jwt_ = std::make_unique<JwtIssuer>(context_->database(), issuer_url_);
-    service_ = std::make_shared<AuthService>(*store_, *jwt_, failed_auth_per_minute_);
+    service_ = std::make_shared<AuthService>(*store_, *jwt_, failed_auth_per_minute_,
+                                             failed_auth_per_key_per_minute_);
     services.offer<sdk::Authenticator>(sdk::kAuthenticatorService, service_);
     services.offer<sdk::PlanService>(sdk::kPlanService, service_);
     services.offer<sdk::AccountService>(sdk::kAccountService, std::make_shared<Accounts>(*this));
@@ -770,6 +778,7 @@ class AuthPlugin : public sdk::Plugin {
   std::unique_ptr<sdk::RateLimiter> device_limit_;
   std::unique_ptr<sdk::RateLimiter> token_limit_;
   int failed_auth_per_minute_ = 30;
+  int failed_auth_per_key_per_minute_ = 10;
   std::shared_ptr<AuthService> service_;
   std::mutex waiters_mutex_;
   std::map<std::string, std::vector<Waiter>> waiters_;

@@ -11,26 +11,85 @@ namespace svc::plugins::auth {
 using sdk::sha256Hex;
 
 namespace {
+
 sdk::HttpError failed(const std::string& why) {
   return sdk::HttpError(401, "authentication_failed", why);
 }
+
+// What a failure counts against besides the address. A key's visible prefix (its kind and four
+// characters, checksum right or not): one agent repeating a bad key, or guesses at one key from
+// many addresses, use up that prefix's allowance and no one else's. Anything else: itself.
+std::string failureKey(std::string_view credential) {
+  for (KeyKind kind : {KeyKind::kManagement, KeyKind::kIdentity}) {
+    std::string_view prefix = keyPrefix(kind);
+    if (credential.substr(0, prefix.size()) == prefix && credential.size() >= prefix.size() + 4) {
+      return std::string(credential.substr(0, prefix.size() + 4));
+    }
+  }
+  return "sha256:" + sha256Hex(credential);
+}
+
 }  // namespace
 
 std::optional<sdk::Principal> AuthService::authenticate(const sdk::Credentials& c) {
-  std::optional<std::string> session;
+  const std::string& address = c.client_address;
   if (c.authorization.empty()) {
-    session = sdk::cookieValue(c.cookie, sdk::kSessionCookie);
+    auto session = sdk::cookieValue(c.cookie, sdk::kSessionCookie);
     if (!session || session->empty()) return std::nullopt;
+    return guarded(address, failureKey(*session), true,
+                   [&] { return checkSession(*session, c.method); });
   }
-  // An address that keeps presenting bad credentials is slowed down, good ones included.
-  if (int wait = failures_.peek(c.client_address)) {
-    throw sdk::RateLimiter::throttled(wait, "failed authentications from this address");
+  auto credential =
+      c.authorization.size() <= 4096 ? sdk::bearerCredential(c.authorization) : std::nullopt;
+  if (!credential) {
+    return guarded(address, failureKey(c.authorization), false, []() -> sdk::Principal {
+      throw failed("Send Authorization: Bearer <key or token>.");
+    });
   }
+  const std::string limit_key = failureKey(*credential);
+  if (credential->rfind("svc_", 0) != 0) {
+    return guarded(address, limit_key, false, [&] { return checkToken(*credential); });
+  }
+  if (!checkKey(*credential)) {
+    return guarded(address, limit_key, false, []() -> sdk::Principal {
+      throw failed("The key is malformed or its checksum is wrong.");
+    });
+  }
+  const std::string hash = sha256Hex(*credential);
+  // A key this process has already found valid needs no lookup, so it is served whatever the
+  // limits say: a neighbour's bad keys do not lock a working agent out.
+  if (auto known = cachedKey(hash)) return known;
+  return guarded(address, limit_key, true, [&] { return lookUpKey(hash); });
+}
+
+sdk::Principal AuthService::guarded(const std::string& address, const std::string& limit_key,
+                                    bool lookup, const std::function<sdk::Principal()>& check) {
+  // A check that needs the database waits for the limits: a throttled client then costs no
+  // lookup and learns nothing, so guessing stays limited. One that needs none (a checksum, a
+  // signature) runs first, and a good credential passes whatever the limits say.
+  if (lookup) admit(address, limit_key);
   try {
-    return session ? checkSession(*session, c.method) : check(c);
+    return check();
   } catch (const sdk::HttpError& e) {
-    if (e.status() == 401) failures_.take(c.client_address);
+    // Only rejected credentials count; a 403 is a good credential asking for too much.
+    if (e.status() != 401) throw;
+    if (!lookup) admit(address, limit_key);
+    by_key_.take(limit_key);
+    by_address_.take(address);
     throw;
+  }
+}
+
+void AuthService::admit(const std::string& address, const std::string& limit_key) {
+  if (int wait = by_key_.peek(limit_key)) {
+    const bool key = limit_key.rfind("svc_", 0) == 0;
+    throw sdk::RateLimiter::throttled(
+        wait, "failed authentications with " +
+                  (key ? "key " + sdk::quoteForDetail(limit_key) + "\xE2\x80\xA6"
+                       : std::string("this credential")));
+  }
+  if (int wait = by_address_.peek(address)) {
+    throw sdk::RateLimiter::throttled(wait, "failed authentications from this address");
   }
 }
 
@@ -58,13 +117,9 @@ sdk::Principal AuthService::checkSession(const std::string& token, const std::st
   return p;
 }
 
-std::optional<sdk::Principal> AuthService::check(const sdk::Credentials& c) {
-  auto credential =
-      c.authorization.size() <= 4096 ? sdk::bearerCredential(c.authorization) : std::nullopt;
-  if (!credential) throw failed("Send Authorization: Bearer <key or token>.");
-  if (credential->rfind("svc_", 0) == 0) return keyPrincipal(*credential);
+sdk::Principal AuthService::checkToken(const std::string& jwt) {
   bool expired = false;
-  auto claims = jwt_.verify(*credential, expired);
+  auto claims = jwt_.verify(jwt, expired);
   if (expired) {
     throw sdk::HttpError(401, "token_expired",
                          "The access token has expired; refresh it and retry once.");
@@ -99,17 +154,15 @@ void AuthService::stop() {
   flushLastUsed();
 }
 
-sdk::Principal AuthService::keyPrincipal(const std::string& key) {
-  if (!checkKey(key)) throw failed("The key is malformed or its checksum is wrong.");
-  const std::string hash = sha256Hex(key);
-  {
-    std::lock_guard lock(mutex_);
-    auto it = cache_.find(hash);
-    if (it != cache_.end()) {
-      last_used_[it->second.key_id] = sdk::nowMicros();
-      return it->second;
-    }
-  }
+std::optional<sdk::Principal> AuthService::cachedKey(const std::string& hash) {
+  std::lock_guard lock(mutex_);
+  auto it = cache_.find(hash);
+  if (it == cache_.end()) return std::nullopt;
+  last_used_[it->second.key_id] = sdk::nowMicros();
+  return it->second;
+}
+
+sdk::Principal AuthService::lookUpKey(const std::string& hash) {
   auto record = store_.keyByHash(hash);
   if (!record || record->revoked_us != 0) throw failed("The key is unknown or revoked.");
   sdk::Principal p;

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -23,10 +24,16 @@ namespace svc::plugins::auth {
 
 // Keys are looked up once and then served from memory; a revocation clears the entry here at once
 // and, through the poller, in every other svcd process within a second.
+//
+// Rejected credentials are counted per client address and per key prefix (see guarded()); past
+// either allowance, credentials that would need a lookup get 429 instead of one.
 class AuthService : public sdk::Authenticator, public sdk::PlanService {
  public:
-  AuthService(AuthStore& store, JwtIssuer& jwt, int failures_per_minute)
-      : store_(store), jwt_(jwt), failures_(failures_per_minute) {}
+  /// @param failures_per_address failed authentications one address may have a minute.
+  /// @param failures_per_key failed authentications one key prefix (or other credential) may have
+  /// a minute, from all addresses together.
+  AuthService(AuthStore& store, JwtIssuer& jwt, int failures_per_address, int failures_per_key)
+      : store_(store), jwt_(jwt), by_address_(failures_per_address), by_key_(failures_per_key) {}
   ~AuthService() override { stop(); }
 
   std::optional<sdk::Principal> authenticate(const sdk::Credentials& c) override;
@@ -40,15 +47,23 @@ class AuthService : public sdk::Authenticator, public sdk::PlanService {
   void stop();
 
  private:
+  /// Runs check, counting a 401 against address and limit_key; 429 once either is used up.
+  /// @param lookup whether check reads the database (then the limits are asked before it).
+  sdk::Principal guarded(const std::string& address, const std::string& limit_key, bool lookup,
+                         const std::function<sdk::Principal()>& check);
+  /// Throws 429 when limit_key or address has no failures left.
+  void admit(const std::string& address, const std::string& limit_key);
   sdk::Principal checkSession(const std::string& token, const std::string& method);
-  std::optional<sdk::Principal> check(const sdk::Credentials& c);
-  sdk::Principal keyPrincipal(const std::string& key);
+  sdk::Principal checkToken(const std::string& jwt);
+  std::optional<sdk::Principal> cachedKey(const std::string& hash);
+  sdk::Principal lookUpKey(const std::string& hash);
   void poll();
   void flushLastUsed();
 
   AuthStore& store_;
   JwtIssuer& jwt_;
-  sdk::RateLimiter failures_;
+  sdk::RateLimiter by_address_;
+  sdk::RateLimiter by_key_;
   std::mutex mutex_;
   std::unordered_map<std::string, sdk::Principal> cache_;
   std::map<std::string, std::int64_t> last_used_;
