@@ -186,6 +186,10 @@ class AuthPlugin : public sdk::Plugin {
          "address, before it gets 429",
          false},
         {"auth.session.hours", "12", "how long a dashboard sign-in lasts", false},
+        {"auth.keys.max_per_account", "100",
+         "unrevoked keys an account may have; creating more answers 400 (device logins are not "
+         "refused)",
+         false},
     };
   }
 
@@ -213,6 +217,8 @@ class AuthPlugin : public sdk::Plugin {
     local_users_ = c.getBool("auth.local_users");
     session_seconds_ = c.getInt("auth.session.hours") * 3600;
     if (session_seconds_ < 3600) throw std::runtime_error("auth.session.hours must be at least 1");
+    max_keys_ = c.getInt("auth.keys.max_per_account");
+    if (max_keys_ < 1) throw std::runtime_error("auth.keys.max_per_account must be at least 1");
   }
 
   std::vector<sdk::Migration> migrations() const override { return authMigrations(); }
@@ -612,11 +618,23 @@ class AuthPlugin : public sdk::Plugin {
     std::string key = newKey(identity.empty() ? KeyKind::kManagement : KeyKind::kIdentity);
     KeyRecord record;
     context_->database().transaction([&](Poco::Data::Session& s) {
+      if (store_->lockAndCountKeys(s, account_id) >= max_keys_) throw tooManyKeys();
       record = store_->addKey(s, account_id, identity.empty() ? "management" : "identity", identity,
                               label, visiblePrefix(key), sha256Hex(key), creator);
       publishKey("key.created", record, s);
     });
     return {record, key};
+  }
+
+  // A runaway script minting keys in a loop stops here, not at the database's limits.
+  sdk::HttpError tooManyKeys() const {
+    const std::string most = std::to_string(max_keys_);
+    sdk::HttpError e(400, "invalid",
+                     "This account already has " + most +
+                         " keys, the most it may have; revoke keys it no longer uses "
+                         "(DELETE /api/auth/keys/{id}/) and create this one again.");
+    e.field("keys", "at most " + most + " unrevoked keys per account; revoke unused keys");
+    return e;
   }
 
   sdk::Response listKeys(sdk::Request& r) {
@@ -773,6 +791,7 @@ class AuthPlugin : public sdk::Plugin {
   std::string dashboard_url_;
   bool local_users_ = true;
   int session_seconds_ = 12 * 3600;
+  int max_keys_ = 100;
   std::unique_ptr<AuthStore> store_;
   std::unique_ptr<JwtIssuer> jwt_;
   std::unique_ptr<sdk::RateLimiter> device_limit_;

@@ -516,6 +516,37 @@ TEST(AuthLimits, DeviceStartsAndFailedAuthenticationsAreThrottledPerAddress) {
   EXPECT_EQ(svcd.get("/api/health/").status, 200);
 }
 
+TEST(AuthKeys, AnAccountHoldsAtMostTheConfiguredNumberOfUnrevokedKeys) {
+  Svcd::Options o;
+  o.plugins = {"auth"};
+  o.args = {"--set", "auth.keys.max_per_account=3"};
+  Svcd svcd(o);
+  ASSERT_TRUE(svcd.start());
+  // The device login made the first key.
+  const std::string mgmt =
+      operatorLogin(svcd, "many@example.com")->getValue<std::string>("management_key");
+  auto create = [&] { return svcd.post("/api/auth/keys/", "{\"label\":\"more\"}", bearer(mgmt)); };
+  auto second = create();
+  ASSERT_EQ(second.status, 201) << second.body;
+  ASSERT_EQ(create().status, 201);
+
+  auto refused = create();
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_EQ(refused.code(), "invalid");
+  EXPECT_FALSE(refused.json()->getObject("errors")->getArray("keys")->empty()) << refused.body;
+  EXPECT_NE(refused.json()->getValue<std::string>("detail").find("revoke"), std::string::npos)
+      << refused.body;
+  EXPECT_EQ(svcd.get("/api/auth/keys/", bearer(mgmt)).json()->getValue<int>("count"), 3);
+
+  // Revoked keys do not count.
+  ASSERT_EQ(
+      http(svcd.port(), "DELETE",
+           "/api/auth/keys/" + second.json()->getValue<std::string>("id") + "/", "", bearer(mgmt))
+          .status,
+      204);
+  EXPECT_EQ(create().status, 201);
+}
+
 // A key-shaped credential that fails its checksum: rejected without a lookup.
 std::string badKey(const std::string& prefix_tail, int n) {
   std::string key = "svc_mgmt_" + prefix_tail + std::to_string(n);
