@@ -189,10 +189,14 @@ void ConfigLayers::addDeclaredKeys(const std::vector<sdk::ConfigKey>& keys) {
 }
 
 bool ConfigLayers::isSecret(const std::string& key) const {
+  // A declared key says what it is: auth.rate.token_per_minute is a number, not a token.
   auto it = declared_.find(key);
-  if (it != declared_.end() && it->second.secret) return true;
+  if (it != declared_.end()) return it->second.secret;
+  // Nothing loaded knows this key (a disabled plugin's, a typo): judge by its name, erring on
+  // the side of hiding.
   std::string lower = Poco::toLower(key);
-  for (const char* word : {"password", "secret", "token"}) {
+  for (const char* word : {"password", "passphrase", "secret", "token", "credential", "api_key",
+                           "apikey", "private"}) {
     if (lower.find(word) != std::string::npos) return true;
   }
   return false;

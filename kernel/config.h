@@ -43,7 +43,8 @@ class ConfigLayers {
   std::vector<std::string> validate() const;
   /// @return every effective key=value, sorted, secrets redacted.
   std::string dump() const;
-  /// @param key a key. @return true when its value must never be printed.
+  /// @param key a key. @return true when its value must never be printed: a declared key's
+  /// `secret` flag, else whether its name sounds secret (password, token...).
   bool isSecret(const std::string& key) const;
   /// @return the directory the main configuration file is in (for plugin files).
   const std::string& configDir() const { return config_dir_; }

@@ -20,6 +20,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// No error message a person should read is longer than this.
+constexpr std::size_t kMaxMessage = 1000;
+
 sdk::HttpError invalidBody(const std::string& detail) {
   sdk::HttpError e(400, "invalid", detail);
   e.field("body", detail);
@@ -56,15 +59,18 @@ std::string methodList(const std::vector<std::string>& methods) {
 }  // namespace
 
 std::string errorBody(const sdk::HttpError& e, const std::string& request_id) {
+  // The last line of defence for handlers that echo input unquoted: Poco writes invalid UTF-8
+  // through into the JSON, which clients then cannot parse. Sites quote their input shorter.
+  auto safe = [](const std::string& text) { return sdk::quoteForDetail(text, kMaxMessage); };
   Poco::JSON::Object body;
-  body.set("detail", e.detail());
+  body.set("detail", safe(e.detail()));
   body.set("code", e.code());
   if (!e.errors().empty()) {
     Poco::JSON::Object::Ptr errors = new Poco::JSON::Object;
     for (auto& [field, messages] : e.errors()) {
       Poco::JSON::Array::Ptr list = new Poco::JSON::Array;
-      for (auto& m : messages) list->add(m);
-      errors->set(field, list);
+      for (auto& m : messages) list->add(safe(m));
+      errors->set(safe(field), list);
     }
     body.set("errors", errors);
   }
@@ -124,7 +130,8 @@ sdk::Response Pipeline::dispatchMatched(const RouteMatch& match, sdk::Request& r
   try {
     switch (match.status) {
       case RouteMatch::Status::kNotFound:
-        throw sdk::HttpError(404, "not_found", "No route matches " + req.path + ".");
+        throw sdk::HttpError(404, "not_found",
+                             "No route matches " + sdk::quoteForDetail(req.path) + ".");
       case RouteMatch::Status::kBadPath: {
         sdk::HttpError e(400, "invalid", "The path is invalid: " + match.problem + ".");
         e.field("path", match.problem);
@@ -132,8 +139,8 @@ sdk::Response Pipeline::dispatchMatched(const RouteMatch& match, sdk::Request& r
       }
       case RouteMatch::Status::kMethodNotAllowed: {
         sdk::HttpError e(405, "method_not_allowed",
-                         "Method " + req.method + " is not allowed here; use " +
-                             methodList(match.allowed) + ".");
+                         "Method " + sdk::quoteForDetail(req.method, 20) +
+                             " is not allowed here; use " + methodList(match.allowed) + ".");
         e.header("Allow", methodList(match.allowed));
         throw e;
       }
@@ -145,14 +152,15 @@ sdk::Response Pipeline::dispatchMatched(const RouteMatch& match, sdk::Request& r
     req.params = match.params;
     for (auto& [name, value] : req.headers) {
       if (hasControlCharacters(value)) {
-        sdk::HttpError e(400, "invalid", "Header " + name + " contains control characters.");
-        e.field(name, "contains control characters");
+        const std::string quoted = sdk::quoteForDetail(name);
+        sdk::HttpError e(400, "invalid", "Header " + quoted + " contains control characters.");
+        e.field(quoted, "contains control characters");
         throw e;
       }
     }
     for (auto& [name, value] : req.query) {
       if (!sdk::isValidUtf8(value) || !sdk::isValidUtf8(name)) {
-        throw sdk::HttpError::invalid(sdk::isValidUtf8(name) ? name : "query",
+        throw sdk::HttpError::invalid(sdk::isValidUtf8(name) ? sdk::quoteForDetail(name) : "query",
                                       "must be valid UTF-8");
       }
     }
@@ -200,9 +208,10 @@ void Pipeline::parseBody(const RouteEntry& entry, sdk::Request& req) {
       [[fallthrough]];
     case sdk::BodyKind::kJson:
       if (!json) {
-        throw sdk::HttpError(415, "unsupported_media_type",
-                             "Content-Type " + (type.empty() ? std::string("(none)") : type) +
-                                 " is not supported here; send application/json.");
+        throw sdk::HttpError(
+            415, "unsupported_media_type",
+            "Content-Type " + (type.empty() ? std::string("(none)") : sdk::quoteForDetail(type)) +
+                " is not supported here; send application/json.");
       }
       break;
   }
@@ -216,7 +225,8 @@ void Pipeline::parseBody(const RouteEntry& entry, sdk::Request& req) {
     }
     req.json = parsed.extract<Poco::JSON::Object::Ptr>();
   } catch (const Poco::Exception& e) {
-    throw invalidBody("The body is not valid JSON: " + e.message());
+    // Poco's messages quote the offending text whole (a number of any length, for one).
+    throw invalidBody("The body is not valid JSON: " + sdk::quoteForDetail(e.message()));
   }
 }
 
@@ -224,14 +234,12 @@ void Pipeline::authenticate(const RouteEntry& entry, sdk::Request& req) {
   const sdk::AuthNeed need = entry.route.auth;
   if (need == sdk::AuthNeed::kNone) return;
   if (need == sdk::AuthNeed::kOperator) {
-    const std::string auth = req.header("authorization").value_or("");
-    const std::string prefix = "Bearer ";
-    if (auth.rfind(prefix, 0) != 0) {
+    const auto token = sdk::bearerCredential(req.header("authorization").value_or(""));
+    if (!token) {
       throw sdk::HttpError(401, "not_authenticated",
                            "The operator API needs Authorization: Bearer <admin.token>.");
     }
-    if (rt_.operator_token.empty() ||
-        !sdk::constantTimeEquals(auth.substr(prefix.size()), rt_.operator_token)) {
+    if (rt_.operator_token.empty() || !sdk::constantTimeEquals(*token, rt_.operator_token)) {
       throw sdk::HttpError(401, "authentication_failed", "The operator token is wrong.");
     }
     return;

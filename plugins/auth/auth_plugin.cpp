@@ -1,6 +1,7 @@
 // auth: accounts, users, keys and sessions. It offers the kernel's Authenticator (management and
 // identity keys, JWT access tokens) and the PlanService, and runs the OAuth 2.0 device flow
 // (RFC 8628) by which a human approves an agent once and the agent receives its keys.
+#include "auth_service.h"
 #include "auth_store.h"
 #include "jwt_issuer.h"
 #include "key_format.h"
@@ -126,178 +127,6 @@ Poco::JSON::Object::Ptr keyJson(const KeyRecord& k) {
 
 }  // namespace
 
-// Checks credentials. Keys are looked up once and then served from memory; a revocation clears
-// the entry here at once and, through the poller, in every other svcd process within a second.
-class AuthService : public sdk::Authenticator, public sdk::PlanService {
- public:
-  AuthService(AuthStore& store, JwtIssuer& jwt, int failures_per_minute)
-      : store_(store), jwt_(jwt), failures_(failures_per_minute) {}
-  ~AuthService() override { stop(); }
-
-  std::optional<sdk::Principal> authenticate(const sdk::Credentials& c) override {
-    std::optional<std::string> session;
-    if (c.authorization.empty()) {
-      session = sdk::cookieValue(c.cookie, sdk::kSessionCookie);
-      if (!session || session->empty()) return std::nullopt;
-    }
-    // An address that keeps presenting bad credentials is slowed down, good ones included.
-    if (int wait = failures_.peek(c.client_address)) {
-      throw sdk::RateLimiter::throttled(wait, "failed authentications from this address");
-    }
-    try {
-      return session ? checkSession(*session, c.method) : check(c);
-    } catch (const sdk::HttpError& e) {
-      if (e.status() == 401) failures_.take(c.client_address);
-      throw;
-    }
-  }
-
-  // A browser session (the dashboard's cookie) may read through the API, for the browser's
-  // EventSource, which cannot send headers. Changes need a key or token: a cookie rides along on
-  // requests other sites make, a header does not.
-  sdk::Principal checkSession(const std::string& token, const std::string& method) {
-    if (method != "GET" && method != "HEAD") {
-      throw sdk::HttpError(403, "permission_denied",
-                           "A browser session can only read through the API; send "
-                           "Authorization: Bearer <key or token> to change things.");
-    }
-    auto user_id = token.size() <= 200 ? store_.sessionUser(sha256Hex(token)) : std::nullopt;
-    if (!user_id) throw failed("The browser session has ended; sign in again.");
-    auto user = store_.userById(*user_id);
-    if (!user) throw failed("The browser session has ended; sign in again.");
-    if (user->account_id.empty()) {
-      throw sdk::HttpError(403, "permission_denied",
-                           "This person has no account yet; approve a device login first.");
-    }
-    sdk::Principal p;
-    p.kind = sdk::PrincipalKind::kUser;
-    p.account_id = user->account_id;
-    p.user_id = user->id;
-    return p;
-  }
-
-  std::optional<sdk::Principal> check(const sdk::Credentials& c) {
-    const std::string prefix = "Bearer ";
-    if (c.authorization.size() > 4096 || c.authorization.compare(0, prefix.size(), prefix) != 0) {
-      throw failed("Send Authorization: Bearer <key or token>.");
-    }
-    const std::string credential = Poco::trim(c.authorization.substr(prefix.size()));
-    if (credential.rfind("svc_", 0) == 0) return keyPrincipal(credential);
-    bool expired = false;
-    auto claims = jwt_.verify(credential, expired);
-    if (expired) {
-      throw sdk::HttpError(401, "token_expired",
-                           "The access token has expired; refresh it and retry once.");
-    }
-    if (!claims) throw failed("The credential is not a valid key or access token.");
-    sdk::Principal p;
-    p.kind = sdk::PrincipalKind::kUser;
-    p.account_id = claims->account_id;
-    p.user_id = claims->user_id;
-    return p;
-  }
-
-  bool isActive(const std::string& account_id) override {
-    auto plan = store_.accountPlan(account_id);
-    return plan && *plan == "active";
-  }
-
-  void forget(const std::string& key_hash) {
-    std::lock_guard lock(mutex_);
-    cache_.erase(key_hash);
-  }
-
-  void start() {
-    running_ = true;
-    poller_ = std::thread([this] { poll(); });
-  }
-
-  void stop() {
-    if (!running_.exchange(false)) return;
-    wake_.notify_all();
-    poller_.join();
-    flushLastUsed();
-  }
-
- private:
-  static sdk::HttpError failed(const std::string& why) {
-    return sdk::HttpError(401, "authentication_failed", why);
-  }
-
-  sdk::Principal keyPrincipal(const std::string& key) {
-    if (!checkKey(key)) throw failed("The key is malformed or its checksum is wrong.");
-    const std::string hash = sha256Hex(key);
-    {
-      std::lock_guard lock(mutex_);
-      auto it = cache_.find(hash);
-      if (it != cache_.end()) {
-        last_used_[it->second.key_id] = sdk::nowMicros();
-        return it->second;
-      }
-    }
-    auto record = store_.keyByHash(hash);
-    if (!record || record->revoked_us != 0) throw failed("The key is unknown or revoked.");
-    sdk::Principal p;
-    p.kind = record->kind == "identity" ? sdk::PrincipalKind::kIdentity
-                                        : sdk::PrincipalKind::kManagement;
-    p.account_id = record->account_id;
-    p.user_id = record->created_by;
-    p.key_id = record->id;
-    p.key_label = record->label;
-    p.key_prefix = record->prefix;
-    p.bound_identity = record->identity_id;
-    std::lock_guard lock(mutex_);
-    cache_[hash] = p;
-    last_used_[p.key_id] = sdk::nowMicros();
-    return p;
-  }
-
-  void poll() {
-    std::int64_t since = sdk::nowMicros();
-    int ticks = 0;
-    std::unique_lock lock(wake_mutex_);
-    while (running_) {
-      wake_.wait_for(lock, std::chrono::milliseconds(500));
-      if (!running_) break;
-      lock.unlock();
-      try {
-        std::int64_t now = sdk::nowMicros();
-        // Overlap the windows so a revocation committed while we looked is not missed.
-        for (const auto& hash : store_.revokedSince(since - 2000000)) forget(hash);
-        since = now;
-        if (++ticks % 20 == 0) flushLastUsed();
-      } catch (...) {
-        // The database may be briefly unreachable; try again next tick.
-      }
-      lock.lock();
-    }
-  }
-
-  void flushLastUsed() {
-    std::vector<std::pair<std::string, std::int64_t>> batch;
-    {
-      std::lock_guard lock(mutex_);
-      for (auto& [id, at] : last_used_) batch.emplace_back(id, at);
-      last_used_.clear();
-    }
-    try {
-      store_.touchKeys(batch);
-    } catch (...) {
-    }
-  }
-
-  AuthStore& store_;
-  JwtIssuer& jwt_;
-  sdk::RateLimiter failures_;
-  std::mutex mutex_;
-  std::unordered_map<std::string, sdk::Principal> cache_;
-  std::map<std::string, std::int64_t> last_used_;
-  std::atomic<bool> running_{false};
-  std::mutex wake_mutex_;
-  std::condition_variable wake_;
-  std::thread poller_;
-};
-
 class AuthPlugin;
 
 // The AccountService: what the dashboard does for a signed-in person, on the plugin's own logic.
@@ -349,8 +178,18 @@ class AuthPlugin : public sdk::Plugin {
         {"auth.rate.token_per_minute", "600", "device token polls one address may make a minute",
          false},
         {"auth.rate.failed_auth_per_minute", "30",
-         "failed authentications from one address a minute before it gets 429", false},
+         "failed authentications from one address a minute before its unverified credentials get "
+         "429 (keys already verified still work)",
+         false},
+        {"auth.rate.failed_auth_per_key_per_minute", "10",
+         "failed authentications with one key prefix (or other credential) a minute, from any "
+         "address, before it gets 429",
+         false},
         {"auth.session.hours", "12", "how long a dashboard sign-in lasts", false},
+        {"auth.keys.max_per_account", "100",
+         "unrevoked keys an account may have; creating more answers 400 (device logins are not "
+         "refused)",
+         false},
     };
   }
 
@@ -374,9 +213,12 @@ class AuthPlugin : public sdk::Plugin {
     device_limit_ = std::make_unique<sdk::RateLimiter>(c.getInt("auth.rate.device_per_minute"));
     token_limit_ = std::make_unique<sdk::RateLimiter>(c.getInt("auth.rate.token_per_minute"));
     failed_auth_per_minute_ = c.getInt("auth.rate.failed_auth_per_minute");
+    failed_auth_per_key_per_minute_ = c.getInt("auth.rate.failed_auth_per_key_per_minute");
     local_users_ = c.getBool("auth.local_users");
     session_seconds_ = c.getInt("auth.session.hours") * 3600;
     if (session_seconds_ < 3600) throw std::runtime_error("auth.session.hours must be at least 1");
+    max_keys_ = c.getInt("auth.keys.max_per_account");
+    if (max_keys_ < 1) throw std::runtime_error("auth.keys.max_per_account must be at least 1");
   }
 
   std::vector<sdk::Migration> migrations() const override { return authMigrations(); }
@@ -421,7 +263,8 @@ class AuthPlugin : public sdk::Plugin {
 
   void registerServices(sdk::ServiceRegistry& services) override {
     jwt_ = std::make_unique<JwtIssuer>(context_->database(), issuer_url_);
-    service_ = std::make_shared<AuthService>(*store_, *jwt_, failed_auth_per_minute_);
+    service_ = std::make_shared<AuthService>(*store_, *jwt_, failed_auth_per_minute_,
+                                             failed_auth_per_key_per_minute_);
     services.offer<sdk::Authenticator>(sdk::kAuthenticatorService, service_);
     services.offer<sdk::PlanService>(sdk::kPlanService, service_);
     services.offer<sdk::AccountService>(sdk::kAccountService, std::make_shared<Accounts>(*this));
@@ -775,11 +618,23 @@ class AuthPlugin : public sdk::Plugin {
     std::string key = newKey(identity.empty() ? KeyKind::kManagement : KeyKind::kIdentity);
     KeyRecord record;
     context_->database().transaction([&](Poco::Data::Session& s) {
+      if (store_->lockAndCountKeys(s, account_id) >= max_keys_) throw tooManyKeys();
       record = store_->addKey(s, account_id, identity.empty() ? "management" : "identity", identity,
                               label, visiblePrefix(key), sha256Hex(key), creator);
       publishKey("key.created", record, s);
     });
     return {record, key};
+  }
+
+  // A runaway script minting keys in a loop stops here, not at the database's limits.
+  sdk::HttpError tooManyKeys() const {
+    const std::string most = std::to_string(max_keys_);
+    sdk::HttpError e(400, "invalid",
+                     "This account already has " + most +
+                         " keys, the most it may have; revoke keys it no longer uses "
+                         "(DELETE /api/auth/keys/{id}/) and create this one again.");
+    e.field("keys", "at most " + most + " unrevoked keys per account; revoke unused keys");
+    return e;
   }
 
   sdk::Response listKeys(sdk::Request& r) {
@@ -936,11 +791,13 @@ class AuthPlugin : public sdk::Plugin {
   std::string dashboard_url_;
   bool local_users_ = true;
   int session_seconds_ = 12 * 3600;
+  int max_keys_ = 100;
   std::unique_ptr<AuthStore> store_;
   std::unique_ptr<JwtIssuer> jwt_;
   std::unique_ptr<sdk::RateLimiter> device_limit_;
   std::unique_ptr<sdk::RateLimiter> token_limit_;
   int failed_auth_per_minute_ = 30;
+  int failed_auth_per_key_per_minute_ = 10;
   std::shared_ptr<AuthService> service_;
   std::mutex waiters_mutex_;
   std::map<std::string, std::vector<Waiter>> waiters_;

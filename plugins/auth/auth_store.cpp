@@ -272,6 +272,17 @@ KeyRecord AuthStore::addKey(Poco::Data::Session& s, const std::string& account_i
   return k;
 }
 
+int AuthStore::lockAndCountKeys(Poco::Data::Session& s, const std::string& account_id) {
+  std::string a = account_id;
+  Poco::Int64 at = sdk::nowMicros();
+  // A write takes the row lock on MySQL and the write lock on SQLite: portable, unlike FOR UPDATE.
+  s << "UPDATE auth_accounts SET updated_us = ? WHERE id = ?", use(at), use(a), now;
+  int n = 0;
+  s << "SELECT COUNT(*) FROM auth_keys WHERE account_id = ? AND revoked_us = 0", use(a), into(n),
+      now;
+  return n;
+}
+
 std::optional<KeyRecord> AuthStore::keyByHash(const std::string& key_hash) {
   Poco::Data::Session s = db_.session();
   std::vector<KeyRow> rows;

@@ -65,6 +65,9 @@ class AuthStore {
                    const std::string& identity_id, const std::string& label,
                    const std::string& prefix, const std::string& key_hash,
                    const std::string& created_by);
+  /// Locks the account's row until the transaction ends, so key creations for one account are
+  /// counted one after another. @return the account's unrevoked keys.
+  int lockAndCountKeys(Poco::Data::Session& s, const std::string& account_id);
   std::optional<KeyRecord> keyByHash(const std::string& key_hash);
   std::vector<KeyRecord> keysOf(const std::string& account_id);
   /// @return the revoked key, or nullopt when it is not the account's or already revoked.

@@ -3,6 +3,7 @@
 #include <Poco/JSON/Stringifier.h>
 #include <Poco/String.h>
 
+#include <cctype>
 #include <sstream>
 
 namespace svc::sdk {
@@ -37,6 +38,30 @@ std::optional<std::string> Request::cookie(const std::string& name) const {
   auto h = header("cookie");
   if (!h) return std::nullopt;
   return cookieValue(*h, name);
+}
+
+std::optional<std::string> bearerCredential(std::string_view authorization) {
+  auto blank = [](char c) { return c == ' ' || c == '\t'; };
+  auto skipBlanks = [&](std::size_t at) {
+    while (at < authorization.size() && blank(authorization[at])) ++at;
+    return at;
+  };
+  constexpr std::string_view kScheme = "bearer";
+  const std::size_t start = skipBlanks(0);
+  if (authorization.size() < start + kScheme.size() + 1) return std::nullopt;
+  for (std::size_t i = 0; i < kScheme.size(); ++i) {
+    const char c = authorization[start + i];
+    if (static_cast<char>(std::tolower(static_cast<unsigned char>(c))) != kScheme[i]) {
+      return std::nullopt;
+    }
+  }
+  // At least one blank ends the scheme: "Bearerxyz" is another scheme, not a credential.
+  if (!blank(authorization[start + kScheme.size()])) return std::nullopt;
+  const std::size_t from = skipBlanks(start + kScheme.size());
+  std::size_t to = authorization.size();
+  while (to > from && blank(authorization[to - 1])) --to;
+  if (to == from) return std::nullopt;
+  return std::string(authorization.substr(from, to - from));
 }
 
 std::optional<std::string> cookieValue(const std::string& cookie_header, const std::string& name) {

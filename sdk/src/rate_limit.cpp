@@ -30,6 +30,9 @@ int RateLimiter::check(const std::string& key, bool take) {
     }
     last_sweep_us_ = now;
   }
+  // A key never seen has a full bucket: peeking at it stores nothing, so peeks at many keys
+  // (each credential a client makes up) do not grow the map.
+  if (!take && !buckets_.count(key)) return 0;
   auto [it, fresh] = buckets_.try_emplace(key, Bucket{capacity_, now});
   Bucket& b = it->second;
   b.tokens = std::min(capacity_, b.tokens + (now - b.at_us) * per_us_);

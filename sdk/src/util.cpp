@@ -9,6 +9,7 @@
 
 #include <stdexcept>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -80,42 +81,85 @@ std::string isoTimestamp(std::int64_t micros) {
   return buf;
 }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence at s[i] (no overlongs, no surrogates, nothing
+// beyond U+10FFFF), with its code point in cp; 0 when the bytes there are not one.
+std::size_t utf8Sequence(std::string_view s, std::size_t i, unsigned& cp) {
+  unsigned char c = static_cast<unsigned char>(s[i]);
+  std::size_t len;
+  if (c < 0x80) {
+    cp = c;
+    return 1;
+  } else if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+    cp = c & 0x1F;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    cp = c & 0x0F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + len > s.size()) return 0;
+  for (std::size_t k = 1; k < len; ++k) {
+    unsigned char cc = static_cast<unsigned char>(s[i + k]);
+    if ((cc & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (cc & 0x3F);
+  }
+  if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+      (cp >= 0xD800 && cp <= 0xDFFF)) {
+    return 0;
+  }
+  return len;
+}
+
+// C0 and C1 controls, DEL, and the bidirectional overrides and isolates (which can make an echoed
+// value read differently from what it is).
+bool unsafeToShow(unsigned cp) {
+  return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) ||
+         (cp >= 0x2066 && cp <= 0x2069);
+}
+
+}  // namespace
+
 bool isValidUtf8(std::string_view s) {
-  std::size_t i = 0;
-  const std::size_t n = s.size();
-  while (i < n) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t len;
-    unsigned cp;
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-      cp = c & 0x1F;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      cp = c & 0x0F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      cp = c & 0x07;
-    } else {
-      return false;
-    }
-    if (i + len > n) return false;
-    for (std::size_t k = 1; k < len; ++k) {
-      unsigned char cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-        (cp >= 0xD800 && cp <= 0xDFFF)) {
-      return false;
-    }
-    i += len;
+  unsigned cp;
+  for (std::size_t i = 0, len; i < s.size(); i += len) {
+    // Every request body passes here: ASCII, the common case, takes the short way.
+    len = static_cast<unsigned char>(s[i]) < 0x80 ? 1 : utf8Sequence(s, i, cp);
+    if (len == 0) return false;
   }
   return true;
+}
+
+std::string quoteForDetail(std::string_view input, std::size_t max) {
+  static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+  std::string out;
+  out.reserve(std::min(input.size(), 4 * max) + 3);
+  std::size_t shown = 0;
+  for (std::size_t i = 0; i < input.size(); ++shown) {
+    if (shown == max) {
+      out += "\xE2\x80\xA6";  // U+2026, the ellipsis: more followed
+      break;
+    }
+    unsigned cp;
+    std::size_t len = utf8Sequence(input, i, cp);
+    if (len == 0) {
+      out += kReplacement;  // one per byte that is not part of a well-formed sequence
+      ++i;
+    } else {
+      if (unsafeToShow(cp)) {
+        out += kReplacement;
+      } else {
+        out.append(input.substr(i, len));
+      }
+      i += len;
+    }
+  }
+  return out;
 }
 
 std::string base64url(std::string_view bytes) {

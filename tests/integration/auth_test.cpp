@@ -339,6 +339,24 @@ TEST_F(Auth, BadKeysAndTokensAreRefusedWithTheRightCode) {
   EXPECT_EQ(k->getValue<std::string>("alg"), "RS256");
 }
 
+// RFC 9110 section 11.1: the scheme is case-insensitive; agents' HTTP libraries differ.
+TEST_F(Auth, TheBearerSchemeIsMatchedInAnyCaseWithAnySpacing) {
+  addUser("bea@example.com");
+  auto t = login("bea@example.com");
+  for (const std::string& credential :
+       {t->getValue<std::string>("management_key"), t->getValue<std::string>("access")}) {
+    for (const char* scheme : {"bearer ", "BEARER ", "Bearer    ", "bEaReR\t"}) {
+      auto r = svcd_->get("/api/health/whoami/", {{"Authorization", scheme + credential}});
+      EXPECT_EQ(r.status, 200) << scheme << r.body;
+    }
+  }
+  auto op = http(
+      svcd_->adminPort(), "POST", "/admin/auth/users/",
+      "{\"email\":\"bob@example.com\",\"password\":\"correct horse\"}",
+      {{"Authorization", "bearer  " + svcd_->adminToken()}, {"Content-Type", "application/json"}});
+  EXPECT_EQ(op.status, 201) << op.body;
+}
+
 TEST_F(Auth, RefreshTokensRotateAndAReusedOneRevokesItsFamily) {
   addUser("fi@example.com");
   auto t = login("fi@example.com");
@@ -496,6 +514,96 @@ TEST(AuthLimits, DeviceStartsAndFailedAuthenticationsAreThrottledPerAddress) {
   EXPECT_FALSE(blocked.header("retry-after").empty());
   // Unauthenticated routes are unaffected.
   EXPECT_EQ(svcd.get("/api/health/").status, 200);
+}
+
+TEST(AuthKeys, AnAccountHoldsAtMostTheConfiguredNumberOfUnrevokedKeys) {
+  Svcd::Options o;
+  o.plugins = {"auth"};
+  o.args = {"--set", "auth.keys.max_per_account=3"};
+  Svcd svcd(o);
+  ASSERT_TRUE(svcd.start());
+  // The device login made the first key.
+  const std::string mgmt =
+      operatorLogin(svcd, "many@example.com")->getValue<std::string>("management_key");
+  auto create = [&] { return svcd.post("/api/auth/keys/", "{\"label\":\"more\"}", bearer(mgmt)); };
+  auto second = create();
+  ASSERT_EQ(second.status, 201) << second.body;
+  ASSERT_EQ(create().status, 201);
+
+  auto refused = create();
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_EQ(refused.code(), "invalid");
+  EXPECT_FALSE(refused.json()->getObject("errors")->getArray("keys")->empty()) << refused.body;
+  EXPECT_NE(refused.json()->getValue<std::string>("detail").find("revoke"), std::string::npos)
+      << refused.body;
+  EXPECT_EQ(svcd.get("/api/auth/keys/", bearer(mgmt)).json()->getValue<int>("count"), 3);
+
+  // Revoked keys do not count.
+  ASSERT_EQ(
+      http(svcd.port(), "DELETE",
+           "/api/auth/keys/" + second.json()->getValue<std::string>("id") + "/", "", bearer(mgmt))
+          .status,
+      204);
+  EXPECT_EQ(create().status, 201);
+}
+
+// A key-shaped credential that fails its checksum: rejected without a lookup.
+std::string badKey(const std::string& prefix_tail, int n) {
+  std::string key = "svc_mgmt_" + prefix_tail + std::to_string(n);
+  return key + std::string(58 - key.size(), 'x');
+}
+
+TEST(AuthLimits, AValidKeyStillWorksFromAnAddressThrottledForBadKeys) {
+  Svcd::Options o;
+  o.plugins = {"auth"};
+  o.args = {"--set", "auth.rate.failed_auth_per_minute=3", "--set",
+            "auth.rate.failed_auth_per_key_per_minute=100"};
+  Svcd svcd(o);
+  ASSERT_TRUE(svcd.start());
+  auto working = operatorLogin(svcd, "working@example.com");
+  const std::string key = working->getValue<std::string>("management_key");
+  ASSERT_EQ(svcd.get("/api/health/whoami/", bearer(key)).status, 200);
+  const std::string unseen =
+      operatorLogin(svcd, "unseen@example.com")->getValue<std::string>("management_key");
+
+  // A broken neighbour at the same address tries one bad key after another.
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(svcd.get("/api/health/whoami/", bearer(badKey("Br", i))).status, 401);
+  }
+  EXPECT_EQ(svcd.get("/api/health/whoami/", bearer(badKey("Br", 3))).status, 429);
+
+  // Credentials that prove themselves without a lookup still work: a key this server has
+  // verified, and a signed access token.
+  EXPECT_EQ(svcd.get("/api/health/whoami/", bearer(key)).status, 200);
+  EXPECT_EQ(
+      svcd.get("/api/health/whoami/", bearer(working->getValue<std::string>("access"))).status,
+      200);
+  // A key it has not seen yet would need a lookup, which is what guessing costs: it waits.
+  EXPECT_EQ(svcd.get("/api/health/whoami/", bearer(unseen)).status, 429);
+}
+
+TEST(AuthLimits, OneAgentRepeatingABadKeyDoesNotLockOutItsAddress) {
+  Svcd::Options o;
+  o.plugins = {"auth"};
+  o.args = {"--set", "auth.rate.failed_auth_per_minute=5", "--set",
+            "auth.rate.failed_auth_per_key_per_minute=3"};
+  Svcd svcd(o);
+  ASSERT_TRUE(svcd.start());
+  const std::string neighbour =
+      operatorLogin(svcd, "neighbour@example.com")->getValue<std::string>("management_key");
+
+  const std::string stale = badKey("St", 0);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(svcd.get("/api/health/whoami/", bearer(stale)).status, 401);
+  }
+  for (int i = 0; i < 10; ++i) {
+    auto r = svcd.get("/api/health/whoami/", bearer(stale));
+    ASSERT_EQ(r.status, 429);
+    EXPECT_NE(r.json()->getValue<std::string>("detail").find("svc_mgmt_St0"), std::string::npos)
+        << r.body;
+  }
+  // The address has had 3 of its 5 failures: the neighbour's first request is looked up.
+  EXPECT_EQ(svcd.get("/api/health/whoami/", bearer(neighbour)).status, 200);
 }
 
 // Two svcd processes with the auth plugin on one database.

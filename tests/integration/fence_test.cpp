@@ -22,6 +22,7 @@ class Fence : public ::testing::Test {
     o.plugins = {"auth", "identities", "dashboard", "email"};
     o.args = {"--set", "testing.clock=true",
               "--set", "auth.rate.failed_auth_per_minute=0",
+              "--set", "auth.rate.failed_auth_per_key_per_minute=0",
               "--set", "auth.device.interval_seconds=0"};
     svcd_ = new Svcd(o);
     ASSERT_TRUE(svcd_->start());

@@ -15,6 +15,7 @@
 #include <Poco/PipeStream.h>
 #include <Poco/Process.h>
 #include <Poco/StreamCopier.h>
+#include <Poco/TemporaryFile.h>
 
 #include <gtest/gtest.h>
 
@@ -189,6 +190,24 @@ TEST(KernelConfig, CheckConfigPrintsTheEffectiveConfigurationRedacted) {
        {"--config", "--set", "--port", "--data-dir", "--check-config", "--version"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
   }
+}
+
+// Each plugin's declared `secret` flag decides: every real secret of the bundled plugins is
+// hidden, and a key that only sounds secret (auth.rate.token_per_minute) is shown.
+TEST(KernelConfig, CheckConfigRedactsTheBundledPluginsSecretsAndNothingElse) {
+  std::string command = binDir() +
+                        "/svcd --check-config --set plugins.dir=" + SVC_BUNDLED_PLUGIN_DIR +
+                        " --data-dir " + Poco::TemporaryFile::tempName();
+  for (const char* secret :
+       {"admin.token=hush-admin", "db.url=mysql://svc:hush-db@127.0.0.1:3306/svc",
+        "auth.oidc.client_secret=hush-oidc", "email.relay.password=hush-relay"}) {
+    command += std::string(" --set ") + secret;
+  }
+  auto [code, out] = runCommand(command);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("configuration OK (4 plugins)"), std::string::npos) << out;
+  EXPECT_EQ(out.find("hush"), std::string::npos) << out;
+  EXPECT_NE(out.find("auth.rate.token_per_minute = 600\n"), std::string::npos) << out;
 }
 
 TEST(KernelOperator, AdminListenerNeedsTheTokenAndServesMetricsAndPlugins) {

@@ -115,6 +115,24 @@ TEST_F(ConfigLayersTest, DumpRedactsSecretsAndDatabasePasswords) {
   EXPECT_NE(dump.find("admin.token = ***"), std::string::npos);
 }
 
+TEST_F(ConfigLayersTest, DeclaredKeysAreRedactedByTheirFlagNotTheirName) {
+  Poco::AutoPtr<Poco::Util::LayeredConfiguration> conf(new Poco::Util::LayeredConfiguration);
+  ConfigLayers layers(*conf, prefix_ + "/bin", {});
+  layers.addSet("auth.oidc.client_secret=oidc-hush");
+  layers.addSet("other.smtp_password=undeclared-hush");
+  layers.addSet("other.greeting=hello");
+  layers.build();
+  layers.addDeclaredKeys({{"auth.rate.token_per_minute", "600", "", false},
+                          {"auth.oidc.client_secret", "", "", true}});
+  std::string dump = layers.dump();
+  EXPECT_NE(dump.find("auth.rate.token_per_minute = 600\n"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("auth.oidc.client_secret = ***\n"), std::string::npos) << dump;
+  // Keys nothing declares are still judged by their names.
+  EXPECT_NE(dump.find("other.smtp_password = ***\n"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("other.greeting = hello\n"), std::string::npos) << dump;
+  EXPECT_EQ(dump.find("hush"), std::string::npos) << dump;
+}
+
 TEST(EnvNames, DotsBecomeUnderscoresUpperCase) {
   EXPECT_EQ(envNameForKey("server.port"), "SVC_SERVER_PORT");
   EXPECT_EQ(envNameForKey("server.max_body_bytes"), "SVC_SERVER_MAX_BODY_BYTES");

@@ -3,6 +3,7 @@
 #include "pipeline.h"
 
 #include <svc/sdk/auth.h>
+#include <svc/sdk/util.h>
 
 #include <Poco/JSON/Parser.h>
 
@@ -65,6 +66,10 @@ class PipelineTest : public ::testing::Test {
     add("GET", "/api/user/", sdk::AuthNeed::kUser, echo);
     add("GET", "/api/throws/", sdk::AuthNeed::kNone,
         [](sdk::Request&) -> sdk::Response { throw std::logic_error("boom"); });
+    // A handler that echoes raw input into its error, as a careless plugin might.
+    add("GET", "/api/careless/", sdk::AuthNeed::kNone, [](sdk::Request&) -> sdk::Response {
+      throw sdk::HttpError::invalid("f\xef", "'\xef" + std::string(5000, 'x') + "' is wrong");
+    });
   }
 
   void add(const std::string& method, const std::string& pattern, sdk::AuthNeed need,
@@ -164,6 +169,17 @@ TEST_F(PipelineTest, CredentialNeedsAreEnforced) {
   EXPECT_EQ(call("GET", "/api/user/", "Bearer user").status, 200);
 }
 
+TEST_F(PipelineTest, TheOperatorTokenIsAcceptedUnderAnySpellingOfBearer) {
+  runtime_.operator_token = "op-token";
+  add("POST", "/admin/op/", sdk::AuthNeed::kOperator,
+      [](sdk::Request&) { return sdk::Response::noContent(); });
+  for (const char* header : {"Bearer op-token", "bearer op-token", "BEARER  op-token"}) {
+    EXPECT_EQ(call("POST", "/admin/op/", header).status, 204) << header;
+  }
+  EXPECT_EQ(code(call("POST", "/admin/op/", "bearer wrong")), "authentication_failed");
+  EXPECT_EQ(code(call("POST", "/admin/op/", "Basic op-token")), "not_authenticated");
+}
+
 TEST_F(PipelineTest, IdentityResolutionFollowsTheContract) {
   // Management key without an identity on an identity route: 400 identity_required.
   EXPECT_EQ(code(call("GET", "/api/identity/", "Bearer mgmt")), "identity_required");
@@ -204,6 +220,21 @@ TEST_F(PipelineTest, MissingAuthenticatorIsServiceUnavailable) {
 TEST_F(PipelineTest, ControlCharactersInHeadersAreInvalid) {
   auto r = call("GET", "/api/open/", "", "", "application/json", {}, {{"x-thing", "a\x01z"}});
   EXPECT_EQ(r.status, 400);
+}
+
+TEST_F(PipelineTest, AHeaderNameIsQuotedShortInTheError) {
+  auto r = call("GET", "/api/open/", "", "", "application/json", {},
+                {{"x-" + std::string(3000, 'h'), "a\x01z"}});
+  EXPECT_EQ(r.status, 400);
+  EXPECT_LT(r.body.size(), 500u) << r.body.substr(0, 200);
+}
+
+TEST_F(PipelineTest, AnErrorThatEchoesRawInputStillAnswersValidUtf8OfBoundedSize) {
+  auto r = call("GET", "/api/careless/");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_TRUE(sdk::isValidUtf8(r.body)) << r.body.substr(0, 200);
+  EXPECT_LT(r.body.size(), 4000u);
+  EXPECT_EQ(code(r), "invalid");
 }
 
 TEST(RequestId, KeepsShortSafeTokensOnly) {

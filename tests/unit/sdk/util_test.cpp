@@ -20,6 +20,36 @@ TEST(Utf8, AcceptsWellFormedAndRefusesMalformed) {
   EXPECT_FALSE(isValidUtf8("\xe2\x28\xa1"));
 }
 
+TEST(QuoteForDetail, KeepsShortPrintableTextAsItIs) {
+  EXPECT_EQ(quoteForDetail("/api/nowhere/"), "/api/nowhere/");
+  EXPECT_EQ(quoteForDetail("caf\xc3\xa9 \xf0\x9f\x98\x80"), "caf\xc3\xa9 \xf0\x9f\x98\x80");
+  EXPECT_EQ(quoteForDetail(""), "");
+}
+
+TEST(QuoteForDetail, ReplacesInvalidUtf8AndControlsWithTheReplacementCharacter) {
+  const std::string fffd = "\xef\xbf\xbd";
+  EXPECT_EQ(quoteForDetail("a\xef"
+                           "b"),
+            "a" + fffd + "b");                                    // a lone lead byte
+  EXPECT_EQ(quoteForDetail("\xed\xa0\x80"), fffd + fffd + fffd);  // a surrogate, byte by byte
+  EXPECT_EQ(quoteForDetail("\xc3"), fffd);                        // truncated at the end
+  EXPECT_EQ(quoteForDetail("a\nb\x7f"
+                           "c\xc2\x85"),
+            "a" + fffd + "b" + fffd + "c" + fffd);
+  EXPECT_EQ(quoteForDetail("x\xe2\x80\xaey"), "x" + fffd + "y");  // right-to-left override
+  EXPECT_TRUE(isValidUtf8(quoteForDetail("\xff\xfe\xc0\xaf\xf4\x90\x80\x80")));
+}
+
+TEST(QuoteForDetail, CutsLongInputByCharactersWithAnEllipsis) {
+  std::string digits(100000, '9');
+  EXPECT_EQ(quoteForDetail(digits), std::string(80, '9') + "\xe2\x80\xa6");
+  EXPECT_EQ(quoteForDetail(digits, 3), "999\xe2\x80\xa6");
+  EXPECT_EQ(quoteForDetail("999", 3), "999");  // exactly max: nothing was cut
+  // A cut never splits a character: five two-byte characters cut to two.
+  EXPECT_EQ(quoteForDetail("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 2),
+            "\xc3\xa9\xc3\xa9\xe2\x80\xa6");
+}
+
 TEST(Uuid, NewUuidsAreVersion4LowercaseAndDistinct) {
   std::set<std::string> seen;
   for (int i = 0; i < 1000; ++i) {
@@ -51,6 +81,20 @@ TEST(Abi, KernelIsCompatibleWithItselfAndNamesBothSidesOtherwise) {
   EXPECT_NE(why.find(kernelAbi().signature), std::string::npos) << why;
   AbiInfo newer{SVC_SDK_VERSION_MAJOR, SVC_SDK_VERSION_MINOR + 1, kernelAbi().signature};
   EXPECT_NE(abiMismatch(newer), "");
+}
+
+TEST(BearerCredential, TheSchemeIsCaseInsensitiveAndBlanksAroundTheCredentialAreSkipped) {
+  for (const char* header : {"Bearer k1", "bearer k1", "BEARER k1", "bEaReR k1", "Bearer    k1",
+                             "Bearer\tk1", "  Bearer k1  "}) {
+    EXPECT_EQ(bearerCredential(header).value_or("(none)"), "k1") << header;
+  }
+}
+
+TEST(BearerCredential, OtherSchemesAndEmptyCredentialsAreNone) {
+  for (const char* header :
+       {"", "Basic eDp5", "Bearer", "Bearer   ", "Bearerk1", "Bear k1", "Token k1"}) {
+    EXPECT_FALSE(bearerCredential(header)) << header;
+  }
 }
 
 TEST(HttpError, CarriesFieldErrorsExtrasAndHeaders) {

@@ -16,6 +16,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -85,6 +86,12 @@ struct Request {
 /// @param cookie_header a Cookie header's value (`a=1; b=2`). @param name a cookie name.
 /// @return that cookie's value (the first, when repeated), or nullopt.
 std::optional<std::string> cookieValue(const std::string& cookie_header, const std::string& name);
+
+/// @param authorization an Authorization header's value.
+/// @return the credential after the `Bearer` scheme (RFC 6750), the scheme matched in any case
+/// (RFC 9110 section 11.1) and any spaces or tabs around the credential dropped; nullopt for
+/// another scheme or an empty credential.
+std::optional<std::string> bearerCredential(std::string_view authorization);
 
 /// An error a handler throws; the kernel answers it in the contract's error shape
 /// `{"detail", "code", "errors"?}` plus any extra fields and headers.

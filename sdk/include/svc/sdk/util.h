@@ -1,6 +1,7 @@
-// Small helpers every plugin needs in the same shape: ids, timestamps, UTF-8 checks.
+// Small helpers every plugin needs in the same shape: ids, timestamps, UTF-8 checks, quoting.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -22,6 +23,12 @@ void advanceClockForTesting(std::int64_t micros);
 std::string isoTimestamp(std::int64_t micros);
 /// @param text bytes. @return true when they are well-formed UTF-8 (no overlongs, no surrogates).
 bool isValidUtf8(std::string_view text);
+/// Makes client input safe to echo in an error's `detail` (or any message a person reads): bytes
+/// that are not well-formed UTF-8, control characters and bidirectional overrides each become
+/// U+FFFD, and input longer than `max` characters is cut there and ends with "…". No quotation
+/// marks are added. @param input any bytes. @param max how many characters to keep.
+/// @return valid UTF-8 of at most `max` characters plus the ellipsis.
+std::string quoteForDetail(std::string_view input, std::size_t max = 80);
 /// @param bytes any bytes. @return them in unpadded base64url (RFC 4648 section 5).
 std::string base64url(std::string_view bytes);
 /// @param text base64url, padded or not. @return the bytes, or nullopt when text is not base64url.
