@@ -44,6 +44,11 @@ namespace svc::plugins::email {
 namespace {
 
 constexpr std::size_t kMaxRecipients = 50;
+constexpr const char* kLocalPartRule =
+    "the local part must be 1-64 of a-z 0-9 . _ -, starting and ending with a letter or digit, "
+    "with no two dots in a row";
+// An inbox's address must be one SMTP accepts, which caps the whole address (RFC 5321 4.5.3.1).
+constexpr const char* kTooLong = "the address must be at most 254 characters";
 
 // A string or a list of strings (address fields and attachment_uuids).
 std::vector<std::string> listField(const sdk::Request& r, const std::string& name) {
@@ -91,14 +96,6 @@ Mailbox parseRecipient(const std::string& field, const std::string& raw) {
 
 std::string domainOf(const std::string& address) {
   return Poco::toLower(address.substr(address.rfind('@') + 1));
-}
-
-bool validLocalPart(const std::string& s) {
-  if (s.empty() || s.size() > 64) return false;
-  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  if (!alnum(s.front()) || !alnum(s.back())) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [&](char c) { return alnum(c) || c == '.' || c == '_' || c == '-'; });
 }
 
 std::string replySubject(const std::string& subject, const char* prefix) {
@@ -335,6 +332,10 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
   // Inboxes are never deleted, so an address once found stays valid: RCPT checks of busy
   // addresses skip the database. Unknown addresses are always asked (one may be created now).
   bool acceptsRecipient(const std::string& address) override {
+    // No inbox can have a local part outside the inbox rule: no need to ask the database.
+    if (!sdk::isValidInboxLocalPart(std::string_view(address).substr(0, address.rfind('@')))) {
+      return false;
+    }
     {
       std::lock_guard lock(known_mutex_);
       if (known_addresses_.count(address)) return true;
@@ -523,7 +524,14 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
     inbox.is_primary = true;
     inbox.created_us = sdk::nowMicros();
     if (!local_part.empty()) {
-      inbox.address = Poco::toLower(local_part) + "@" + domain;
+      // The service checks what any caller asks for, not only what the identities plugin sends.
+      const std::string local = Poco::toLower(local_part);
+      if (!sdk::isValidInboxLocalPart(local)) {
+        throw sdk::HttpError::invalid("email_identifier", kLocalPartRule);
+      }
+      inbox.address = local + "@" + domain;
+      if (!isValidAddress(inbox.address))
+        throw sdk::HttpError::invalid("email_identifier", kTooLong);
       if (store_->inboxByAddress(tx, inbox.address)) throw emailTaken(inbox.address);
     } else {
       inbox.address = generatedAddress(tx, name, domain);
@@ -816,12 +824,9 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
     std::size_t at = value.find('@');
     std::string local = at == std::string::npos ? value : value.substr(0, at);
     std::string domain = at == std::string::npos ? platform_domains_.front() : value.substr(at + 1);
-    if (!validLocalPart(local)) {
-      throw sdk::HttpError::invalid(field,
-                                    "the local part must be 1-64 of a-z 0-9 . _ -, "
-                                    "starting and ending with a letter or digit");
-    }
+    if (!sdk::isValidInboxLocalPart(local)) throw sdk::HttpError::invalid(field, kLocalPartRule);
     if (!isValidDomain(domain)) throw sdk::HttpError::invalid(field, "not a valid domain");
+    if (!isValidAddress(local + "@" + domain)) throw sdk::HttpError::invalid(field, kTooLong);
     return local + "@" + domain;
   }
 

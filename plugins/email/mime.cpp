@@ -687,11 +687,8 @@ bool isValidDomain(std::string_view domain) {
   return labels >= 2;
 }
 
-bool isValidAddress(std::string_view address) {
-  if (address.size() > 254) return false;
-  std::size_t at = address.rfind('@');
-  if (at == std::string_view::npos || at == 0 || at > 64) return false;
-  std::string_view local = address.substr(0, at);
+bool isDotAtomLocalPart(std::string_view local) {
+  if (local.empty() || local.size() > 64) return false;
   if (local.front() == '.' || local.back() == '.' || local.find("..") != std::string_view::npos)
     return false;
   static const std::string atext = "!#$%&'*+-/=?^_`{|}~.";
@@ -699,7 +696,14 @@ bool isValidAddress(std::string_view address) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && atext.find(c) == std::string::npos)
       return false;
   }
-  return isValidDomain(address.substr(at + 1));
+  return true;
+}
+
+bool isValidAddress(std::string_view address) {
+  if (address.size() > 254) return false;
+  std::size_t at = address.rfind('@');
+  if (at == std::string_view::npos) return false;
+  return isDotAtomLocalPart(address.substr(0, at)) && isValidDomain(address.substr(at + 1));
 }
 
 std::string htmlToText(std::string_view html) {

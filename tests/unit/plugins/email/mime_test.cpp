@@ -4,6 +4,8 @@
 #include "dkim.h"
 #include "mail_store.h"
 
+#include <svc/sdk/inboxes.h>
+
 #include <gtest/gtest.h>
 
 namespace svc::plugins::email {
@@ -49,6 +51,39 @@ TEST(Mime, ValidatesAddressesAndDomains) {
   }
   EXPECT_TRUE(isValidDomain("xn--bcher-kva.example"));
   EXPECT_FALSE(isValidDomain(std::string(300, 'a') + ".example"));
+}
+
+// Inboxes follow a stricter rule than the addresses SMTP and compose accept; an inbox the
+// stricter rule allowed but SMTP refused (a..b) would be one no mail could ever reach.
+TEST(Mime, EveryLocalPartAnInboxMayHaveIsOneMailCanReach) {
+  // Every string of one to four characters from an alphabet holding each kind of character the
+  // two rules treat differently.
+  const std::string alphabet = "a0._-+A";
+  std::vector<std::string> level{""};
+  int inboxes = 0;
+  for (int length = 1; length <= 4; ++length) {
+    std::vector<std::string> next;
+    for (const auto& prefix : level) {
+      for (char c : alphabet) next.push_back(prefix + c);
+    }
+    for (const auto& local : next) {
+      if (!sdk::isValidInboxLocalPart(local)) continue;
+      ++inboxes;
+      EXPECT_TRUE(isDotAtomLocalPart(local)) << local;
+      EXPECT_TRUE(isValidAddress(local + "@agents.test")) << local;
+    }
+    level = std::move(next);
+  }
+  EXPECT_GT(inboxes, 100);
+  for (const char* bad : {"a..b", ".a", "a.", "-a", "a_", "A", "a+b", ""}) {
+    EXPECT_FALSE(sdk::isValidInboxLocalPart(bad)) << bad;
+  }
+  EXPECT_TRUE(sdk::isValidInboxLocalPart("a.b_c-d9"));
+  EXPECT_TRUE(sdk::isValidInboxLocalPart(std::string(64, 'x')));
+  EXPECT_FALSE(sdk::isValidInboxLocalPart(std::string(65, 'x')));
+  // Other servers' addresses: any RFC 5321 dot-atom, dots never leading, trailing or doubled.
+  EXPECT_TRUE(isDotAtomLocalPart("A+b.c!d"));
+  for (const char* bad : {"a..b", ".a", "a.", "a b", ""}) EXPECT_FALSE(isDotAtomLocalPart(bad));
 }
 
 TEST(Mime, ReadsNestedMultipartsAndKeepsAttachments) {
