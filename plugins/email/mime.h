@@ -39,8 +39,8 @@ struct ParsedMessage {
 
 /// Limits the parser enforces.
 struct MimeLimits {
-  int max_depth = 16;              ///< Nested multiparts deeper than this are kept as attachments.
-  int max_parts = 500;             ///< Parts beyond this are dropped (a problem is noted).
+  int max_depth = 16;   ///< Nested multiparts deeper than this are kept as attachments.
+  int max_parts = 500;  ///< Parts beyond this are kept raw as one `truncated-parts` attachment.
   std::size_t max_headers = 1000;  ///< Header fields beyond this are ignored.
 };
 
