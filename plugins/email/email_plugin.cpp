@@ -1434,6 +1434,16 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
       std::string boundary = params.get("boundary", "");
       if (boundary.empty())
         throw sdk::HttpError::invalid("file", "the multipart body has no boundary");
+      // The reader takes the end of the bytes as the end of the last part, so a body cut short
+      // (a dropped connection behind a proxy, a client bug) would be stored truncated. Only a
+      // body that reaches its close delimiter (RFC 2046 section 5.1.1) is whole.
+      const std::string close = "--" + boundary + "--";
+      if (r.body.compare(0, close.size(), close) != 0 &&
+          r.body.find("\n" + close) == std::string::npos) {
+        throw sdk::HttpError::invalid(
+            "body", "the multipart body ends before its closing boundary " + close +
+                        ": it was cut short; send the whole body");
+      }
       std::istringstream in(r.body);
       try {
         Poco::Net::MultipartReader reader(in, boundary);

@@ -560,6 +560,14 @@ TEST_F(Email, AttachmentUploadsAndLimits) {
   EXPECT_EQ(j->getValue<int>("size"), 5);
   auto rec = call("GET", "/api/email-attachments/" + j->getValue<std::string>("uuid") + "/");
   EXPECT_EQ(rec.json()->getValue<std::string>("content_type"), "text/plain");
+  // A body cut short before its closing boundary is refused, not stored truncated.
+  const std::string cut_short = multipart.substr(0, multipart.find("\r\n--XyZ--"));
+  auto truncated = http(
+      svcd_->port(), "POST", "/api/email-attachments/", cut_short,
+      {{"Authorization", "Bearer " + key_}, {"Content-Type", "multipart/form-data; boundary=XyZ"}});
+  EXPECT_EQ(truncated.status, 400) << truncated.body;
+  EXPECT_EQ(truncated.code(), "invalid");
+  EXPECT_TRUE(truncated.json()->getObject("errors")->has("body")) << truncated.body;
   auto big = http(
       svcd_->port(), "POST", "/api/email-attachments/?filename=big.bin", std::string(1001, 'x'),
       {{"Authorization", "Bearer " + key_}, {"Content-Type", "application/octet-stream"}});
