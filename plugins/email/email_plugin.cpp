@@ -2,6 +2,7 @@
 // the outbox relay); receiving (the SMTP listener). It offers the inbox-provisioning service the
 // identities plugin uses to give each new identity its address in the same transaction.
 #include "blob_store.h"
+#include "data_dirs.h"
 #include "dkim.h"
 #include "dns_txt.h"
 #include "mail_store.h"
@@ -23,9 +24,12 @@
 #include <Poco/Net/MessageHeader.h>
 #include <Poco/Net/MultipartReader.h>
 #include <Poco/Net/NameValueCollection.h>
+#include <Poco/Path.h>
 #include <Poco/String.h>
 #include <Poco/StringTokenizer.h>
 #include <Poco/Tuple.h>
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
@@ -229,13 +233,25 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
       }
       dkim_ = std::make_unique<DkimSigner>(dkim_selector_, dkim_key_file_);
     }
-    blobs_ = std::make_unique<BlobStore>(context.dataDir() + "/email/blobs");
+    // data.dir/email/ is this plugin's own directory (the kernel names it after the plugin).
+    const std::string root = Poco::Path::forDirectory(context.dataDir()).toString();
+    for (const char* dir : {"spool", "blobs", "unfiled"}) {
+      if (adoptLegacyDirectory(root + "email/" + dir, root + dir,
+                               std::string(dir) == "spool" ? "lock" : "")) {
+        context.logger().notice("moved %semail/%s to %s%s, where this version keeps it", root,
+                                std::string(dir), root, std::string(dir));
+      }
+    }
+    ::rmdir((root + "email").c_str());  // the emptied legacy directory; fails if anything is left
+    spool_dir_ = root + "spool";
+    unfiled_dir_ = root + "unfiled";
+    blobs_ = std::make_unique<BlobStore>(root + "blobs");
     store_ = std::make_unique<MailStore>(context.database(), context.events(), *blobs_);
     relay_ = std::make_unique<Relay>(relay_config_, *store_, context.logger());
-    spool_ =
-        std::make_unique<Spool>(context.dataDir() + "/email/spool",
-                                [this](const std::vector<Spool::Record>& records,
-                                       const Spool::Position& end) { fileSpooled(records, end); });
+    spool_ = std::make_unique<Spool>(
+        spool_dir_, [this](const std::vector<Spool::Record>& records, const Spool::Position& end) {
+          fileSpooled(records, end);
+        });
   }
 
   std::vector<sdk::Migration> migrations() const override { return MailStore::migrations(); }
@@ -310,9 +326,8 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
           into(rows), now;
       if (!rows.empty()) filed = {rows.front().get<0>(), rows.front().get<1>()};
       spool_->start(filed);  // files what a crash left in the spool first
-      context_->logger().information("SMTP spool %s/email/spool filed up to segment %s offset %s",
-                                     context_->dataDir(), std::to_string(filed.segment),
-                                     std::to_string(filed.offset));
+      context_->logger().information("SMTP spool %s filed up to segment %s offset %s", spool_dir_,
+                                     std::to_string(filed.segment), std::to_string(filed.offset));
     }
     smtp_server_ = std::make_unique<SmtpServer>(smtp_, *this, context_->logger());
     smtp_server_->start();
@@ -455,10 +470,9 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
         });
       } catch (const std::exception& e) {
         if (!context_->database().ping()) throw;  // the database is away: retry the batch later
-        const std::string path = context_->dataDir() + "/email/unfiled/" +
-                                 std::to_string(it.end.segment) + "-" +
+        const std::string path = unfiled_dir_ + "/" + std::to_string(it.end.segment) + "-" +
                                  std::to_string(it.end.offset) + ".eml";
-        Poco::File(context_->dataDir() + "/email/unfiled").createDirectories();
+        Poco::File(unfiled_dir_).createDirectories();
         std::ofstream(path, std::ios::binary) << *it.payload;
         context_->logger().error("a spooled message could not be filed and was kept in %s: %s",
                                  path, std::string(e.what()));
@@ -1553,6 +1567,7 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
   std::unique_ptr<SmtpServer> smtp_server_;
   std::unique_ptr<DkimSigner> dkim_;
   std::unique_ptr<Spool> spool_;
+  std::string spool_dir_, unfiled_dir_;
   std::uint64_t max_backlog_bytes_ = 1073741824;
   std::mutex known_mutex_;
   std::unordered_set<std::string> known_addresses_;
