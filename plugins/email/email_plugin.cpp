@@ -178,6 +178,9 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
         {"email.attachments.max_bytes", "26214400", "largest attachment accepted"},
         {"email.send.per_hour", "60", "messages an identity may send per hour"},
         {"email.send.per_day", "500", "messages an identity may send per day"},
+        {"email.messages.exact_count", "10000",
+         "message lists count matches exactly up to this many; beyond, count is a lower bound "
+         "(count_is_exact: false)"},
         {"email.dns.server", "",
          "host:port of the DNS server for domain verification (empty: "
          "the system's resolver)"},
@@ -225,6 +228,8 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
     per_hour_ = c.getInt("email.send.per_hour", 60);
     per_day_ = c.getInt("email.send.per_day", 500);
     dns_server_ = c.getString("email.dns.server", "");
+    exact_count_limit_ = c.getInt("email.messages.exact_count", 10000);
+    if (exact_count_limit_ < 0) throw std::runtime_error("email.messages.exact_count is negative");
     if (!dkim_selector_.empty() || !dkim_key_file_.empty()) {
       if (dkim_selector_.empty() || dkim_key_file_.empty()) {
         throw std::runtime_error(
@@ -1090,12 +1095,23 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
       for (std::size_t i = 1; i < binds.size(); ++i) q, use(binds[i]);
       if (is_read) q, use(*is_read);
     };
+    // An exact count of every matching message costs a scan of them all: from the middle of a
+    // mailbox of a million, half a million index entries on every poll. So at most `cap` are
+    // counted: email.messages.exact_count, or more when the page itself reaches further (so
+    // `next` stays right). Past that, count says `cap` and count_is_exact is false: there are
+    // at least that many.
+    const long cap =
+        std::max<long>(exact_count_limit_, static_cast<long>(page.offset) + page.limit + 1);
     long count = 0;
     {
-      Poco::Data::Statement q = (s << "SELECT COUNT(*) FROM email_messages " + where);
+      Poco::Int64 probe = cap + 1;  // 64 bits: offset may be near INT_MAX
+      Poco::Data::Statement q = (s << "SELECT COUNT(*) FROM (SELECT 1 FROM email_messages " +
+                                          where + " LIMIT ?) AS counted");
       bindAll(q);
-      q, into(count), now;
+      q, use(probe), into(count), now;
     }
+    const bool exact = count <= cap;
+    count = std::min(count, cap);
     int limit = page.limit, offset = page.offset;
     // Lists leave out the bodies: they are not read from the table at all.
     Poco::Data::Statement q = (s << std::string(MailStore::messageColumns()) + where +
@@ -1104,7 +1120,9 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
     q, use(limit), use(offset);
     Poco::JSON::Array::Ptr results = new Poco::JSON::Array;
     for (const auto& m : MailStore::readMessages(q)) results->add(store_->messageJson(s, m, false));
-    return sdk::Response::json(200, sdk::pageBody(r, page, count, results));
+    Poco::JSON::Object::Ptr body = sdk::pageBody(r, page, count, results);
+    body->set("count_is_exact", exact);
+    return sdk::Response::json(200, body);
   }
 
   MessageRow visibleMessage(sdk::Request& r, Poco::Data::Session& s) {
@@ -1561,6 +1579,7 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
   std::string dkim_selector_, dkim_key_file_, dns_server_;
   std::size_t max_attachment_bytes_ = 26214400;
   int per_hour_ = 60, per_day_ = 500;
+  long exact_count_limit_ = 10000;
   std::unique_ptr<BlobStore> blobs_;
   std::unique_ptr<MailStore> store_;
   std::unique_ptr<Relay> relay_;

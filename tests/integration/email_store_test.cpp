@@ -1,5 +1,5 @@
-// Where the email plugin keeps mail on disk, and how an upgrade finds what an older svcd left
-// one directory deeper.
+// Where the email plugin keeps mail on disk (and how an upgrade finds what an older svcd left
+// one directory deeper), and how message lists count in a mailbox too big to count on every poll.
 #include "email_fixture.h"
 #include "harness.h"
 
@@ -73,6 +73,46 @@ TEST_F(Email, StartRefusesWhenBothTheOldAndTheNewSpoolExist) {
   EXPECT_NE(upgraded.log().find("svcd will not choose"), std::string::npos) << upgraded.log();
   EXPECT_TRUE(Poco::File(email_dir + "/spool").exists()) << "neither is touched";
   EXPECT_TRUE(Poco::File(email_dir + "/email/spool").exists());
+}
+
+TEST_F(Email, MessageCountIsExactUpToTheLimitThenALowerBound) {
+  svcd_.reset();
+  key_.clear();
+  startSvcd({"--set", "email.messages.exact_count=3"});
+  Ident a = identity("Alice", "alice");
+  Ident b = identity("Bob", "bob");
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(call("POST", "/api/email-messages/compose/?identity=" + a.uuid,
+                   "{\"to_email\":\"bob@agents.test\",\"subject\":\"n" + std::to_string(i) +
+                       "\",\"content\":\"c\"}")
+                  .status,
+              201);
+  }
+  auto list = [&](const std::string& query) {
+    auto r = call("GET", "/api/email-messages/?identity=" + b.uuid + "&" + query);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.json();
+  };
+  // Five newer than the cursor, three counted: at least three, and a next page.
+  auto capped = list("limit=1");
+  EXPECT_EQ(capped->getValue<int>("count"), 3);
+  EXPECT_FALSE(capped->getValue<bool>("count_is_exact"));
+  EXPECT_FALSE(capped->isNull("next"));
+  // A page reaching past the limit is counted far enough to say whether another follows it.
+  auto deep = list("limit=2&offset=2");
+  EXPECT_EQ(deep->getValue<int>("count"), 5);
+  EXPECT_TRUE(deep->getValue<bool>("count_is_exact"));
+  EXPECT_FALSE(deep->isNull("next"));
+  auto last = list("limit=2&offset=4");
+  EXPECT_TRUE(last->isNull("next"));
+  // A poller's cursor near the end counts exactly.
+  const std::string t2 = list("limit=1&offset=2")
+                             ->getArray("results")
+                             ->getObject(0)
+                             ->getValue<std::string>("created_dt");
+  auto newer = list("limit=1&created_after=" + t2);
+  EXPECT_EQ(newer->getValue<int>("count"), 2);
+  EXPECT_TRUE(newer->getValue<bool>("count_is_exact"));
 }
 
 }  // namespace
