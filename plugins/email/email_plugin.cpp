@@ -2,6 +2,7 @@
 // the outbox relay); receiving (the SMTP listener). It offers the inbox-provisioning service the
 // identities plugin uses to give each new identity its address in the same transaction.
 #include "blob_store.h"
+#include "data_dirs.h"
 #include "dkim.h"
 #include "dns_txt.h"
 #include "mail_store.h"
@@ -23,9 +24,12 @@
 #include <Poco/Net/MessageHeader.h>
 #include <Poco/Net/MultipartReader.h>
 #include <Poco/Net/NameValueCollection.h>
+#include <Poco/Path.h>
 #include <Poco/String.h>
 #include <Poco/StringTokenizer.h>
 #include <Poco/Tuple.h>
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
@@ -44,6 +48,11 @@ namespace svc::plugins::email {
 namespace {
 
 constexpr std::size_t kMaxRecipients = 50;
+constexpr const char* kLocalPartRule =
+    "the local part must be 1-64 of a-z 0-9 . _ -, starting and ending with a letter or digit, "
+    "with no two dots in a row";
+// An inbox's address must be one SMTP accepts, which caps the whole address (RFC 5321 4.5.3.1).
+constexpr const char* kTooLong = "the address must be at most 254 characters";
 
 // A string or a list of strings (address fields and attachment_uuids).
 std::vector<std::string> listField(const sdk::Request& r, const std::string& name) {
@@ -91,14 +100,6 @@ Mailbox parseRecipient(const std::string& field, const std::string& raw) {
 
 std::string domainOf(const std::string& address) {
   return Poco::toLower(address.substr(address.rfind('@') + 1));
-}
-
-bool validLocalPart(const std::string& s) {
-  if (s.empty() || s.size() > 64) return false;
-  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  if (!alnum(s.front()) || !alnum(s.back())) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [&](char c) { return alnum(c) || c == '.' || c == '_' || c == '-'; });
 }
 
 std::string replySubject(const std::string& subject, const char* prefix) {
@@ -184,6 +185,9 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
         {"email.attachments.max_bytes", "26214400", "largest attachment accepted"},
         {"email.send.per_hour", "60", "messages an identity may send per hour"},
         {"email.send.per_day", "500", "messages an identity may send per day"},
+        {"email.messages.exact_count", "10000",
+         "message lists count matches exactly up to this many; beyond, count is a lower bound "
+         "(count_is_exact: false)"},
         {"email.dns.server", "",
          "host:port of the DNS server for domain verification (empty: "
          "the system's resolver)"},
@@ -236,6 +240,8 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
     per_hour_ = c.getInt("email.send.per_hour", 60);
     per_day_ = c.getInt("email.send.per_day", 500);
     dns_server_ = c.getString("email.dns.server", "");
+    exact_count_limit_ = c.getInt("email.messages.exact_count", 10000);
+    if (exact_count_limit_ < 0) throw std::runtime_error("email.messages.exact_count is negative");
     if (!dkim_selector_.empty() || !dkim_key_file_.empty()) {
       if (dkim_selector_.empty() || dkim_key_file_.empty()) {
         throw std::runtime_error(
@@ -244,13 +250,25 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
       }
       dkim_ = std::make_unique<DkimSigner>(dkim_selector_, dkim_key_file_);
     }
-    blobs_ = std::make_unique<BlobStore>(context.dataDir() + "/email/blobs");
+    // data.dir/email/ is this plugin's own directory (the kernel names it after the plugin).
+    const std::string root = Poco::Path::forDirectory(context.dataDir()).toString();
+    for (const char* dir : {"spool", "blobs", "unfiled"}) {
+      if (adoptLegacyDirectory(root + "email/" + dir, root + dir,
+                               std::string(dir) == "spool" ? "lock" : "")) {
+        context.logger().notice("moved %semail/%s to %s%s, where this version keeps it", root,
+                                std::string(dir), root, std::string(dir));
+      }
+    }
+    ::rmdir((root + "email").c_str());  // the emptied legacy directory; fails if anything is left
+    spool_dir_ = root + "spool";
+    unfiled_dir_ = root + "unfiled";
+    blobs_ = std::make_unique<BlobStore>(root + "blobs");
     store_ = std::make_unique<MailStore>(context.database(), context.events(), *blobs_);
     relay_ = std::make_unique<Relay>(relay_config_, *store_, context.logger());
-    spool_ =
-        std::make_unique<Spool>(context.dataDir() + "/email/spool",
-                                [this](const std::vector<Spool::Record>& records,
-                                       const Spool::Position& end) { fileSpooled(records, end); });
+    spool_ = std::make_unique<Spool>(
+        spool_dir_, [this](const std::vector<Spool::Record>& records, const Spool::Position& end) {
+          fileSpooled(records, end);
+        });
   }
 
   std::vector<sdk::Migration> migrations() const override { return MailStore::migrations(); }
@@ -325,9 +343,8 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
           into(rows), now;
       if (!rows.empty()) filed = {rows.front().get<0>(), rows.front().get<1>()};
       spool_->start(filed);  // files what a crash left in the spool first
-      context_->logger().information("SMTP spool %s/email/spool filed up to segment %s offset %s",
-                                     context_->dataDir(), std::to_string(filed.segment),
-                                     std::to_string(filed.offset));
+      context_->logger().information("SMTP spool %s filed up to segment %s offset %s", spool_dir_,
+                                     std::to_string(filed.segment), std::to_string(filed.offset));
     }
     smtp_server_ = std::make_unique<SmtpServer>(smtp_, *this, context_->logger());
     smtp_server_->start();
@@ -347,6 +364,10 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
   // Inboxes are never deleted, so an address once found stays valid: RCPT checks of busy
   // addresses skip the database. Unknown addresses are always asked (one may be created now).
   bool acceptsRecipient(const std::string& address) override {
+    // No inbox can have a local part outside the inbox rule: no need to ask the database.
+    if (!sdk::isValidInboxLocalPart(std::string_view(address).substr(0, address.rfind('@')))) {
+      return false;
+    }
     {
       std::lock_guard lock(known_mutex_);
       if (known_addresses_.count(address)) return true;
@@ -466,10 +487,9 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
         });
       } catch (const std::exception& e) {
         if (!context_->database().ping()) throw;  // the database is away: retry the batch later
-        const std::string path = context_->dataDir() + "/email/unfiled/" +
-                                 std::to_string(it.end.segment) + "-" +
+        const std::string path = unfiled_dir_ + "/" + std::to_string(it.end.segment) + "-" +
                                  std::to_string(it.end.offset) + ".eml";
-        Poco::File(context_->dataDir() + "/email/unfiled").createDirectories();
+        Poco::File(unfiled_dir_).createDirectories();
         std::ofstream(path, std::ios::binary) << *it.payload;
         context_->logger().error("a spooled message could not be filed and was kept in %s: %s",
                                  path, std::string(e.what()));
@@ -535,7 +555,14 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
     inbox.is_primary = true;
     inbox.created_us = sdk::nowMicros();
     if (!local_part.empty()) {
-      inbox.address = Poco::toLower(local_part) + "@" + domain;
+      // The service checks what any caller asks for, not only what the identities plugin sends.
+      const std::string local = Poco::toLower(local_part);
+      if (!sdk::isValidInboxLocalPart(local)) {
+        throw sdk::HttpError::invalid("email_identifier", kLocalPartRule);
+      }
+      inbox.address = local + "@" + domain;
+      if (!isValidAddress(inbox.address))
+        throw sdk::HttpError::invalid("email_identifier", kTooLong);
       if (store_->inboxByAddress(tx, inbox.address)) throw emailTaken(inbox.address);
     } else {
       inbox.address = generatedAddress(tx, name, domain);
@@ -828,12 +855,9 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
     std::size_t at = value.find('@');
     std::string local = at == std::string::npos ? value : value.substr(0, at);
     std::string domain = at == std::string::npos ? platform_domains_.front() : value.substr(at + 1);
-    if (!validLocalPart(local)) {
-      throw sdk::HttpError::invalid(field,
-                                    "the local part must be 1-64 of a-z 0-9 . _ -, "
-                                    "starting and ending with a letter or digit");
-    }
+    if (!sdk::isValidInboxLocalPart(local)) throw sdk::HttpError::invalid(field, kLocalPartRule);
     if (!isValidDomain(domain)) throw sdk::HttpError::invalid(field, "not a valid domain");
+    if (!isValidAddress(local + "@" + domain)) throw sdk::HttpError::invalid(field, kTooLong);
     return local + "@" + domain;
   }
 
@@ -1083,12 +1107,23 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
       for (std::size_t i = 1; i < binds.size(); ++i) q, use(binds[i]);
       if (is_read) q, use(*is_read);
     };
+    // An exact count of every matching message costs a scan of them all: from the middle of a
+    // mailbox of a million, half a million index entries on every poll. So at most `cap` are
+    // counted: email.messages.exact_count, or more when the page itself reaches further (so
+    // `next` stays right). Past that, count says `cap` and count_is_exact is false: there are
+    // at least that many.
+    const long cap =
+        std::max<long>(exact_count_limit_, static_cast<long>(page.offset) + page.limit + 1);
     long count = 0;
     {
-      Poco::Data::Statement q = (s << "SELECT COUNT(*) FROM email_messages " + where);
+      Poco::Int64 probe = cap + 1;  // 64 bits: offset may be near INT_MAX
+      Poco::Data::Statement q = (s << "SELECT COUNT(*) FROM (SELECT 1 FROM email_messages " +
+                                          where + " LIMIT ?) AS counted");
       bindAll(q);
-      q, into(count), now;
+      q, use(probe), into(count), now;
     }
+    const bool exact = count <= cap;
+    count = std::min(count, cap);
     int limit = page.limit, offset = page.offset;
     // Lists leave out the bodies: they are not read from the table at all.
     Poco::Data::Statement q = (s << std::string(MailStore::messageColumns()) + where +
@@ -1097,7 +1132,9 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
     q, use(limit), use(offset);
     Poco::JSON::Array::Ptr results = new Poco::JSON::Array;
     for (const auto& m : MailStore::readMessages(q)) results->add(store_->messageJson(s, m, false));
-    return sdk::Response::json(200, sdk::pageBody(r, page, count, results));
+    Poco::JSON::Object::Ptr body = sdk::pageBody(r, page, count, results);
+    body->set("count_is_exact", exact);
+    return sdk::Response::json(200, body);
   }
 
   MessageRow visibleMessage(sdk::Request& r, Poco::Data::Session& s) {
@@ -1441,6 +1478,16 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
       std::string boundary = params.get("boundary", "");
       if (boundary.empty())
         throw sdk::HttpError::invalid("file", "the multipart body has no boundary");
+      // The reader takes the end of the bytes as the end of the last part, so a body cut short
+      // (a dropped connection behind a proxy, a client bug) would be stored truncated. Only a
+      // body that reaches its close delimiter (RFC 2046 section 5.1.1) is whole.
+      const std::string close = "--" + boundary + "--";
+      if (r.body.compare(0, close.size(), close) != 0 &&
+          r.body.find("\n" + close) == std::string::npos) {
+        throw sdk::HttpError::invalid(
+            "body", "the multipart body ends before its closing boundary " + close +
+                        ": it was cut short; send the whole body");
+      }
       std::istringstream in(r.body);
       try {
         Poco::Net::MultipartReader reader(in, boundary);
@@ -1544,12 +1591,14 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
   std::string dkim_selector_, dkim_key_file_, dns_server_;
   std::size_t max_attachment_bytes_ = 26214400;
   int per_hour_ = 60, per_day_ = 500;
+  long exact_count_limit_ = 10000;
   std::unique_ptr<BlobStore> blobs_;
   std::unique_ptr<MailStore> store_;
   std::unique_ptr<Relay> relay_;
   std::unique_ptr<SmtpServer> smtp_server_;
   std::unique_ptr<DkimSigner> dkim_;
   std::unique_ptr<Spool> spool_;
+  std::string spool_dir_, unfiled_dir_;
   std::uint64_t max_backlog_bytes_ = 1073741824;
   std::mutex known_mutex_;
   std::unordered_set<std::string> known_addresses_;

@@ -300,6 +300,7 @@ HeaderParams parseParams(std::string_view raw) {
 
 struct Part {
   std::vector<std::pair<std::string, std::string>> headers;
+  std::string_view raw;  // the whole part, headers and body: a view into the message
   std::string_view body;
   std::string header(const std::string& name) const {
     for (const auto& [k, v] : headers) {
@@ -312,6 +313,7 @@ struct Part {
 // Splits at the first empty line; unfolds headers. Header lines without a colon are skipped.
 Part splitPart(std::string_view raw, std::size_t max_headers, std::vector<std::string>& problems) {
   Part part;
+  part.raw = raw;
   std::size_t pos = 0;
   std::string current;
   auto flush = [&] {
@@ -382,11 +384,13 @@ std::string safeFilename(std::string name) {
 
 class Parser {
  public:
-  Parser(ParsedMessage& msg, const MimeLimits& limits) : msg_(msg), limits_(limits) {}
+  Parser(ParsedMessage& msg, const MimeLimits& limits, std::string_view message)
+      : msg_(msg), limits_(limits), message_(message) {}
 
   void walk(const Part& part, int depth, const std::string& default_type) {
+    if (truncated_) return;
     if (++parts_ > limits_.max_parts) {
-      if (parts_ == limits_.max_parts + 1) msg_.problems.push_back("too many MIME parts");
+      keepRemainder(part);
       return;
     }
     HeaderParams ct = parseParams(part.header("Content-Type"));
@@ -413,6 +417,7 @@ class Parser {
         return;
       }
       for (std::string_view child : children) {
+        if (truncated_) return;  // the rest is in truncated-parts already
         walk(splitPart(child, limits_.max_headers, msg_.problems), depth + 1, child_default);
       }
       return;
@@ -501,9 +506,30 @@ class Parser {
     msg_.attachments.push_back(std::move(a));
   }
 
+  // Parts beyond the limit are not read, but they were received: everything from the first of
+  // them to the end of the message is kept, unparsed, as one attachment. The parts are views into
+  // the message in document order, so that remainder is also every later sibling of every
+  // enclosing multipart; the walk stops there.
+  void keepRemainder(const Part& first_unread) {
+    truncated_ = true;
+    std::string_view rest = first_unread.raw;
+    const char* begin = message_.data();
+    const char* at = first_unread.raw.data();
+    if (at >= begin && at <= begin + message_.size()) rest = message_.substr(at - begin);
+    msg_.problems.push_back("more than " + std::to_string(limits_.max_parts) +
+                            " MIME parts: the rest is kept unread as truncated-parts");
+    ParsedAttachment a;
+    a.filename = "truncated-parts";
+    a.content_type = "application/octet-stream";
+    a.data = std::string(rest);
+    msg_.attachments.push_back(std::move(a));
+  }
+
   ParsedMessage& msg_;
   const MimeLimits& limits_;
+  std::string_view message_;
   int parts_ = 0;
+  bool truncated_ = false;
 };
 
 // Header values may be raw 8-bit (RFC 6532 allows UTF-8); anything else is read as Latin-1.
@@ -690,11 +716,8 @@ bool isValidDomain(std::string_view domain) {
   return labels >= 2;
 }
 
-bool isValidAddress(std::string_view address) {
-  if (address.size() > 254) return false;
-  std::size_t at = address.rfind('@');
-  if (at == std::string_view::npos || at == 0 || at > 64) return false;
-  std::string_view local = address.substr(0, at);
+bool isDotAtomLocalPart(std::string_view local) {
+  if (local.empty() || local.size() > 64) return false;
   if (local.front() == '.' || local.back() == '.' || local.find("..") != std::string_view::npos)
     return false;
   static const std::string atext = "!#$%&'*+-/=?^_`{|}~.";
@@ -702,7 +725,14 @@ bool isValidAddress(std::string_view address) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && atext.find(c) == std::string::npos)
       return false;
   }
-  return isValidDomain(address.substr(at + 1));
+  return true;
+}
+
+bool isValidAddress(std::string_view address) {
+  if (address.size() > 254) return false;
+  std::size_t at = address.rfind('@');
+  if (at == std::string_view::npos) return false;
+  return isDotAtomLocalPart(address.substr(0, at)) && isValidDomain(address.substr(at + 1));
 }
 
 std::string htmlToText(std::string_view html) {
@@ -791,7 +821,7 @@ ParsedMessage parseMessage(std::string_view raw, const MimeLimits& limits) {
   ids = parseMessageIds(top.header("In-Reply-To"));
   if (!ids.empty()) msg.in_reply_to = ids.front();
   msg.references = parseMessageIds(top.header("References"));
-  Parser parser(msg, limits);
+  Parser parser(msg, limits, raw);
   parser.walk(top, 0, "text/plain");
   if (msg.text.empty() && !msg.html.empty()) msg.text = htmlToText(msg.html);
   return msg;

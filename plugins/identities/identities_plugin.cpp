@@ -71,16 +71,6 @@ std::string validName(const std::string& raw) {
   return name;
 }
 
-bool validEmailIdentifier(const std::string& s) {
-  if (s.empty() || s.size() > 64) return false;
-  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  if (!alnum(s.front()) || !alnum(s.back())) return false;
-  for (char c : s) {
-    if (!alnum(c) && c != '.' && c != '_' && c != '-') return false;
-  }
-  return true;
-}
-
 // Addresses a server-side fetch must never reach unless the operator allows it: loopback,
 // private (RFC 1918, RFC 4193), link-local, carrier-grade NAT, unspecified, multicast.
 bool internalAddress(const Poco::Net::IPAddress& a) {
@@ -285,10 +275,12 @@ class IdentitiesPlugin : public sdk::Plugin {
     std::string identifier = r.stringField("email_identifier").value_or("");
     if (!identifier.empty() ||
         (r.json && r.json->has("email_identifier") && !r.json->isNull("email_identifier"))) {
-      if (!validEmailIdentifier(identifier)) {
+      // Checked here too, not only by the email plugin: a bad identifier is 400 even on a
+      // server without email (where any identifier is otherwise 503).
+      if (!sdk::isValidInboxLocalPart(identifier)) {
         throw sdk::HttpError::invalid("email_identifier",
                                       "1-64 of a-z 0-9 . _ -, starting and ending with a letter "
-                                      "or digit");
+                                      "or digit, no two dots in a row");
       }
     }
     std::string domain = Poco::toLower(Poco::trim(r.stringField("domain").value_or("")));

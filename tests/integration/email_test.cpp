@@ -1,6 +1,7 @@
 // The email plugin over real sockets: SMTP in (swaks and hand-written sessions), HTTP out, local
 // delivery between identities, the outbox relay into Postfix's smtp-sink, custom domains verified
 // against dnsmasq on loopback, and a kill -9 in the middle of an SMTP burst.
+#include "email_fixture.h"
 #include "harness.h"
 
 #include <Poco/File.h>
@@ -55,79 +56,6 @@ class Child {
   pid_t pid_;
 };
 
-class Email : public ::testing::Test {
- protected:
-  void SetUp() override { startSvcd({}); }
-
-  void startSvcd(std::vector<std::string> args) {
-    Svcd::Options o;
-    o.plugins = {"auth", "identities", "email"};
-    o.args = {"--set", "email.domains=agents.test,alt.test"};
-    o.args.insert(o.args.end(), args.begin(), args.end());
-    if (!db_url_.empty()) o.db_url = db_url_;
-    svcd_ = std::make_unique<Svcd>(o);
-    ASSERT_TRUE(svcd_->start()) << svcd_->log();
-    std::smatch m;
-    std::string log = svcd_->waitForLog("SMTP listener on port");
-    ASSERT_TRUE(std::regex_search(log, m, std::regex("SMTP listener on port (\\d+)")));
-    smtp_port_ = std::stoi(m[1]);
-    if (key_.empty()) key_ = signIn("owner@example.com");
-  }
-
-  // A new account through the device flow. @return its management key.
-  std::string signIn(const std::string& email) { return signInAt(*svcd_, email); }
-
-  static std::string signInAt(Svcd& svcd, const std::string& email) {
-    return operatorLogin(svcd, email)->optValue<std::string>("management_key", "");
-  }
-
-  HttpReply call(const std::string& method, const std::string& path, const std::string& body = "",
-                 const std::string& key = "") {
-    return http(svcd_->port(), method, path, body, bearer(key.empty() ? key_ : key));
-  }
-
-  struct Ident {
-    std::string uuid, address, inbox;
-  };
-  Ident identity(const std::string& name, const std::string& identifier = "",
-                 const std::string& key = "") {
-    std::string body = "{\"name\":\"" + name + "\"" +
-                       (identifier.empty() ? "" : ",\"email_identifier\":\"" + identifier + "\"") +
-                       "}";
-    auto r = call("POST", "/api/identities/", body, key);
-    EXPECT_EQ(r.status, 201) << r.body;
-    auto j = r.json();
-    auto e = j->getObject("email");
-    return {j->getValue<std::string>("uuid"), e->getValue<std::string>("address"),
-            e->getValue<std::string>("id")};
-  }
-
-  Poco::JSON::Array::Ptr messages(const std::string& query, const std::string& key = "") {
-    auto r = call("GET", "/api/email-messages/?" + query, "", key);
-    EXPECT_EQ(r.status, 200) << r.body;
-    return r.json()->getArray("results");
-  }
-
-  Poco::JSON::Object::Ptr message(const std::string& id) {
-    auto r = call("GET", "/api/email-messages/" + id + "/");
-    EXPECT_EQ(r.status, 200) << r.body;
-    return r.json();
-  }
-
-  // One SMTP session, every command in one write (PIPELINING), answers until the server closes.
-  std::string smtp(const std::string& session) { return rawExchange(smtp_port_, session, 5000); }
-
-  static std::string envelope(const std::string& from, const std::string& to,
-                              const std::string& data) {
-    return "EHLO client.example\r\nMAIL FROM:<" + from + ">\r\nRCPT TO:<" + to + ">\r\nDATA\r\n" +
-           data + "\r\n.\r\nQUIT\r\n";
-  }
-
-  std::unique_ptr<Svcd> svcd_;
-  std::string key_, db_url_;
-  int smtp_port_ = 0;
-};
-
 TEST_F(Email, IdentitiesGetTheirInboxInTheSameTransaction) {
   Ident generated = identity("Support Bot");
   EXPECT_TRUE(
@@ -142,7 +70,8 @@ TEST_F(Email, IdentitiesGetTheirInboxInTheSameTransaction) {
   EXPECT_EQ(taken.status, 409);
   EXPECT_EQ(taken.code(), "email_taken");
   EXPECT_EQ(count(), before) << "a taken address leaves no identity behind";
-  for (const char* bad : {R"("-x")", R"("UPPER")", R"("a b")", R"("")", R"("x@y")"}) {
+  // a..b is refused like the rest: SMTP could never deliver to it (RFC 5321 dot-atom).
+  for (const char* bad : {R"("-x")", R"("UPPER")", R"("a b")", R"("")", R"("x@y")", R"("a..b")"}) {
     auto r = call("POST", "/api/identities/",
                   std::string(R"({"name":"Bad","email_identifier":)") + bad + "}");
     EXPECT_EQ(r.status, 400) << bad;
@@ -173,6 +102,11 @@ TEST_F(Email, IdentitiesGetTheirInboxInTheSameTransaction) {
   EXPECT_TRUE(avail->getValue<bool>("available"));
   EXPECT_EQ(avail->getValue<std::string>("email"), "fresh@alt.test");
   EXPECT_EQ(call("GET", "/api/email/check-availability/?email=a..b%40x").status, 400);
+  auto doubled_dots = call("GET", "/api/email/check-availability/?email=a..b");
+  EXPECT_EQ(doubled_dots.status, 400) << doubled_dots.body;
+  EXPECT_TRUE(doubled_dots.json()->getObject("errors")->has("email")) << doubled_dots.body;
+  EXPECT_TRUE(
+      call("GET", "/api/email/check-availability/?email=a.b").json()->getValue<bool>("available"));
   EXPECT_EQ(call("GET", "/api/email/check-availability/").status, 400);
 
   // A second inbox needs an active plan.
@@ -180,6 +114,10 @@ TEST_F(Email, IdentitiesGetTheirInboxInTheSameTransaction) {
       call("POST", "/api/email/", "{\"identity\":\"" + sales.uuid + "\",\"email\":\"sales2\"}");
   ASSERT_EQ(second.status, 201) << second.body;
   EXPECT_FALSE(second.json()->getValue<bool>("is_primary"));
+  auto unreachable =
+      call("POST", "/api/email/", "{\"identity\":\"" + sales.uuid + "\",\"email\":\"a..b\"}");
+  EXPECT_EQ(unreachable.status, 400) << unreachable.body;
+  EXPECT_TRUE(unreachable.json()->getObject("errors")->has("email")) << unreachable.body;
   EXPECT_EQ(
       call("POST", "/api/email/", "{\"identity\":\"" + sales.uuid + "\",\"email\":\"sales2\"}")
           .code(),
@@ -705,6 +643,14 @@ TEST_F(Email, AttachmentUploadsAndLimits) {
   EXPECT_EQ(j->getValue<int>("size"), 5);
   auto rec = call("GET", "/api/email-attachments/" + j->getValue<std::string>("uuid") + "/");
   EXPECT_EQ(rec.json()->getValue<std::string>("content_type"), "text/plain");
+  // A body cut short before its closing boundary is refused, not stored truncated.
+  const std::string cut_short = multipart.substr(0, multipart.find("\r\n--XyZ--"));
+  auto truncated = http(
+      svcd_->port(), "POST", "/api/email-attachments/", cut_short,
+      {{"Authorization", "Bearer " + key_}, {"Content-Type", "multipart/form-data; boundary=XyZ"}});
+  EXPECT_EQ(truncated.status, 400) << truncated.body;
+  EXPECT_EQ(truncated.code(), "invalid");
+  EXPECT_TRUE(truncated.json()->getObject("errors")->has("body")) << truncated.body;
   auto big = http(
       svcd_->port(), "POST", "/api/email-attachments/?filename=big.bin", std::string(1001, 'x'),
       {{"Authorization", "Bearer " + key_}, {"Content-Type", "application/octet-stream"}});

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace svc::sdk {
@@ -29,7 +30,8 @@ class InboxProvisioning {
   /// @param account_id the account. @param identity_uuid the new identity.
   /// @param identity_name its name (a generated address is made readable from it).
   /// @param local_part the requested local part, or empty. @param domain the domain, or empty.
-  /// @return the inbox. @throws HttpError 400 naming `email_identifier` or `domain`, 409
+  /// @return the inbox. @throws HttpError 400 naming `email_identifier` (not
+  /// isValidInboxLocalPart, or too long an address) or `domain`, 409
   /// `email_taken` (also when another writer took the address first); the caller rolls back.
   virtual InboxAddress createPrimary(Poco::Data::Session& transaction,
                                      const std::string& account_id,
@@ -40,6 +42,25 @@ class InboxProvisioning {
   virtual std::map<std::string, InboxAddress> primaryInboxes(
       const std::vector<std::string>& identity_uuids) = 0;
 };
+
+/// The one rule for the local part of an inbox's address, wherever one is named (identity
+/// creation, extra inboxes, availability checks, SMTP recipients): 1-64 of `a-z 0-9 . _ -`,
+/// starting and ending with a letter or digit, no two dots in a row. It is a strict subset of an
+/// RFC 5321 dot-atom, so every inbox it allows is one that mail can reach. Inline, so plugins
+/// share it without a new symbol in the SDK library.
+/// @param local a candidate local part (already lower-cased where the caller folds case).
+/// @return whether an inbox may have it.
+inline bool isValidInboxLocalPart(std::string_view local) {
+  if (local.empty() || local.size() > 64) return false;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!alnum(local.front()) || !alnum(local.back())) return false;
+  for (std::size_t i = 0; i < local.size(); ++i) {
+    const char c = local[i];
+    if (c == '.' && local[i - 1] == '.') return false;  // i > 0: the first is a letter or digit
+    if (!alnum(c) && c != '.' && c != '_' && c != '-') return false;
+  }
+  return true;
+}
 
 /// Service name of the InboxProvisioning service.
 inline constexpr const char* kInboxProvisioningService = "svc.inbox-provisioning.v1";

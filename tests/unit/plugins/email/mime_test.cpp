@@ -4,6 +4,8 @@
 #include "dkim.h"
 #include "mail_store.h"
 
+#include <svc/sdk/inboxes.h>
+
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -56,6 +58,39 @@ TEST(Mime, ValidatesAddressesAndDomains) {
   EXPECT_FALSE(isValidDomain(std::string(300, 'a') + ".example"));
 }
 
+// Inboxes follow a stricter rule than the addresses SMTP and compose accept; an inbox the
+// stricter rule allowed but SMTP refused (a..b) would be one no mail could ever reach.
+TEST(Mime, EveryLocalPartAnInboxMayHaveIsOneMailCanReach) {
+  // Every string of one to four characters from an alphabet holding each kind of character the
+  // two rules treat differently.
+  const std::string alphabet = "a0._-+A";
+  std::vector<std::string> level{""};
+  int inboxes = 0;
+  for (int length = 1; length <= 4; ++length) {
+    std::vector<std::string> next;
+    for (const auto& prefix : level) {
+      for (char c : alphabet) next.push_back(prefix + c);
+    }
+    for (const auto& local : next) {
+      if (!sdk::isValidInboxLocalPart(local)) continue;
+      ++inboxes;
+      EXPECT_TRUE(isDotAtomLocalPart(local)) << local;
+      EXPECT_TRUE(isValidAddress(local + "@agents.test")) << local;
+    }
+    level = std::move(next);
+  }
+  EXPECT_GT(inboxes, 100);
+  for (const char* bad : {"a..b", ".a", "a.", "-a", "a_", "A", "a+b", ""}) {
+    EXPECT_FALSE(sdk::isValidInboxLocalPart(bad)) << bad;
+  }
+  EXPECT_TRUE(sdk::isValidInboxLocalPart("a.b_c-d9"));
+  EXPECT_TRUE(sdk::isValidInboxLocalPart(std::string(64, 'x')));
+  EXPECT_FALSE(sdk::isValidInboxLocalPart(std::string(65, 'x')));
+  // Other servers' addresses: any RFC 5321 dot-atom, dots never leading, trailing or doubled.
+  EXPECT_TRUE(isDotAtomLocalPart("A+b.c!d"));
+  for (const char* bad : {"a..b", ".a", "a.", "a b", ""}) EXPECT_FALSE(isDotAtomLocalPart(bad));
+}
+
 TEST(Mime, ReadsNestedMultipartsAndKeepsAttachments) {
   const std::string raw =
       "Subject: t\r\nContent-Type: multipart/mixed; boundary=\"o\"\r\n\r\n"
@@ -102,6 +137,57 @@ TEST(Mime, SurvivesMalformedInput) {
       std::string(254, 'a') + "%C3%A9.txt\r\n\r\nbody\r\n--x--\r\n");
   ASSERT_EQ(long_name.attachments.size(), 1u);
   EXPECT_EQ(long_name.attachments[0].filename, std::string(254, 'a'));
+}
+
+std::string manyParts(int parts) {
+  std::string raw = "Subject: many\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n";
+  for (int i = 1; i <= parts; ++i) {
+    raw += "--b\r\nContent-Type: application/octet-stream; name=\"p" + std::to_string(i) +
+           ".bin\"\r\n\r\npart " + std::to_string(i) + "\r\n";
+  }
+  return raw + "--b--\r\n";
+}
+
+TEST(Mime, PartsBeyondTheLimitAreKeptRawAsOneTruncatedPartsAttachment) {
+  MimeLimits limits;
+  limits.max_parts = 4;  // the multipart itself and its first three parts
+  const std::string raw = manyParts(6);
+  ParsedMessage m = parseMessage(raw, limits);
+  ASSERT_EQ(m.attachments.size(), 4u);
+  EXPECT_EQ(m.attachments[2].filename, "p3.bin");
+  const ParsedAttachment& rest = m.attachments[3];
+  EXPECT_EQ(rest.filename, "truncated-parts");
+  EXPECT_EQ(rest.content_type, "application/octet-stream");
+  // Byte for byte what was received, from the first part not read to the end.
+  EXPECT_EQ(rest.data, raw.substr(raw.find("Content-Type: application/octet-stream; name=\"p4")));
+  EXPECT_FALSE(m.problems.empty());
+
+  // At the default limit: a message of 600 parts keeps 499 and the raw rest.
+  ParsedMessage big = parseMessage(manyParts(600));
+  ASSERT_EQ(big.attachments.size(), 500u);
+  EXPECT_EQ(big.attachments[498].filename, "p499.bin");
+  EXPECT_EQ(big.attachments[499].filename, "truncated-parts");
+  EXPECT_EQ(big.attachments[499].data.rfind("Content-Type: application/octet-stream; "
+                                            "name=\"p500.bin\"",
+                                            0),
+            0u);
+  EXPECT_NE(big.attachments[499].data.find("part 600\r\n--b--"), std::string::npos);
+}
+
+TEST(Mime, TruncatedPartsReachingIntoANestedMultipartCarryItsOuterSiblingsToo) {
+  const std::string raw =
+      "Content-Type: multipart/mixed; boundary=o\r\n\r\n"
+      "--o\r\nContent-Type: multipart/mixed; boundary=i\r\n\r\n"
+      "--i\r\nContent-Type: image/png; name=x1.png\r\n\r\n1\r\n"
+      "--i\r\nContent-Type: image/png; name=x2.png\r\n\r\n2\r\n--i--\r\n"
+      "--o\r\nContent-Type: image/png; name=y.png\r\n\r\n3\r\n--o--\r\n";
+  MimeLimits limits;
+  limits.max_parts = 3;  // both multiparts and x1
+  ParsedMessage m = parseMessage(raw, limits);
+  ASSERT_EQ(m.attachments.size(), 2u);
+  EXPECT_EQ(m.attachments[0].filename, "x1.png");
+  EXPECT_EQ(m.attachments[1].filename, "truncated-parts");
+  EXPECT_EQ(m.attachments[1].data, raw.substr(raw.find("Content-Type: image/png; name=x2")));
 }
 
 TEST(Mime, BuildsMessagesThatParseBack) {

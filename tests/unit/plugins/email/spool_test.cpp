@@ -2,6 +2,8 @@
 // position (nothing twice, nothing lost), and a torn tail is never filed.
 #include "spool.h"
 
+#include "data_dirs.h"
+
 #include <Poco/File.h>
 #include <Poco/TemporaryFile.h>
 
@@ -182,6 +184,42 @@ TEST(Spool, ZeroFilledSegmentsEndAtTheirLastRecord) {
   }
   EXPECT_EQ(filed.payloads, sent);
   Poco::File(dir).remove(true);
+}
+
+// Older svcd kept the spool at data.dir/email/email/spool. An upgrade moves it, with the mail
+// it acknowledged and never filed, to data.dir/email/spool, and files that mail from there.
+TEST(Spool, ASpoolLeftAtTheOldPathIsAdoptedWithItsUnfiledMail) {
+  const std::string root = Poco::TemporaryFile::tempName("/tmp/") + "-data";
+  const std::string legacy = root + "/email/email/spool", current = root + "/email/spool";
+  std::vector<std::string> sent;
+  {
+    Spool spool(legacy, [](const auto&, const auto&) { throw std::runtime_error("down"); });
+    spool.start({});
+    for (int i = 0; i < 3; ++i) {
+      sent.push_back("acknowledged before the upgrade " + std::to_string(i));
+      spool.append(sent.back());
+    }
+    EXPECT_THROW(adoptLegacyDirectory(legacy, current, "lock"), std::runtime_error)
+        << "a spool in use by a running svcd stays where it is";
+  }
+  EXPECT_FALSE(adoptLegacyDirectory(root + "/nothing", current, "lock"));
+  ASSERT_TRUE(adoptLegacyDirectory(legacy, current, "lock"));
+  EXPECT_FALSE(Poco::File(legacy).exists());
+  Filed filed;
+  {
+    Spool spool(current, filed.filer());
+    spool.start({});
+    sent.push_back("after the upgrade");
+    ASSERT_TRUE(spool.waitFiled(spool.append(sent.back()), 5000));
+  }
+  EXPECT_EQ(filed.payloads, sent);
+
+  // Both paths at once (an older svcd ran again after the upgrade): neither is chosen.
+  Poco::File(legacy).createDirectories();
+  EXPECT_THROW(adoptLegacyDirectory(legacy, current, "lock"), std::runtime_error);
+  EXPECT_TRUE(Poco::File(legacy).exists());
+  EXPECT_TRUE(Poco::File(current + "/id").exists());
+  Poco::File(root).remove(true);
 }
 
 }  // namespace

@@ -1,0 +1,92 @@
+// The fixture of the email plugin's integration tests: svcd with the auth, identities and email
+// plugins on two platform domains (agents.test, alt.test), an account signed in, and helpers
+// for identities, message lists and SMTP sessions.
+#pragma once
+
+#include "harness.h"
+
+#include <Poco/JSON/Array.h>
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <regex>
+#include <string>
+#include <vector>
+
+namespace svc::testing {
+
+class Email : public ::testing::Test {
+ protected:
+  void SetUp() override { startSvcd({}); }
+
+  void startSvcd(std::vector<std::string> args) {
+    Svcd::Options o;
+    o.plugins = {"auth", "identities", "email"};
+    o.args = {"--set", "email.domains=agents.test,alt.test"};
+    o.args.insert(o.args.end(), args.begin(), args.end());
+    if (!db_url_.empty()) o.db_url = db_url_;
+    svcd_ = std::make_unique<Svcd>(o);
+    ASSERT_TRUE(svcd_->start()) << svcd_->log();
+    std::smatch m;
+    std::string log = svcd_->waitForLog("SMTP listener on port");
+    ASSERT_TRUE(std::regex_search(log, m, std::regex("SMTP listener on port (\\d+)")));
+    smtp_port_ = std::stoi(m[1]);
+    if (key_.empty()) key_ = signIn("owner@example.com");
+  }
+
+  // A new account through the device flow. @return its management key.
+  std::string signIn(const std::string& email) { return signInAt(*svcd_, email); }
+
+  static std::string signInAt(Svcd& svcd, const std::string& email) {
+    return operatorLogin(svcd, email)->optValue<std::string>("management_key", "");
+  }
+
+  HttpReply call(const std::string& method, const std::string& path, const std::string& body = "",
+                 const std::string& key = "") {
+    return http(svcd_->port(), method, path, body, bearer(key.empty() ? key_ : key));
+  }
+
+  struct Ident {
+    std::string uuid, address, inbox;
+  };
+  Ident identity(const std::string& name, const std::string& identifier = "",
+                 const std::string& key = "") {
+    std::string body = "{\"name\":\"" + name + "\"" +
+                       (identifier.empty() ? "" : ",\"email_identifier\":\"" + identifier + "\"") +
+                       "}";
+    auto r = call("POST", "/api/identities/", body, key);
+    EXPECT_EQ(r.status, 201) << r.body;
+    auto j = r.json();
+    auto e = j->getObject("email");
+    return {j->getValue<std::string>("uuid"), e->getValue<std::string>("address"),
+            e->getValue<std::string>("id")};
+  }
+
+  Poco::JSON::Array::Ptr messages(const std::string& query, const std::string& key = "") {
+    auto r = call("GET", "/api/email-messages/?" + query, "", key);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.json()->getArray("results");
+  }
+
+  Poco::JSON::Object::Ptr message(const std::string& id) {
+    auto r = call("GET", "/api/email-messages/" + id + "/");
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.json();
+  }
+
+  // One SMTP session, every command in one write (PIPELINING), answers until the server closes.
+  std::string smtp(const std::string& session) { return rawExchange(smtp_port_, session, 5000); }
+
+  static std::string envelope(const std::string& from, const std::string& to,
+                              const std::string& data) {
+    return "EHLO client.example\r\nMAIL FROM:<" + from + ">\r\nRCPT TO:<" + to + ">\r\nDATA\r\n" +
+           data + "\r\n.\r\nQUIT\r\n";
+  }
+
+  std::unique_ptr<Svcd> svcd_;
+  std::string key_, db_url_;
+  int smtp_port_ = 0;
+};
+
+}  // namespace svc::testing
