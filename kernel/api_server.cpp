@@ -1,5 +1,9 @@
 #include "api_server.h"
 
+#include <svc/sdk/socket_io.h>
+
+#include <Poco/Net/SecureStreamSocket.h>
+
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -25,21 +29,27 @@ constexpr std::uint32_t kWriteEvents = EPOLLOUT | EPOLLONESHOT;
 }  // namespace
 
 struct ApiServer::Connection {
-  Connection(Poco::Net::StreamSocket socket, std::string address, const ConnectionLimits& limits,
-             std::uint64_t id_, bool counted_)
-      : http(std::move(socket), std::move(address), limits), id(id_), counted(counted_) {}
+  Connection(Poco::Net::StreamSocket socket, std::string address, std::string limit_key_,
+             const ConnectionLimits& limits, std::uint64_t id_, bool counted_)
+      : http(std::move(socket), std::move(address), limits),
+        id(id_),
+        limit_key(std::move(limit_key_)),
+        counted(counted_) {}
   HttpConnection http;  // owns the socket: destroying it closes the connection
   const std::uint64_t id;
-  const bool counted;  // counts against its address's limit
+  const std::string limit_key;  // what the per-address limit counts (sdk::connectionLimitKey)
+  const bool counted;           // counts against its address's limit
   // Guarded by ApiServer::mutex_: waiting in epoll (true) or taken by a worker (false).
   bool parked = true;
 };
 
-ApiServer::ApiServer(Runtime& runtime, Poco::Net::ServerSocket socket, int threads, int concurrency,
-                     const ConnectionLimits& limits, int max_per_address)
+ApiServer::ApiServer(Runtime& runtime, Poco::Net::ServerSocket socket, Poco::Net::Context::Ptr tls,
+                     int threads, int concurrency, const ConnectionLimits& limits,
+                     int max_connections, int max_per_address)
     : runtime_(runtime),
       pipeline_(runtime),
       listener_(std::move(socket)),
+      tls_(std::move(tls)),
       port_(listener_.address().port()),
       threads_(threads < 1 ? 1 : threads),
       concurrency_(std::min(
@@ -47,6 +57,7 @@ ApiServer::ApiServer(Runtime& runtime, Poco::Net::ServerSocket socket, int threa
                         ? concurrency
                         : static_cast<int>(std::max(2u, 2 * std::thread::hardware_concurrency())))),
       limits_(limits),
+      max_connections_(max_connections),
       max_per_address_(max_per_address),
       slots_(new WorkerSlot[static_cast<std::size_t>(threads_)]) {
   allowed_ = concurrency_;
@@ -123,26 +134,37 @@ void ApiServer::accept() {
     Poco::Net::SocketAddress peer;
     Poco::Net::StreamSocket socket = listener_.acceptConnection(peer);
     socket.setNoDelay(true);
-    std::string address = peer.host().toString();
+    // TLS wraps the plain socket once it is non-blocking: Poco's TLS layer asks the socket it
+    // wraps whether to wait, and would otherwise poll it (and time out) instead of answering
+    // "would block".
+    socket.setBlocking(false);
+    if (tls_) socket = Poco::Net::SecureStreamSocket::attach(socket, tls_);
+    const std::string address = peer.host().toString();
+    const std::string key = sdk::connectionLimitKey(peer.host());
     std::lock_guard lock(mutex_);
-    int& from_address = per_address_[address];
-    const bool refused = max_per_address_ > 0 && from_address >= max_per_address_;
-    auto c = std::make_shared<Connection>(socket, address, limits_, next_id_++, !refused);
+    int& from_address = per_address_[key];
+    const bool full =
+        max_connections_ > 0 && static_cast<int>(connections_.size() + held_) >= max_connections_;
+    const bool refused = full || (max_per_address_ > 0 && from_address >= max_per_address_);
+    auto c = std::make_shared<Connection>(socket, address, key, limits_, next_id_++, !refused);
     std::uint32_t events = kReadEvents;
     if (refused) {
-      if (from_address == 0) per_address_.erase(address);
+      if (from_address == 0) per_address_.erase(key);
       sdk::Response busy = pipeline_.refusal(
           503, "service_unavailable",
-          "This address has too many connections open; reuse one, or retry later.", address);
+          full ? "The server has too many connections open; retry later."
+               : "This address has too many connections open; reuse one, or retry later.",
+          address);
       busy.headers.emplace_back("Retry-After", "5");
       c->http.refuseWith(busy);
       events = kWriteEvents;
     } else {
       ++from_address;
       // A connection handed to the hub still counts against its address until it closes.
-      c->http.onHeldClosed([this, address] {
+      c->http.onHeldClosed([this, key] {
         std::lock_guard lock(mutex_);
-        if (--per_address_[address] <= 0) per_address_.erase(address);
+        --held_;
+        if (--per_address_[key] <= 0) per_address_.erase(key);
       });
     }
     epoll_event ev{};
@@ -150,8 +172,8 @@ void ApiServer::accept() {
     ev.data.u64 = c->id;
     if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, c->http.fd(), &ev) == 0) {
       connections_.emplace(c->id, c);
-    } else if (c->counted && --per_address_[address] == 0) {
-      per_address_.erase(address);
+    } else if (c->counted && --per_address_[key] == 0) {
+      per_address_.erase(key);
     }
   } catch (const Poco::Exception& e) {
     // Out of descriptors, or the peer reset before we took it: wait a moment, go on.
@@ -249,6 +271,7 @@ void ApiServer::settle(const std::shared_ptr<Connection>& c, HttpConnection::Wai
     // The socket is the hub's now, which may have closed it already (and the descriptor number
     // been reused): leave epoll alone; closing the socket drops its disarmed registration.
     c->parked = true;  // never claimed again: its id is gone; its count ends with the stream
+    if (c->counted) ++held_;
     connections_.erase(c->id);
     return;
   }
@@ -257,7 +280,7 @@ void ApiServer::settle(const std::shared_ptr<Connection>& c, HttpConnection::Wai
 
 void ApiServer::unregisterLocked(Connection& c) {
   epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.http.fd(), nullptr);
-  if (c.counted && --per_address_[c.http.address()] == 0) per_address_.erase(c.http.address());
+  if (c.counted && --per_address_[c.limit_key] == 0) per_address_.erase(c.limit_key);
   connections_.erase(c.id);
 }
 

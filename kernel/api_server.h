@@ -8,9 +8,9 @@
 // head or body, or slow to read its answer costs a socket and a small struct, not a thread, and
 // ready connections are served in the order they became ready.
 //
-// Each client address may hold `max_per_address` connections, held responses included (so the
-// hub must stop before this server is destroyed); one more is answered 503 and closed, so one
-// client cannot take every descriptor.
+// Each client address (an IPv6 /64) may hold `max_per_address` connections and the server
+// `max_connections` in all, held responses included (so the hub must stop before this server is
+// destroyed); one more is answered 503 and closed, so clients cannot take every descriptor.
 //
 // How many workers serve at once: `concurrency` (about two per core), because every runnable
 // thread beyond the cores only lengthens the run queue and the latency tail. A handler may block
@@ -25,6 +25,7 @@
 #include "http_connection.h"
 #include "pipeline.h"
 
+#include <Poco/Net/Context.h>
 #include <Poco/Net/ServerSocket.h>
 
 #include <atomic>
@@ -41,13 +42,16 @@ namespace svc::kernel {
 
 class ApiServer {
  public:
-  /// @param socket a bound, listening socket (plain or TLS).
+  /// @param socket a bound, listening socket.
+  /// @param tls when set, each accepted connection speaks TLS with this context.
   /// @param threads workers in all (the most that serve at once while others are stalled).
   /// @param concurrency workers that serve at once when none is stalled (0: two per core).
   /// @param limits the connections' deadlines and head limits.
-  /// @param max_per_address connections one client address may hold (0: no limit).
-  ApiServer(Runtime& runtime, Poco::Net::ServerSocket socket, int threads, int concurrency,
-            const ConnectionLimits& limits, int max_per_address);
+  /// @param max_connections connections in all (0: no limit).
+  /// @param max_per_address connections one client address (an IPv6 /64) may hold (0: no limit).
+  ApiServer(Runtime& runtime, Poco::Net::ServerSocket socket, Poco::Net::Context::Ptr tls,
+            int threads, int concurrency, const ConnectionLimits& limits, int max_connections,
+            int max_per_address);
   ~ApiServer();
   ApiServer(const ApiServer&) = delete;
   ApiServer& operator=(const ApiServer&) = delete;
@@ -87,10 +91,12 @@ class ApiServer {
   Runtime& runtime_;
   Pipeline pipeline_;
   Poco::Net::ServerSocket listener_;
+  Poco::Net::Context::Ptr tls_;
   Poco::UInt16 port_;
   int threads_;
   int concurrency_;
   ConnectionLimits limits_;
+  int max_connections_;
   int max_per_address_;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;         // in the epoll set: workers leave
@@ -114,6 +120,7 @@ class ApiServer {
   std::uint64_t next_id_ = 1;  // 0 is the wake-up descriptor
   std::unordered_map<std::uint64_t, std::shared_ptr<Connection>> connections_;
   std::unordered_map<std::string, int> per_address_;
+  std::size_t held_ = 0;  // connections handed to the hub and still open
 };
 
 }  // namespace svc::kernel

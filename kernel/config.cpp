@@ -38,6 +38,8 @@ const std::vector<sdk::ConfigKey>& kernelConfigKeys() {
       {"server.body_timeout_seconds", "10", "longest pause between two parts of a body", false},
       {"server.send_timeout_seconds", "30", "an answer the client does not read is dropped after",
        false},
+      {"server.max_connections", "20000",
+       "connections in all, held responses included (0: no limit; 503 beyond it)", false},
       {"server.max_connections_per_address", "256",
        "connections one client address may hold (0: no limit; 503 beyond it)", false},
       {"server.reuse_port", "false",
@@ -238,6 +240,9 @@ std::vector<std::string> ConfigLayers::validate() const {
                         "server.header_timeout_seconds", "server.body_timeout_seconds",
                         "server.send_timeout_seconds", "server.drain_seconds"}) {
     if (!isInt(get(k), 1, 86400)) problems.push_back(std::string(k) + " must be 1-86400");
+  }
+  if (!isInt(get("server.max_connections"), 0, 10000000)) {
+    problems.push_back("server.max_connections must be 0-10000000");
   }
   if (!isInt(get("server.max_connections_per_address"), 0, 1000000)) {
     problems.push_back("server.max_connections_per_address must be 0-1000000");

@@ -76,13 +76,15 @@ long HttpConnection::readMore() {
 }
 
 bool HttpConnection::flush() {
+  wants_read_ = false;
   while (sent_ < out_.size()) {
     long n = sdk::sendSome(socket_, secure_, out_.data() + sent_, out_.size() - sent_);
     if (n == sdk::kSocketFailed) {
       failed_ = true;
       return false;
     }
-    if (n == 0) return false;
+    if (n == sdk::kWantsRead) wants_read_ = true;
+    if (n <= 0) return false;
     sent_ += static_cast<std::size_t>(n);
     deadline_ = Clock::now() + limits_.send;
   }
@@ -119,13 +121,14 @@ HttpConnection::Step HttpConnection::refuse(Pipeline& pipeline, int status, cons
   queueResponse(pipeline.refusal(status, code, detail, address_), true, false);
   linger_ = true;
   phase_ = Phase::kWrite;
+  deadline_ = Clock::now() + limits_.send;
   return Step::kProgress;
 }
 
 void HttpConnection::expire(Pipeline& pipeline) {
-  if (phase_ == Phase::kBody || (phase_ == Phase::kHead && head_started_)) {
+  // Only onto a clean slate: bytes of a 100 Continue already on their way cannot be taken back.
+  if ((phase_ == Phase::kBody || (phase_ == Phase::kHead && head_started_)) && sent_ == 0) {
     out_.clear();
-    sent_ = 0;
     queueResponse(
         pipeline.refusal(408, "request_timeout",
                          "The request did not arrive in time; send it whole, promptly.", address_),
@@ -139,7 +142,7 @@ HttpConnection::Wait HttpConnection::advance(Pipeline& pipeline, bool stopping) 
   for (;;) {
     switch (phase_) {
       case Phase::kWrite: {
-        if (!flush()) return failed_ ? Wait::kClose : Wait::kWrite;
+        if (!flush()) return failed_ ? Wait::kClose : wants_read_ ? Wait::kRead : Wait::kWrite;
         const auto now = Clock::now();
         if (!close_after_ && !stopping) {
           beginNextRequest(now);

@@ -129,6 +129,7 @@ class HttpConnection {
   std::string out_;  ///< queued answer bytes
   std::size_t sent_ = 0;
   bool failed_ = false;        ///< a write failed: the connection is over
+  bool wants_read_ = false;    ///< TLS must read before it can write (a handshake under way)
   bool close_after_ = false;   ///< close once out_ is sent
   bool linger_ = false;        ///< and linger first
   bool brief_linger_ = false;  ///< for kLingerBrief only

@@ -298,8 +298,9 @@ ChunkedDecoder::Status ChunkedDecoder::feed(std::string_view input, std::size_t&
           if (++digits > 15) return fail("A chunk size is too large.");
         }
         if (digits == 0) return fail("A chunk does not start with its size in hexadecimal.");
+        // chunk-size [ BWS ";" chunk-ext ]: whitespace after the size only before a semicolon.
         std::string_view extension = trimWhitespace(line.substr(digits));
-        if (!extension.empty() && extension.front() != ';') {
+        if (digits < line.size() && (extension.empty() || extension.front() != ';')) {
           return fail("A chunk size is followed by something other than an extension.");
         }
         for (unsigned char c : extension) {

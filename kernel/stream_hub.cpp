@@ -131,22 +131,10 @@ class HeldStream : public sdk::Stream, public std::enable_shared_from_this<HeldS
   /// Reads and discards what the peer sent. @return false when the peer has gone.
   bool drainInput() {
     char scratch[4096];
-    while (true) {
-      long r;
-      if (secure_) {
-        try {
-          r = socket_.receiveBytes(scratch, sizeof scratch);
-        } catch (...) {
-          return false;
-        }
-        if (r == 0) return false;
-        if (r < 0) return true;  // TLS wants more: nothing to read now
-        continue;
-      }
-      r = ::recv(fd_, scratch, sizeof scratch, 0);
-      if (r > 0) continue;
-      if (r == 0) return false;
-      return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+    for (;;) {
+      long r = sdk::receiveSome(socket_, secure_, scratch, sizeof scratch);
+      if (r == sdk::kWouldBlock) return true;
+      if (r <= 0) return false;
     }
   }
 
@@ -277,18 +265,20 @@ void StreamHub::stop() {
   std::map<int, std::shared_ptr<HeldStream>> streams;
   {
     std::lock_guard lock(mutex_);
+    stopped_ = true;  // from now on adopt() answers at once
     streams = streams_;
   }
-  // A request still waiting for its answer (a long-poll) is told to come back instead of
-  // seeing its connection drop; a stream already under way just ends.
-  const std::string retry_after = "5";
-  for (auto& [fd, s] : streams) {
-    s->respond(errorResponse(
-        sdk::HttpError(503, "service_unavailable", "The server is restarting; retry this request.")
-            .header("Retry-After", retry_after),
-        s->requestId()));
-    s->close();
-  }
+  for (auto& [fd, s] : streams) refuseForStop(*s);
+}
+
+// A request still waiting for its answer (a long-poll) is told to come back instead of seeing
+// its connection drop; a stream already under way just ends.
+void StreamHub::refuseForStop(HeldStream& stream) {
+  stream.respond(errorResponse(
+      sdk::HttpError(503, "service_unavailable", "The server is restarting; retry this request.")
+          .header("Retry-After", "5"),
+      stream.requestId()));
+  stream.close();
 }
 
 std::shared_ptr<sdk::Stream> StreamHub::adopt(Poco::Net::StreamSocket socket,
@@ -304,9 +294,15 @@ std::shared_ptr<sdk::Stream> StreamHub::adopt(Poco::Net::StreamSocket socket,
   }
   auto stream = std::make_shared<HeldStream>(*this, std::move(socket), std::move(request_id),
                                              std::move(on_done));
+  bool stopped;
   {
     std::lock_guard lock(mutex_);
-    streams_[stream->fd()] = stream;
+    stopped = stopped_;
+    if (!stopped) streams_[stream->fd()] = stream;
+  }
+  if (stopped) {  // stopped: nothing would ever answer it, and its callbacks must run now
+    refuseForStop(*stream);
+    return stream;
   }
   ++open_;
   epoll_event ev{};

@@ -50,6 +50,7 @@ class StreamHub {
   void forget(int fd);
   void addTimer(Clock::time_point when, std::weak_ptr<HeldStream> stream, std::uint64_t generation);
   void wake();
+  static void refuseForStop(HeldStream& stream);
 
   std::size_t max_buffer_;
   int epoll_fd_ = -1;
@@ -59,6 +60,7 @@ class StreamHub {
   std::thread thread_;
   mutable std::mutex mutex_;
   std::map<int, std::shared_ptr<HeldStream>> streams_;
+  bool stopped_ = false;  // guarded by mutex_
   std::multimap<Clock::time_point, std::pair<std::weak_ptr<HeldStream>, std::uint64_t>> timers_;
 };
 

@@ -19,7 +19,6 @@
 #include <Poco/JSON/Object.h>
 #include <Poco/Net/Context.h>
 #include <Poco/Net/SSLManager.h>
-#include <Poco/Net/SecureServerSocket.h>
 #include <Poco/Net/ServerSocket.h>
 #include <Poco/Net/SocketAddress.h>
 #include <Poco/Path.h>
@@ -253,6 +252,7 @@ int SvcdApp::serve() {
   // public.base_url (and the URLs made from it) must name the real one.
   std::string scheme = "http";
   Poco::Net::ServerSocket socket;
+  Poco::Net::Context::Ptr tls;  // set: connections are TLS
   try {
     Poco::Net::SocketAddress address(conf.getString("server.host"),
                                      static_cast<Poco::UInt16>(conf.getInt("server.port")));
@@ -266,14 +266,10 @@ int SvcdApp::serve() {
       context->disableProtocols(Poco::Net::Context::PROTO_SSLV2 | Poco::Net::Context::PROTO_SSLV3 |
                                 Poco::Net::Context::PROTO_TLSV1 |
                                 Poco::Net::Context::PROTO_TLSV1_1);
-      Poco::Net::SecureServerSocket secure(context);
-      secure.bind(address, true, reuse_port);
-      secure.listen(conf.getInt("server.queue"));
-      socket = secure;
+      tls = context;
       scheme = "https";
-    } else {
-      socket = listenOn(address, conf.getInt("server.queue"), reuse_port);
     }
+    socket = listenOn(address, conf.getInt("server.queue"), reuse_port);
   } catch (const Poco::Exception& e) {
     log.fatal("cannot listen on " + conf.getString("server.host") + ":" +
               conf.getString("server.port") + ": " + e.displayText());
@@ -503,8 +499,9 @@ int SvcdApp::serve() {
     limits.body = std::chrono::seconds(conf.getInt("server.body_timeout_seconds"));
     limits.request = std::chrono::seconds(conf.getInt("server.request_timeout_seconds"));
     limits.send = std::chrono::seconds(conf.getInt("server.send_timeout_seconds"));
-    api = std::make_unique<ApiServer>(runtime, socket, threads, conf.getInt("server.concurrency"),
-                                      limits, conf.getInt("server.max_connections_per_address"));
+    api = std::make_unique<ApiServer>(
+        runtime, socket, tls, threads, conf.getInt("server.concurrency"), limits,
+        conf.getInt("server.max_connections"), conf.getInt("server.max_connections_per_address"));
   } catch (const Poco::Exception& e) {
     log.fatal("cannot serve on " + socket.address().toString() + ": " + e.displayText());
     return EXIT_CONFIG;
@@ -523,8 +520,8 @@ int SvcdApp::serve() {
         throw std::runtime_error("admin.listen must be a loopback address, not " + admin_listen);
       }
       static const ConnectionLimits admin_limits;
-      admin = std::make_unique<ApiServer>(operator_runtime, listenOn(address, 64, false), 4, 2,
-                                          admin_limits, 0);
+      admin = std::make_unique<ApiServer>(operator_runtime, listenOn(address, 64, false), nullptr,
+                                          4, 2, admin_limits, 64, 0);
     } catch (const Poco::Exception& e) {
       log.fatal("cannot start the operator listener on " + admin_listen + ": " + e.displayText());
       return EXIT_CONFIG;

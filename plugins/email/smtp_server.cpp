@@ -104,7 +104,7 @@ SmtpListener::SmtpListener(const SmtpConfig& config, SmtpDelivery& delivery, Poc
                                   config_.tls_cert_file, "", Poco::Net::Context::VERIFY_NONE);
   }
   listener_.bind(Poco::Net::SocketAddress(config_.listen), true, false);
-  listener_.listen(128);
+  listener_.listen(1024);  // a burst of connections waits here, not in SYN retries
   port_ = listener_.address().port();
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -239,12 +239,20 @@ SmtpListener::Wait SmtpListener::advance(Connection& c) {
     while (c.sent < c.out.size()) {
       long n = sdk::sendSome(c.socket, c.secure, c.out.data() + c.sent, c.out.size() - c.sent);
       if (n == sdk::kSocketFailed) return Wait::kClose;
+      if (n == sdk::kWantsRead) return Wait::kRead;
       if (n == 0) return Wait::kWrite;
       c.sent += static_cast<std::size_t>(n);
     }
     c.out.clear();
     c.sent = 0;
     if (c.session->tlsRequested()) {
+      // TLS starts once the plain "220 Ready" is out, which may wait behind a DATA answer.
+      if (c.session->answerPending()) return peerGone(c) ? Wait::kClose : Wait::kAnswer;
+      std::string rest = c.session->takeOutput();
+      if (!rest.empty()) {
+        c.out += rest;
+        continue;
+      }
       c.socket = Poco::Net::SecureStreamSocket::attach(c.socket, tls_);
       c.secure = true;
       c.session->tlsStarted();
@@ -260,6 +268,7 @@ SmtpListener::Wait SmtpListener::advance(Connection& c) {
     // A plain socket that gave less than asked for is drained: re-arming epoll reports anything
     // that came since, so no read is spent learning it would block.
     if (drained) return Wait::kRead;
+    if (c.session->backlogged()) return Wait::kAnswer;  // its answer wakes it
     char buf[16384];
     long n = sdk::receiveSome(c.socket, c.secure, buf, sizeof buf);
     drained = !c.secure && n > 0 && static_cast<std::size_t>(n) < sizeof buf;

@@ -66,13 +66,15 @@ SmtpSession::SmtpSession(const SmtpConfig& config, SmtpDelivery& delivery, Poco:
       delivery_(delivery),
       logger_(logger),
       tls_offered_(tls_offered),
-      wake_(std::move(wake)),
-      budget_(budget) {}
+      budget_(budget),
+      replies_(std::make_shared<Replies>()) {
+  replies_->wake = std::move(wake);
+}
 
 SmtpSession::~SmtpSession() {
   releaseBudget();
-  std::unique_lock lock(answer_mutex_);
-  answer_cv_.wait(lock, [&] { return pending_ == 0; });
+  std::lock_guard lock(replies_->mutex);
+  replies_->wake = nullptr;
 }
 
 void SmtpSession::releaseBudget() {
@@ -92,25 +94,34 @@ std::string SmtpSession::greeting() const {
 }
 
 void SmtpSession::reply(const std::string& text) {
-  std::lock_guard lock(answer_mutex_);
-  if (chunks_.empty() || chunks_.back().pending) chunks_.emplace_back();
-  chunks_.back().text += text;
-  chunks_.back().text += "\r\n";
+  std::lock_guard lock(replies_->mutex);
+  auto& chunks = replies_->chunks;
+  if (chunks.empty() || chunks.back().pending) chunks.emplace_back();
+  chunks.back().text += text;
+  chunks.back().text += "\r\n";
+  replies_->queued += text.size() + 2;
 }
 
 std::string SmtpSession::takeOutput() {
-  std::lock_guard lock(answer_mutex_);
+  std::lock_guard lock(replies_->mutex);
+  auto& chunks = replies_->chunks;
   std::string out;
-  while (!chunks_.empty() && !chunks_.front().pending) {
-    out += chunks_.front().text;
-    chunks_.pop_front();
+  while (!chunks.empty() && !chunks.front().pending) {
+    out += chunks.front().text;
+    chunks.pop_front();
   }
+  replies_->queued -= out.size();
   return out;
 }
 
 bool SmtpSession::answerPending() const {
-  std::lock_guard lock(answer_mutex_);
-  return pending_ > 0;
+  std::lock_guard lock(replies_->mutex);
+  return replies_->pending > 0;
+}
+
+bool SmtpSession::backlogged() const {
+  std::lock_guard lock(replies_->mutex);
+  return replies_->pending > 0 && replies_->queued > 16 * 1024;
 }
 
 void SmtpSession::refuse(const std::string& text) {
@@ -188,6 +199,9 @@ void SmtpSession::handleLines() {
 void SmtpSession::command(const std::string& line) {
   const std::string verb = verbOf(line);
   const std::string arg = line.size() > verb.size() ? line.substr(verb.size() + 1) : "";
+  const bool moves_no_mail = verb == "NOOP" || verb == "RSET" || verb == "VRFY" || verb == "HELP" ||
+                             verb == "EHLO" || verb == "HELO";
+  if (moves_no_mail && junk()) return;
   if (verb == "EHLO" || verb == "HELO") {
     if (Poco::trim(arg).empty()) return refuse("501 5.5.4 Say who you are: " + verb + " name");
     resetTransaction();
@@ -200,7 +214,6 @@ void SmtpSession::command(const std::string& line) {
     if (tls_offered_ && !secure_) reply("250-STARTTLS");
     return reply("250 ENHANCEDSTATUSCODES");
   }
-  if ((verb == "NOOP" || verb == "RSET" || verb == "VRFY" || verb == "HELP") && junk()) return;
   if (verb == "NOOP") return reply("250 2.0.0 Ok");
   if (verb == "RSET") {
     resetTransaction();
@@ -365,36 +378,43 @@ void SmtpSession::finishData() {
   // replies wait for it).
   Chunk* slot = nullptr;
   {
-    std::lock_guard lock(answer_mutex_);
-    chunks_.push_back(Chunk{"", true});
-    slot = &chunks_.back();  // a deque keeps its elements in place as others are added
-    ++pending_;
+    std::lock_guard lock(replies_->mutex);
+    replies_->chunks.push_back(Chunk{"", true});
+    slot = &replies_->chunks.back();
+    ++replies_->pending;
   }
+  // The callback may come after this session has ended: it holds the reply queue, not the
+  // session, and wakes the connection only while the session lives.
+  auto answered = [replies = replies_, slot](const std::string& text) {
+    std::function<void()> wake;
+    {
+      std::lock_guard lock(replies->mutex);
+      slot->text = text;
+      slot->pending = false;
+      --replies->pending;
+      replies->queued += text.size();
+      wake = replies->wake;
+    }
+    if (wake) wake();
+  };
   try {
-    delivery_.deliverAsync(from, rcpts, std::move(message), [this, slot](const std::string& e) {
-      const std::string text = storedAnswer(e) + "\r\n";
-      std::function<void()> wake;
-      {
-        std::lock_guard lock(answer_mutex_);
-        slot->text = text;
-        slot->pending = false;
-        --pending_;
-        wake = wake_;  // this session may be gone once the lock is released
-        answer_cv_.notify_all();
-      }
-      if (wake) wake();
-    });
+    delivery_.deliverAsync(from, rcpts, std::move(message),
+                           [answered, &logger = logger_](const std::string& e) {
+                             answered(storedAnswer(logger, e) + "\r\n");
+                           });
   } catch (const std::exception& e) {  // nothing was queued: the answer is this session's
-    std::lock_guard lock(answer_mutex_);
-    slot->text = storedAnswer(e.what()) + "\r\n";
+    std::lock_guard lock(replies_->mutex);
+    const std::string text = storedAnswer(logger_, e.what()) + "\r\n";
+    slot->text = text;
     slot->pending = false;
-    --pending_;
+    --replies_->pending;
+    replies_->queued += text.size();
   }
 }
 
-std::string SmtpSession::storedAnswer(const std::string& error) {
+std::string SmtpSession::storedAnswer(Poco::Logger& logger, const std::string& error) {
   if (error.empty()) return "250 2.0.0 Ok: stored";
-  logger_.error("SMTP delivery failed: %s", error);
+  logger.error("SMTP delivery failed: %s", error);
   return "451 4.3.0 The message could not be stored; try again later";
 }
 

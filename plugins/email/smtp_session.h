@@ -15,9 +15,9 @@
 #include "smtp_server.h"
 
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -48,7 +48,8 @@ class SmtpSession {
   /// @param budget shared by the listener's sessions (null: no limit).
   SmtpSession(const SmtpConfig& config, SmtpDelivery& delivery, Poco::Logger& logger,
               bool tls_offered, std::function<void()> wake, DataBudget* budget = nullptr);
-  /// Waits for an answer still pending from the delivery (it refers to this session).
+  /// Never waits: an answer still being stored fills the reply queue it shares with the storing
+  /// thread, which outlives the session as long as that thread needs it.
   ~SmtpSession();
   SmtpSession(const SmtpSession&) = delete;
   SmtpSession& operator=(const SmtpSession&) = delete;
@@ -61,6 +62,9 @@ class SmtpSession {
   std::string takeOutput();
   /// @return true when an answer to DATA is still being stored.
   bool answerPending() const;
+  /// @return true when replies wait behind a pending answer past a few KiB: read no more from
+  /// the client until it comes (a client pipelining EHLO on and on would grow them for ever).
+  bool backlogged() const;
   /// @return true once the session is over (QUIT, too many errors): close after the output.
   bool closing() const { return closing_; }
   /// @return true when STARTTLS was accepted: once the output is sent, the connection starts TLS
@@ -85,7 +89,7 @@ class SmtpSession {
   /// Reads message lines from the buffer. @return true when the message ended.
   bool readData();
   void finishData();
-  std::string storedAnswer(const std::string& error);
+  static std::string storedAnswer(Poco::Logger& logger, const std::string& error);
   /// Counts a command that moves no mail; too many end the session. @return true when it ended.
   bool junk();
   void releaseBudget();
@@ -94,7 +98,6 @@ class SmtpSession {
   SmtpDelivery& delivery_;
   Poco::Logger& logger_;
   const bool tls_offered_;
-  std::function<void()> wake_;
   DataBudget* budget_;
 
   std::string in_;
@@ -114,15 +117,20 @@ class SmtpSession {
   std::size_t reserved_ = 0;  // taken from budget_ for message_
 
   // Replies in order; a pending chunk is an answer to DATA not yet stored, and what follows it
-  // waits. Guarded by answer_mutex_ (the storing thread fills pending chunks).
+  // waits. Shared with the storing thread, which fills pending chunks (a deque keeps elements in
+  // place as others are added, and a pending chunk is never removed).
   struct Chunk {
     std::string text;
     bool pending = false;
   };
-  mutable std::mutex answer_mutex_;
-  std::condition_variable answer_cv_;
-  std::deque<Chunk> chunks_;
-  int pending_ = 0;
+  struct Replies {
+    std::mutex mutex;
+    std::deque<Chunk> chunks;
+    int pending = 0;
+    std::size_t queued = 0;      // bytes in chunks
+    std::function<void()> wake;  // cleared when the session ends
+  };
+  std::shared_ptr<Replies> replies_;
 };
 
 }  // namespace svc::plugins::email

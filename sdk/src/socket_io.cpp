@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <cstring>
 
 namespace svc::sdk {
 
@@ -37,7 +38,9 @@ long sendSome(Poco::Net::StreamSocket& socket, bool secure, const char* data, st
   if (secure) {
     try {
       int n = socket.sendBytes(data, static_cast<int>(size));
-      return n > 0 ? n : 0;
+      // Poco's -1 is OpenSSL wanting to read first (a handshake under way): waiting for room
+      // to write would spin, since the socket has room.
+      return n > 0 ? n : n == -1 ? kWantsRead : 0;
     } catch (const Poco::TimeoutException&) {
       return 0;
     } catch (...) {
@@ -51,6 +54,15 @@ long sendSome(Poco::Net::StreamSocket& socket, bool secure, const char* data, st
     if (errno == EINTR) continue;
     return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : kSocketFailed;
   }
+}
+
+std::string connectionLimitKey(const Poco::Net::IPAddress& address) {
+  if (address.family() != Poco::Net::IPAddress::IPv6 || address.isIPv4Mapped()) {
+    return address.toString();
+  }
+  unsigned char prefix[16] = {};
+  std::memcpy(prefix, address.addr(), 8);
+  return Poco::Net::IPAddress(prefix, sizeof prefix).toString() + "/64";
 }
 
 }  // namespace svc::sdk

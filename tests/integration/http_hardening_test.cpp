@@ -18,6 +18,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -180,6 +183,47 @@ TEST(HttpHardening, HeldResponsesCountAgainstTheLimitPerAddress) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_EQ(again.rfind("HTTP/1.1 200 ", 0), 0u) << again;
+}
+
+// CPU time svcd has used, in clock ticks.
+long cpuTicks(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  std::istringstream fields(text.substr(text.rfind(')') + 2));
+  std::string field;
+  long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14) utime = std::stol(field);
+    if (i == 15) stime = std::stol(field);
+  }
+  return utime + stime;
+}
+
+// A TLS client that connects and never says hello waits on its socket even when svcd has an
+// answer for it (here a 503 past the per-address limit): writing that answer needs the
+// handshake first, so svcd waits to read, not to write, and spends no CPU meanwhile.
+TEST(HttpHardening, TlsClientsThatNeverSayHelloCostNoCpu) {
+  const std::string dir = "/tmp/svc-tls-hello-" + std::to_string(::getpid());
+  ASSERT_EQ(
+      runCommand("mkdir -p " + dir + " && openssl req -x509 -newkey rsa:2048 -nodes -keyout " +
+                 dir + "/key.pem -out " + dir + "/cert.pem -days 1 -subj /CN=127.0.0.1")
+          .first,
+      0);
+  Svcd::Options o;
+  o.args = {"--set", "server.tls.cert=" + dir + "/cert.pem",
+            "--set", "server.tls.key=" + dir + "/key.pem",
+            "--set", "server.max_connections_per_address=1"};
+  Svcd svcd(o);
+  ASSERT_TRUE(svcd.start());
+  std::vector<int> silent;
+  for (int i = 0; i < 21; ++i) silent.push_back(connectFrom("127.0.0.7", svcd.port()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const long before = cpuTicks(svcd.pid());
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const long used = cpuTicks(svcd.pid()) - before;
+  EXPECT_LT(used, 30) << "ticks of CPU in 2 s with 20 silent TLS clients refused";
+  for (int fd : silent) ::close(fd);
+  runCommand("rm -rf " + dir);
 }
 
 // A client that writes its whole body before reading (Python's http.client, most SDKs) reads

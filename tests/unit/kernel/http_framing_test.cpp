@@ -159,7 +159,7 @@ TEST(HttpFraming, MalformedChunksAreErrors) {
   for (std::string body :
        {"zz\r\nhello\r\n0\r\n\r\n", "5\r\nhelloXX0\r\n\r\n", "5\nhello\r\n0\r\n\r\n",
         "5 garbage\r\nhello\r\n0\r\n\r\n", "ffffffffffffffffff\r\n", "0\r\nbad trailer\r\n\r\n",
-        "-5\r\nhello\r\n0\r\n\r\n"}) {
+        "-5\r\nhello\r\n0\r\n\r\n", "5 \r\nhello\r\n0\r\n\r\n"}) {
     ChunkedDecoder::Status status;
     std::size_t consumed = 0;
     decodeAll(body, status, consumed);

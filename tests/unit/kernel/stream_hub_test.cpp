@@ -49,6 +49,22 @@ TEST(StreamHub, RespondWritesAWholeResponseAndCloses) {
   EXPECT_FALSE(stream->respond(sdk::Response::noContent()));
 }
 
+// A stopped hub holds nothing: what is handed to it then is answered 503 at once and its
+// callback runs now, while whoever registered it still exists.
+TEST(StreamHub, AStoppedHubAnswersWhatItIsHanded503AtOnce) {
+  StreamHub hub(1 << 20);
+  hub.start();
+  hub.stop();
+  Pair p;
+  int done_status = -1;
+  auto stream = hub.adopt(p.server, "late", [&](int status) { done_status = status; });
+  EXPECT_EQ(done_status, 503);
+  EXPECT_EQ(hub.openCount(), 0u);
+  std::string got = p.readAll();
+  EXPECT_EQ(got.rfind("HTTP/1.1 503 ", 0), 0u) << got;
+  EXPECT_NE(got.find("Retry-After: 5\r\n"), std::string::npos) << got;
+}
+
 TEST(StreamHub, TimersFireOnTheHubThread) {
   StreamHub hub(1 << 20);
   hub.start();

@@ -7,7 +7,10 @@
 
 #include <Poco/Net/StreamSocket.h>
 
+#include <Poco/Net/IPAddress.h>
+
 #include <cstddef>
+#include <string>
 
 namespace svc::sdk {
 
@@ -15,6 +18,9 @@ namespace svc::sdk {
 constexpr long kWouldBlock = -1;
 /// receiveSome() and sendSome(): the connection failed (reset, TLS error).
 constexpr long kSocketFailed = -2;
+/// sendSome() on TLS: nothing can be written until the peer's next bytes are read (the
+/// handshake is under way): wait until the socket is readable, not writable.
+constexpr long kWantsRead = -3;
 
 /// @return true when the socket is TLS (bytes may then wait inside OpenSSL, unseen by epoll:
 /// read until kWouldBlock before waiting again).
@@ -25,7 +31,11 @@ bool isSecureSocket(const Poco::Net::StreamSocket& socket);
 long receiveSome(Poco::Net::StreamSocket& socket, bool secure, char* data, std::size_t size);
 
 /// One write to a non-blocking socket. @param secure isSecureSocket(socket).
-/// @return bytes written (0 when the socket has no room) or kSocketFailed.
+/// @return bytes written (0 when the socket has no room), kWantsRead or kSocketFailed.
 long sendSome(Poco::Net::StreamSocket& socket, bool secure, const char* data, std::size_t size);
+
+/// @return the key under which connection limits count a client: its address, or for IPv6 its
+/// /64 (one host is usually given a whole /64, so counting single addresses would not limit it).
+std::string connectionLimitKey(const Poco::Net::IPAddress& address);
 
 }  // namespace svc::sdk

@@ -158,6 +158,45 @@ TEST(SmtpSession, EndlessCommandsWithoutMailEndTheSession) {
   EXPECT_NE(session.takeOutput().find("421 4.7.0"), std::string::npos);
 }
 
+// A session may end (its client left) while its answer is still being stored: the answer that
+// comes later fills a queue nobody reads, without waiting for or touching the session.
+TEST(SmtpSession, AnAnswerArrivingAfterTheSessionEndedIsHarmless) {
+  const SmtpConfig c = config();
+  HeldDelivery delivery;
+  int wakes = 0;
+  {
+    SmtpSession session(c, delivery, Poco::Logger::get("test"), false, [&] { ++wakes; });
+    session.feed(kEnvelope + "x\r\n.\r\n");
+    EXPECT_TRUE(session.answerPending());
+  }  // does not wait for the answer
+  delivery.answers.at(0)("");
+  EXPECT_EQ(wakes, 0);
+}
+
+// STARTTLS waits for an answer still pending before it: "220 Ready" goes out after it, in the
+// clear, and only then may TLS start; and a client piling commands behind a pending answer is
+// read no further once their replies pass a few KiB.
+TEST(SmtpSession, RepliesBehindAPendingAnswerWaitAndAreBounded) {
+  const SmtpConfig c = config();
+  HeldDelivery delivery;
+  SmtpSession session(c, delivery, Poco::Logger::get("test"), true, [] {});
+  session.feed(kEnvelope + "x\r\n.\r\nSTARTTLS\r\n");
+  EXPECT_TRUE(session.tlsRequested());
+  EXPECT_EQ(session.takeOutput().find("220 2.0.0"), std::string::npos);
+  delivery.answers.at(0)("");
+  std::string out = session.takeOutput();
+  EXPECT_LT(out.find("250 2.0.0 Ok: stored"), out.find("220 2.0.0 Ready")) << out;
+
+  SmtpSession piling(c, delivery, Poco::Logger::get("test"), false, [] {});
+  piling.feed(kEnvelope + "x\r\n.\r\n");
+  std::string rcpts = "MAIL FROM:<a@example.com>\r\n";
+  for (int i = 0; i < 1500; ++i) rcpts += "RCPT TO:<inbox@here.test>\r\n";
+  piling.feed(rcpts);
+  EXPECT_TRUE(piling.backlogged());
+  delivery.answers.at(1)("");
+  EXPECT_FALSE(piling.backlogged());
+}
+
 TEST(SmtpSession, TransactionsAndTimeoutsAreTold) {
   const SmtpConfig c = config();
   PromptDelivery delivery;
