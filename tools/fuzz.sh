@@ -5,7 +5,8 @@
 # go to build-fuzz/findings/<target>/. Exits non-zero when any target found something.
 #
 #   tools/fuzz.sh [SECONDS]      mutate for SECONDS per target
-#   tools/fuzz.sh --runs N       mutate for N executions per target instead
+#   tools/fuzz.sh --runs N [SECONDS]  mutate for N executions per target instead (at most
+#                                SECONDS each when given)
 #   tools/fuzz.sh --smoke        replay the seed corpora once, no mutation (what CI runs)
 #   SVC_FUZZ_TARGETS="mime router" limits the targets; SVC_FUZZ_SEED=N fixes libFuzzer's seed
 #   (CI does, so a run is repeatable for the same code); SVC_FUZZ_STRICT=1 also fails on the
@@ -19,7 +20,10 @@ seconds=60
 runs=0
 case "${1:-}" in
   --smoke) mode=smoke ;;
-  --runs) mode=runs runs=${2:?--runs needs a number} ;;
+  --runs)
+    mode=runs runs=${2:?--runs needs a number}
+    seconds=${3:-0}
+    ;;
   "") ;;
   *) seconds=$1 ;;
 esac
@@ -63,7 +67,7 @@ for t in "${targets[@]}"; do
   fi
   cp "$seeds"/* "$work/corpus/"
   limit=(-max_total_time="$seconds")
-  [ "$mode" = runs ] && limit=(-runs="$runs")
+  [ "$mode" = runs ] && limit=(-runs="$runs" -max_total_time="$seconds")
   [ -n "${SVC_FUZZ_SEED:-}" ] && limit+=(-seed="$SVC_FUZZ_SEED")
   rc=0
   "$bin" "${limit[@]}" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
