@@ -20,6 +20,9 @@ svc_install_packages "${SVC_BUILD_PACKAGES[@]}" "${SVC_TEST_PACKAGES[@]}"
 svc_install_node
 svc_build "$build_dir" "${cmake_args[@]}"
 
+# The libFuzzer targets in their own clang build (build-fuzz/): seeds, then 5 s of mutation each.
+SVC_FUZZ_SEED=1 bash "$SVC_ROOT/tools/fuzz.sh" 5
+
 trap svc_mariadb_stop EXIT
 svc_mariadb_start
 export SVC_TEST_REQUIRE_MYSQL=1
