@@ -379,7 +379,7 @@ std::string safeFilename(std::string name) {
   // At most 255 bytes, cut before a character, never inside one.
   std::size_t cut = std::min<std::size_t>(t.size(), 255);
   while (cut < t.size() && cut > 0 && (static_cast<unsigned char>(t[cut]) & 0xC0) == 0x80) --cut;
-  return std::string(t.substr(0, cut));
+  return std::string(trim(t.substr(0, cut)));  // the cut may leave spaces at the end
 }
 
 class Parser {

@@ -170,7 +170,7 @@ void SmtpSession::handleLines() {
       finishData();
       continue;
     }
-    // A command line ends only at CRLF; a bare LF inside one is kept (and then fails to parse).
+    // A command line ends only at CRLF.
     std::size_t eol = in_.find("\r\n", pos_);
     if (eol == std::string::npos) {
       if (in_.size() - pos_ > kMaxCommandLine + 2) {
@@ -184,6 +184,12 @@ void SmtpSession::handleLines() {
     if (discarding_line_ || line.size() > kMaxCommandLine) {
       discarding_line_ = false;
       reply("500 5.5.2 Line too long");
+      continue;
+    }
+    // A bare CR or LF could end the line for another reader, and echoed in a reply it would
+    // make a line of its own.
+    if (hasBareCrOrLf(line)) {
+      refuse("500 5.5.2 A command line ends only with CRLF");
       continue;
     }
     command(line);

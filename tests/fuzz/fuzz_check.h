@@ -20,14 +20,6 @@
 
 namespace svc::fuzz {
 
-/// Findings already reported but not fixed yet (in code the fuzzing work may not change) are
-/// tolerated by default, each narrowly, so fuzzing goes on past them instead of stopping at the
-/// same crash; SVC_FUZZ_STRICT=1 checks them too (to reproduce one, or to confirm its fix).
-inline bool strict() {
-  static const bool on = std::getenv("SVC_FUZZ_STRICT") != nullptr;
-  return on;
-}
-
 inline std::string_view asView(const std::uint8_t* data, std::size_t size) {
   return {reinterpret_cast<const char*>(data), size};
 }

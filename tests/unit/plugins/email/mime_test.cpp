@@ -137,6 +137,13 @@ TEST(Mime, SurvivesMalformedInput) {
       std::string(254, 'a') + "%C3%A9.txt\r\n\r\nbody\r\n--x--\r\n");
   ASSERT_EQ(long_name.attachments.size(), 1u);
   EXPECT_EQ(long_name.attachments[0].filename, std::string(254, 'a'));
+  // ...and not left ending in spaces by the cut (they would be trimmed on the next read).
+  ParsedMessage spaced = parseMessage(
+      "Content-Type: multipart/mixed; boundary=x\r\n\r\n--x\r\nContent-Disposition: attachment; "
+      "filename=\"" +
+      std::string(250, 'b') + std::string(10, ' ') + "z\"\r\n\r\nbody\r\n--x--\r\n");
+  ASSERT_EQ(spaced.attachments.size(), 1u);
+  EXPECT_EQ(spaced.attachments[0].filename, std::string(250, 'b'));
 }
 
 std::string manyParts(int parts) {

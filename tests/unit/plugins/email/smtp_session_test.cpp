@@ -112,6 +112,19 @@ TEST(SmtpSession, SmugglingLineEndsRefuseTheMessage) {
   }
 }
 
+// Found by fuzzing: a bare LF inside a command was echoed into a reply, making a reply line of
+// its own. Such a line is refused whole.
+TEST(SmtpSession, ACommandWithABareLineEndIsRefusedNotEchoed) {
+  const SmtpConfig c = config();
+  PromptDelivery delivery;
+  SmtpSession session(c, delivery, Poco::Logger::get("test"), false, [] {});
+  session.feed("EHLO c.test\r\nMAIL FROM:<a@example.com> X\n250 fake\r\n");
+  std::string out = session.takeOutput();
+  EXPECT_NE(out.find("500 5.5.2 A command line ends only with CRLF\r\n"), std::string::npos);
+  EXPECT_EQ(out.find("fake"), std::string::npos) << out;
+  EXPECT_FALSE(session.inTransaction());
+}
+
 TEST(SmtpSession, CommandsSentInTheClearAfterStartTlsAreDropped) {
   const SmtpConfig c = config();
   PromptDelivery delivery;
