@@ -20,8 +20,9 @@ svc_install_packages "${SVC_BUILD_PACKAGES[@]}" "${SVC_TEST_PACKAGES[@]}"
 svc_install_node
 svc_build "$build_dir" "${cmake_args[@]}"
 
-# The libFuzzer targets in their own clang build (build-fuzz/): seeds, then 5 s of mutation each.
-SVC_FUZZ_SEED=1 bash "$SVC_ROOT/tools/fuzz.sh" 5
+# The libFuzzer targets in their own clang build (build-fuzz/): seeds, then 20,000 mutations each
+# from a fixed seed, so a run explores the same inputs on any machine (a time budget would not).
+SVC_FUZZ_SEED=1 bash "$SVC_ROOT/tools/fuzz.sh" --runs 20000 60
 
 trap svc_mariadb_stop EXIT
 svc_mariadb_start
