@@ -325,6 +325,9 @@ bool SmtpSession::readData() {
       if (in_.size() - pos_ > kMaxTextLine + 2) {
         too_long_ = true;
         continuing_ = true;
+        // The bytes skipped hold no CRLF, so a CR or LF among them is bare: noted as it would
+        // be had the whole line arrived at once (found by fuzzing).
+        if (hasBareCrOrLf(std::string_view(in_).substr(pos_, in_.size() - 1 - pos_))) bare_ = true;
         pos_ = in_.size() - 1;  // keep the last byte: it may be the CR of the line's CRLF
       }
       return false;

@@ -100,6 +100,24 @@ TEST(SmtpSession, AnswersDoNotDependOnHowTheBytesAreSplit) {
   EXPECT_NE(answers.find("221 2.0.0 Bye"), std::string::npos) << answers;
 }
 
+// Found by fuzzing: a bare CR in the middle of an over-long DATA line was missed when the line
+// arrived in pieces (the skipped bytes were not looked at), so the reply named another reason.
+TEST(SmtpSession, ABareCrInAnOverLongLineIsSeenHoweverItArrives) {
+  const SmtpConfig c = config();
+  const std::string conversation =
+      kEnvelope + std::string(600, 'a') + "\r" + std::string(600, 'b') + "\r\n.\r\n";
+  PromptDelivery whole_delivery, split_delivery;
+  SmtpSession whole(c, whole_delivery, Poco::Logger::get("test"), false, [] {});
+  whole.feed(conversation);
+  SmtpSession split(c, split_delivery, Poco::Logger::get("test"), false, [] {});
+  for (std::size_t at = 0; at < conversation.size(); at += 100) {
+    split.feed(conversation.substr(at, 100));
+  }
+  const std::string answers = whole.takeOutput();
+  EXPECT_NE(answers.find("550 5.6.0 Message refused: bare CR"), std::string::npos) << answers;
+  EXPECT_EQ(split.takeOutput(), answers);
+}
+
 TEST(SmtpSession, SmugglingLineEndsRefuseTheMessage) {
   const SmtpConfig c = config();
   for (std::string body : {"a\n.\nMAIL FROM:<x@y.z>\r\n", "a\r.\r\n", "a\n.\r\n"}) {
