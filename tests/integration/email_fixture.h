@@ -63,6 +63,17 @@ class Email : public ::testing::Test {
             e->getValue<std::string>("id")};
   }
 
+  // Sends `n` messages from an identity to an address, with subjects n0, n1, ...
+  void composeMany(const Ident& from, const std::string& to, int n) {
+    for (int i = 0; i < n; ++i) {
+      ASSERT_EQ(call("POST", "/api/email-messages/compose/?identity=" + from.uuid,
+                     "{\"to_email\":\"" + to + "\",\"subject\":\"n" + std::to_string(i) +
+                         "\",\"content\":\"c\"}")
+                    .status,
+                201);
+    }
+  }
+
   Poco::JSON::Array::Ptr messages(const std::string& query, const std::string& key = "") {
     auto r = call("GET", "/api/email-messages/?" + query, "", key);
     EXPECT_EQ(r.status, 200) << r.body;

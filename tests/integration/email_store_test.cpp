@@ -81,13 +81,8 @@ TEST_F(Email, MessageCountIsExactUpToTheLimitThenALowerBound) {
   startSvcd({"--set", "email.messages.exact_count=3"});
   Ident a = identity("Alice", "alice");
   Ident b = identity("Bob", "bob");
-  for (int i = 0; i < 5; ++i) {
-    ASSERT_EQ(call("POST", "/api/email-messages/compose/?identity=" + a.uuid,
-                   "{\"to_email\":\"bob@agents.test\",\"subject\":\"n" + std::to_string(i) +
-                       "\",\"content\":\"c\"}")
-                  .status,
-              201);
-  }
+  composeMany(a, "bob@agents.test", 5);
+  if (HasFatalFailure()) return;
   auto list = [&](const std::string& query) {
     auto r = call("GET", "/api/email-messages/?identity=" + b.uuid + "&" + query);
     EXPECT_EQ(r.status, 200) << r.body;

@@ -500,13 +500,8 @@ TEST_F(Email, SendingValidationAndFences) {
 TEST_F(Email, ReadStateListsFiltersAndCursor) {
   Ident a = identity("Alice", "alice");
   Ident b = identity("Bob", "bob");
-  for (int i = 0; i < 5; ++i) {
-    ASSERT_EQ(call("POST", "/api/email-messages/compose/?identity=" + a.uuid,
-                   "{\"to_email\":\"bob@agents.test\",\"subject\":\"n" + std::to_string(i) +
-                       "\",\"content\":\"c\"}")
-                  .status,
-              201);
-  }
+  composeMany(a, "bob@agents.test", 5);
+  if (HasFatalFailure()) return;
   auto all = messages("identity=" + b.uuid);
   ASSERT_EQ(all->size(), 5u);
   for (int i = 0; i < 5; ++i) {
