@@ -10,6 +10,7 @@
 #include "relay.h"
 #include "smtp_server.h"
 #include "spool.h"
+#include "upload_form.h"
 
 #include <svc/sdk/inboxes.h>
 #include <svc/sdk/pagination.h>
@@ -21,9 +22,6 @@
 #include <Poco/DateTimeParser.h>
 #include <Poco/File.h>
 #include <Poco/JSON/Array.h>
-#include <Poco/Net/MessageHeader.h>
-#include <Poco/Net/MultipartReader.h>
-#include <Poco/Net/NameValueCollection.h>
 #include <Poco/Path.h>
 #include <Poco/String.h>
 #include <Poco/StringTokenizer.h>
@@ -77,16 +75,9 @@ std::vector<std::string> listField(const sdk::Request& r, const std::string& nam
   return out;
 }
 
-bool hasControl(const std::string& s) {
-  return std::any_of(s.begin(), s.end(), [](char c) {
-    auto u = static_cast<unsigned char>(c);
-    return u < 0x20 || u == 0x7f;
-  });
-}
-
 // One recipient as an API client writes it: `a@b.example` or `Name <a@b.example>`.
 Mailbox parseRecipient(const std::string& field, const std::string& raw) {
-  if (hasControl(raw)) {
+  if (sdk::hasControlCharacter(raw)) {
     throw sdk::HttpError::invalid(field,
                                   "an address must not contain line breaks or control "
                                   "characters");
@@ -850,7 +841,7 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
   // An address from `email`: a local part (on the default domain) or a full address.
   std::string requestedAddress(const std::string& field, const std::string& raw) {
     std::string value = Poco::toLower(Poco::trim(raw));
-    if (hasControl(value))
+    if (sdk::hasControlCharacter(value))
       throw sdk::HttpError::invalid(field, "must not contain control characters");
     std::size_t at = value.find('@');
     std::string local = at == std::string::npos ? value : value.substr(0, at);
@@ -1331,7 +1322,7 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
   }
 
   sdk::Response send(Draft& d) {
-    if (hasControl(d.subject)) {
+    if (sdk::hasControlCharacter(d.subject)) {
       throw sdk::HttpError::invalid("subject", "must be one line without control characters");
     }
     if (d.subject.size() > 998) throw sdk::HttpError::invalid("subject", "at most 998 characters");
@@ -1469,73 +1460,10 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
   // ---- attachments ----
 
   sdk::Response upload(sdk::Request& r) {
-    std::string filename, type, data;
-    if (r.content_type == "multipart/form-data") {
-      Poco::Net::NameValueCollection params;
-      std::string media;
-      Poco::Net::MessageHeader::splitParameters(r.header("content-type").value_or(""), media,
-                                                params);
-      std::string boundary = params.get("boundary", "");
-      if (boundary.empty())
-        throw sdk::HttpError::invalid("file", "the multipart body has no boundary");
-      // The reader takes the end of the bytes as the end of the last part, so a body cut short
-      // (a dropped connection behind a proxy, a client bug) would be stored truncated. Only a
-      // body that reaches its close delimiter (RFC 2046 section 5.1.1) is whole.
-      const std::string close = "--" + boundary + "--";
-      if (r.body.compare(0, close.size(), close) != 0 &&
-          r.body.find("\n" + close) == std::string::npos) {
-        throw sdk::HttpError::invalid(
-            "body", "the multipart body ends before its closing boundary " + close +
-                        ": it was cut short; send the whole body");
-      }
-      std::istringstream in(r.body);
-      try {
-        Poco::Net::MultipartReader reader(in, boundary);
-        while (reader.hasNextPart()) {
-          Poco::Net::MessageHeader header;
-          reader.nextPart(header);
-          std::string disposition;
-          Poco::Net::NameValueCollection dparams;
-          Poco::Net::MessageHeader::splitParameters(header.get("Content-Disposition", ""),
-                                                    disposition, dparams);
-          std::ostringstream bytes;
-          bytes << reader.stream().rdbuf();
-          if (dparams.get("name", "") == "file") {
-            filename = dparams.get("filename", "");
-            type = header.get("Content-Type", "application/octet-stream");
-            data = bytes.str();
-            break;
-          }
-        }
-      } catch (const Poco::Exception& e) {
-        throw sdk::HttpError::invalid("file", "the multipart body is malformed: " + e.message());
-      }
-      if (type.empty() && data.empty() && filename.empty()) {
-        throw sdk::HttpError::invalid("file", "send the file in a multipart field named file");
-      }
-    } else {
-      filename = r.queryParam("filename").value_or("");
-      type = r.content_type.empty() ? "application/octet-stream" : r.content_type;
-      data = r.body;
-    }
-    if (data.size() > max_attachment_bytes_) {
-      throw sdk::HttpError(
-          413, "payload_too_large",
-          "An attachment may have at most " + std::to_string(max_attachment_bytes_) + " bytes.");
-    }
-    filename = Poco::trim(filename);
-    if (filename.empty()) throw sdk::HttpError::invalid("filename", "name the file (?filename=)");
-    if (!sdk::isValidUtf8(filename) || hasControl(filename) ||
-        filename.find_first_of("/\\") != std::string::npos || filename.size() > 255) {
-      throw sdk::HttpError::invalid("filename",
-                                    "at most 255 bytes of UTF-8, no path separators "
-                                    "or control characters");
-    }
-    type = Poco::toLower(Poco::trim(type.substr(0, type.find(';'))));
-    if (type.find('/') == std::string::npos || type.size() > 127 || hasControl(type)) {
-      throw sdk::HttpError::invalid("content_type", "must be a media type such as text/plain");
-    }
-    auto a = store_->saveAttachment(r.principal.account_id, scopeIdentity(r), filename, type, data);
+    Upload u = readUpload(r.header("content-type").value_or(""), r.body,
+                          r.queryParam("filename").value_or(""), max_attachment_bytes_);
+    auto a = store_->saveAttachment(r.principal.account_id, scopeIdentity(r), u.filename,
+                                    u.content_type, u.data);
     return sdk::Response::json(201, MailStore::attachmentJson(a));
   }
 

@@ -125,6 +125,13 @@ bool unsafeToShow(unsigned cp) {
 
 }  // namespace
 
+bool hasControlCharacter(std::string_view text) {
+  return std::any_of(text.begin(), text.end(), [](char c) {
+    auto u = static_cast<unsigned char>(c);
+    return u < 0x20 || u == 0x7f;
+  });
+}
+
 bool isValidUtf8(std::string_view s) {
   unsigned cp;
   for (std::size_t i = 0, len; i < s.size(); i += len) {
