@@ -9,6 +9,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <stdexcept>
 
@@ -80,8 +81,8 @@ ApiServer::~ApiServer() {
   {
     std::lock_guard lock(reserve_mutex_);
     stopped_ = true;
+    for (WorkerSlot* waiting : reserve_) waiting->wake.notify_one();
   }
-  reserve_cv_.notify_all();
   monitor_cv_.notify_all();
   notifyFd(wake_fd_);
   for (auto& w : workers_) w.join();
@@ -183,10 +184,18 @@ void ApiServer::accept() {
 }
 
 void ApiServer::workerLoop(WorkerSlot& slot) {
+  HttpConnection::threadReadBuffer();
   std::unique_lock lock(reserve_mutex_);
   while (!stopped_.load()) {
-    if (running_.load() >= allowed_.load()) {
-      reserve_cv_.wait(lock);
+    if (running_.load() + called_ >= allowed_.load()) {
+      reserve_.push_back(&slot);
+      slot.wake.wait(lock, [&] { return slot.called || stopped_.load(); });
+      if (slot.called) {
+        slot.called = false;
+        --called_;
+      } else {
+        reserve_.erase(std::find(reserve_.begin(), reserve_.end(), &slot));
+      }
       continue;
     }
     ++running_;
@@ -237,16 +246,24 @@ void ApiServer::monitorLoop() {
     }
     const int want = std::min(threads_, concurrency_ + stalled);
     if (want != allowed_.load()) {
-      {
-        std::lock_guard lock(reserve_mutex_);
-        allowed_ = want;
-      }
-      reserve_cv_.notify_all();
+      std::lock_guard lock(reserve_mutex_);
+      allowed_ = want;
+      callReservesLocked();
     }
     std::unique_lock lock(reserve_mutex_);
     monitor_cv_.wait_for(lock,
                          busy > 0 ? std::chrono::milliseconds(2) : std::chrono::milliseconds(100),
                          [this] { return stopped_.load(); });
+  }
+}
+
+void ApiServer::callReservesLocked() {
+  while (running_.load() + called_ < allowed_.load() && !reserve_.empty()) {
+    WorkerSlot* next = reserve_.back();
+    reserve_.pop_back();
+    next->called = true;
+    ++called_;
+    next->wake.notify_one();
   }
 }
 
