@@ -5,6 +5,7 @@
 #include "database.h"
 #include "event_log.h"
 #include "logging.h"
+#include "memory_release.h"
 #include "plugin_host.h"
 #include "services.h"
 #include "stream_hub.h"
@@ -544,6 +545,8 @@ int SvcdApp::serve() {
   }
   api->start();
   if (admin) admin->start();
+  MemoryRelease memory_release;
+  memory_release.start();
   const double ready_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   log.information("svcd ready: api " + scheme + "://" + conf.getString("server.host") + ":" +
