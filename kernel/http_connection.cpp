@@ -12,7 +12,9 @@ namespace svc::kernel {
 
 namespace {
 
-constexpr std::size_t kReadChunk = 64 * 1024;
+// One read's most bytes, and the size of each worker thread's read buffer: 16 KiB as nginx's
+// client_body_buffer_size on 64-bit systems, so 64 workers hold 1 MiB between them.
+constexpr std::size_t kReadChunk = 16 * 1024;
 constexpr const char* kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 
 }  // namespace
@@ -65,12 +67,17 @@ bool HttpConnection::hasBareLf(std::size_t from) const {
   return false;
 }
 
-long HttpConnection::readMore() {
-  // Read into one scratch buffer per thread and keep only what came: a connection waiting with
-  // a few bytes of a head holds a few bytes, not a whole read buffer.
+char* HttpConnection::threadReadBuffer() {
   thread_local std::unique_ptr<char[]> scratch(new char[kReadChunk]);
-  long n = sdk::receiveSome(socket_, secure_, scratch.get(), kReadChunk);
-  if (n > 0) in_.append(scratch.get(), static_cast<std::size_t>(n));
+  return scratch.get();
+}
+
+long HttpConnection::readMore() {
+  // Read into the thread's buffer and keep only what came: a connection waiting with a few bytes
+  // of a head holds a few bytes, not a whole read buffer.
+  char* scratch = threadReadBuffer();
+  long n = sdk::receiveSome(socket_, secure_, scratch, kReadChunk);
+  if (n > 0) in_.append(scratch, static_cast<std::size_t>(n));
   drained_ = !secure_ && n > 0 && static_cast<std::size_t>(n) < kReadChunk;
   return n;
 }

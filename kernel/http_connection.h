@@ -60,6 +60,10 @@ class HttpConnection {
   /// Reads, serves complete requests with `pipeline` and writes, as far as the socket allows.
   /// @param stopping the server is stopping: answer what is complete, then close.
   Wait advance(Pipeline& pipeline, bool stopping);
+  /// @return the calling thread's read buffer (16 KiB). Each connection keeps only the
+  /// bytes that came; the buffer they are read into is one per worker thread, which calls this as
+  /// it starts so that memory is taken at start-up rather than when load first reaches it.
+  static char* threadReadBuffer();
   /// Starts the connection with an answer (a refusal such as 503) and a short linger to close.
   void refuseWith(const sdk::Response& response);
   /// @param released called once the connection, handed to the hub for a held response, closes.

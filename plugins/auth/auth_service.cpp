@@ -175,6 +175,9 @@ sdk::Principal AuthService::lookUpKey(const std::string& hash) {
   p.key_prefix = record->prefix;
   p.bound_identity = record->identity_id;
   std::lock_guard lock(mutex_);
+  // Bounded: past kMaxCachedKeys distinct keys the cache starts over, each key then costs one
+  // lookup again, so no number of accounts and keys grows this process without limit.
+  if (cache_.size() >= kMaxCachedKeys) cache_.clear();
   cache_[hash] = p;
   last_used_[p.key_id] = sdk::nowMicros();
   return p;

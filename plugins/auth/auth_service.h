@@ -65,7 +65,8 @@ class AuthService : public sdk::Authenticator, public sdk::PlanService {
   sdk::RateLimiter by_address_;
   sdk::RateLimiter by_key_;
   std::mutex mutex_;
-  std::unordered_map<std::string, sdk::Principal> cache_;
+  static constexpr std::size_t kMaxCachedKeys = 100000;
+  std::unordered_map<std::string, sdk::Principal> cache_;  ///< by key hash, at most kMaxCachedKeys
   std::map<std::string, std::int64_t> last_used_;
   std::atomic<bool> running_{false};
   std::mutex wake_mutex_;

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -417,14 +418,22 @@ bool Spool::zeroFillSpare() {
   if (fd < 0) return false;
   // Written a MiB at a time, with writeback started every 8 MiB, so the disk never holds one
   // long flush that the appends' syncs would queue behind.
-  static const std::vector<char> zeros(1 << 20, '\0');
+  // The zeros are a read-only anonymous mapping: every page is the kernel's shared zero page, so
+  // they cost no memory (a zeroed vector would hold a resident MiB for the life of the process).
+  constexpr std::size_t kZeros = 1 << 20;
+  static const char* const zeros = static_cast<const char*>(
+      ::mmap(nullptr, kZeros, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  if (zeros == MAP_FAILED) {
+    ::close(fd);
+    return false;
+  }
   constexpr std::int64_t kFlushEvery = 8 << 20;
   std::int64_t offset = 0;
   bool ok = true;
   while (ok && offset < options_.segment_bytes && !stopping_) {
-    auto n = static_cast<std::size_t>(std::min<std::int64_t>(
-        static_cast<std::int64_t>(zeros.size()), options_.segment_bytes - offset));
-    ssize_t w = ::pwrite(fd, zeros.data(), n, offset);
+    auto n = static_cast<std::size_t>(
+        std::min<std::int64_t>(static_cast<std::int64_t>(kZeros), options_.segment_bytes - offset));
+    ssize_t w = ::pwrite(fd, zeros, n, offset);
     if (w < 0 && errno == EINTR) continue;
     ok = w > 0;
     if (!ok) break;
