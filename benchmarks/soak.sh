@@ -7,7 +7,8 @@
 # (benchmarks/soak_driver.py, Python standard library, 127.0.0.1 only) prints a line a minute and
 # at the end errors and counts per operation, p99 latency per operation per minute, and svcd's
 # RSS after a 30 s warm-up and at the end. Exits non-zero on any error, on RSS growth over 10 %,
-# or if svcd died. Rates: SOAK_RATES="--rate-whoami 20 ..." passes driver flags (see --help).
+# or if svcd died. Rates: SOAK_RATES="--rate-whoami 20 ..." passes driver flags (see --help);
+# SOAK_SVCD_ARGS="--set server.threads=8" passes svcd flags.
 #   benchmarks/soak.sh [BUILD_DIR] [MINUTES]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,7 +32,7 @@ sink=$!
 
 # Device logins, polls and long-polls all come from 127.0.0.1: the per-address limits are off.
 # Sending stays limited (email.send.per_hour 60): sends are spread over every identity made.
-bench_start_svcd --set email.domains=soak.test \
+bench_start_svcd ${SOAK_SVCD_ARGS:-} --set email.domains=soak.test \
   --set auth.rate.device_per_minute=0 --set auth.rate.token_per_minute=0 \
   --set auth.rate.failed_auth_per_minute=0 --set auth.device.expires_seconds=$expires \
   --set email.relay.host=127.0.0.1 --set email.relay.port="$sink_port" \
