@@ -25,8 +25,8 @@ constexpr int kPrioDefaults = 500;
 
 const std::vector<sdk::ConfigKey>& kernelConfigKeys() {
   static const std::vector<sdk::ConfigKey> keys = {
-      {"server.host", "127.0.0.1", "address the HTTP API listens on", false},
-      {"server.port", "8080", "port the HTTP API listens on", false},
+      {"server.host", "127.0.0.1", "address the HTTP API listens on", false, true},
+      {"server.port", "8080", "port the HTTP API listens on", false, true},
       {"server.threads", "64", "worker threads in all (more serve while some are blocked)", false},
       {"server.concurrency", "0", "workers serving at once when none is blocked (0: two per core)",
        false},
@@ -53,7 +53,7 @@ const std::vector<sdk::ConfigKey>& kernelConfigKeys() {
       {"server.tls.cert", "", "PEM certificate file; with server.tls.key, serve HTTPS", false},
       {"server.tls.key", "", "PEM private key file for server.tls.cert", false},
       {"data.dir", "", "directory for the database and files (default: <prefix>/var/lib/svc)",
-       false},
+       false, true},
       {"db.url", "sqlite:${data.dir}/svc.db", "sqlite:PATH or mysql://user:pass@host:port/db",
        true},
       {"db.pool_size", "0", "database sessions in the pool (0: server.threads + 4)", false},
@@ -64,8 +64,8 @@ const std::vector<sdk::ConfigKey>& kernelConfigKeys() {
       {"admin.listen", "127.0.0.1:8081", "host:port of the operator listener (loopback only)",
        false},
       {"admin.token", "", "operator token; empty: generated into data.dir/admin.token", true},
-      {"public.base_url", "http://${server.host}:${server.port}", "the API's public URL", false},
-      {"dashboard.url", "${public.base_url}/dashboard", "the dashboard's public URL", false},
+      {"public.base_url", "http://${server.host}:${server.port}", "the API's public URL", false,
+       true},
       {"log.level", "information",
        "fatal, critical, error, warning, notice, information, debug, "
        "trace",

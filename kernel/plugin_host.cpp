@@ -43,16 +43,15 @@ std::string nameFromFile(const std::string& path) {
 
 class ContextImpl : public sdk::PluginContext {
  public:
-  ContextImpl(const Poco::Util::AbstractConfiguration& config, const std::string& name,
-              sdk::Database& db, sdk::EventBus& events, sdk::ServiceRegistry& services,
-              std::string data_dir)
-      : config_(config),
+  ContextImpl(Poco::AutoPtr<ScopedConfiguration> config, const std::string& name, sdk::Database& db,
+              sdk::EventBus& events, sdk::ServiceRegistry& services, std::string data_dir)
+      : config_(std::move(config)),
         logger_(Poco::Logger::get("plugin." + name)),
         db_(db),
         events_(events),
         services_(services),
         data_dir_(std::move(data_dir)) {}
-  const Poco::Util::AbstractConfiguration& config() const override { return config_; }
+  const Poco::Util::AbstractConfiguration& config() const override { return *config_; }
   Poco::Logger& logger() const override { return logger_; }
   sdk::Database& database() const override { return db_; }
   sdk::EventBus& events() const override { return events_; }
@@ -60,7 +59,7 @@ class ContextImpl : public sdk::PluginContext {
   std::string dataDir() const override { return data_dir_; }
 
  private:
-  const Poco::Util::AbstractConfiguration& config_;
+  Poco::AutoPtr<ScopedConfiguration> config_;
   Poco::Logger& logger_;
   sdk::Database& db_;
   sdk::EventBus& events_;
@@ -244,12 +243,20 @@ void PluginHost::load(const std::string& dir, const std::string& enabled) {
   for (auto& p : plugins_) layers_.addDeclaredKeys(p->plugin->info().config);
 }
 
+Poco::AutoPtr<ScopedConfiguration> PluginHost::scopedConfig(const LoadedPlugin& plugin) const {
+  std::vector<const std::vector<sdk::ConfigKey>*> sources = {&kernelConfigKeys()};
+  for (const auto& p : plugins_) sources.push_back(&p->plugin->info().config);
+  return new ScopedConfiguration(config_, plugin.name,
+                                 readableKeys(plugin.plugin->info().config, sources));
+}
+
 void PluginHost::prepare(SqlDatabase& db, sdk::EventBus& events, ServiceTable& services,
                          Router& router, Router& operator_router) {
   for (auto& p : plugins_) {
     p->services = std::make_unique<OwnedServices>(services, p->name);
     std::string dir = Poco::Path(data_dir_).append(p->name + "/").toString();
-    p->context = std::make_unique<ContextImpl>(config_, p->name, db, events, *p->services, dir);
+    p->context =
+        std::make_unique<ContextImpl>(scopedConfig(*p), p->name, db, events, *p->services, dir);
     try {
       p->plugin->configure(*p->context);
     } catch (...) {

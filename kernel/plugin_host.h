@@ -8,6 +8,7 @@
 #include "config.h"
 #include "database.h"
 #include "router.h"
+#include "scoped_config.h"
 #include "services.h"
 
 #include <svc/sdk/plugin.h>
@@ -81,6 +82,9 @@ class PluginHost {
   const std::vector<std::unique_ptr<LoadedPlugin>>& plugins() const { return plugins_; }
 
  private:
+  /// @return what plugin may read of the configuration (see scoped_config.h).
+  Poco::AutoPtr<ScopedConfiguration> scopedConfig(const LoadedPlugin& plugin) const;
+
   Poco::Util::LayeredConfiguration& config_;
   ConfigLayers& layers_;
   std::string data_dir_;

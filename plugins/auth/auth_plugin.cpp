@@ -167,11 +167,8 @@ class AuthPlugin : public sdk::Plugin {
     info_.description = "Accounts, users, keys, sessions and the device login.";
     info_.config = {
         {"auth.local_users", "true", "allow local users (svcctl users add) to sign in", false},
-        {"auth.oidc.issuer", "", "OpenID Connect provider for human sign-in", false},
-        {"auth.oidc.client_id", "", "OpenID Connect client id", false},
-        {"auth.oidc.client_secret", "", "OpenID Connect client secret", true},
         {"accounts.default_plan", "active", "plan of new accounts: active or none", false},
-        {"auth.device.expires_seconds", "600", "lifetime of a device code", false},
+        {"auth.device.expires_seconds", "600", "lifetime of a device code", false, true},
         {"auth.device.interval_seconds", "5", "polling interval of a device code", false},
         {"auth.rate.device_per_minute", "30", "device logins one address may start a minute",
          false},
@@ -208,7 +205,8 @@ class AuthPlugin : public sdk::Plugin {
       throw std::runtime_error("auth.device.expires_seconds and interval_seconds must be positive");
     }
     issuer_url_ = c.getString("public.base_url");
-    dashboard_url_ = c.getString("dashboard.url");
+    // The dashboard declares dashboard.url (shared); without the dashboard, where it would be.
+    dashboard_url_ = c.getString("dashboard.url", issuer_url_ + "/dashboard");
     store_ = std::make_unique<AuthStore>(context.database());
     device_limit_ = std::make_unique<sdk::RateLimiter>(c.getInt("auth.rate.device_per_minute"));
     token_limit_ = std::make_unique<sdk::RateLimiter>(c.getInt("auth.rate.token_per_minute"));

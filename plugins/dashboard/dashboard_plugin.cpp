@@ -56,6 +56,13 @@ class DashboardPlugin : public sdk::Plugin {
     info_.description = "Web pages for people: sign-in, device approval, keys.";
     info_.requires_plugins = {"auth"};
     info_.config = {
+        {"dashboard.url", "${public.base_url}/dashboard", "the dashboard's public URL", false,
+         true},
+        // The dashboard is the OpenID Connect client that signs people in; the names keep the
+        // auth. prefix operators know.
+        {"auth.oidc.issuer", "", "OpenID Connect provider for human sign-in", false},
+        {"auth.oidc.client_id", "", "OpenID Connect client id", false},
+        {"auth.oidc.client_secret", "", "OpenID Connect client secret", true},
         {"dashboard.rate.sign_in_failures_per_minute", "10",
          "failed password sign-ins one address may make a minute", false},
         {"dashboard.rate.wrong_codes", "5",

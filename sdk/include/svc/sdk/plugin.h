@@ -29,7 +29,10 @@ struct ConfigKey {
   std::string key;            ///< The full key, for example `email.smtp.listen`.
   std::string default_value;  ///< Its default (always a string, as in a .properties file).
   std::string description;    ///< One line for --check-config and the docs.
-  bool secret = false;        ///< Redacted when the configuration is printed.
+  bool secret = false;        ///< Redacted when printed; never readable by other plugins.
+  /// Other plugins may read it too (the dashboard's `dashboard.url`, which auth needs). A plugin
+  /// reads only its own keys (its namespace and what it declares) and shared, non-secret ones.
+  bool shared = false;
 };
 
 /// What a plugin says about itself.
@@ -45,7 +48,10 @@ struct PluginInfo {
 class PluginContext {
  public:
   virtual ~PluginContext();
-  /// @return the whole effective configuration (read-only by convention).
+  /// @return the configuration this plugin may read: every key in its own namespace
+  /// (`<name>.`) and every key it declares, plus the keys the kernel and other plugins declare
+  /// shared and not secret (`public.base_url`, `data.dir`, `server.host`, `server.port`, ...).
+  /// Any other key reads as unset. Values come expanded (`${data.dir}/x` works). Read-only.
   virtual const Poco::Util::AbstractConfiguration& config() const = 0;
   /// @return the plugin's logger (named `plugin.<name>`).
   virtual Poco::Logger& logger() const = 0;
