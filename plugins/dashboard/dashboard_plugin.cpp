@@ -55,6 +55,7 @@ class DashboardPlugin : public sdk::Plugin {
     info_.version = "0.1.0";
     info_.description = "Web pages for people: sign-in, device approval, keys.";
     info_.requires_plugins = {"auth"};
+    info_.uses_services = {sdk::kAccountService};
     info_.config = {
         {"dashboard.rate.sign_in_failures_per_minute", "10",
          "failed password sign-ins one address may make a minute", false},

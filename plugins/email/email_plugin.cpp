@@ -141,6 +141,20 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
     info_.name = "email";
     info_.version = "0.1.0";
     info_.description = "Email: inboxes, threads, sending and receiving over SMTP.";
+    info_.events = {
+        {"email.received",
+         "A message arrived in an inbox; object: the message as GET shows it, without its body.",
+         {"thread_id"}},
+        {"email.sent",
+         "A message was sent (or queued for the relay); object: the message without its body.",
+         {"thread_id"}},
+        {"email.updated",
+         "A message changed (read, labels, delivery status); object: the message without its "
+         "body.",
+         {"thread_id"}},
+    };
+    info_.offers_services = {sdk::kInboxProvisioningService};
+    info_.uses_services = {sdk::kIdentityDirectoryService, sdk::kPlanService};
     info_.requires_plugins = {"identities"};
     info_.config = {
         {"email.domains", "mail.localhost",

@@ -73,6 +73,12 @@ class TestkitPlugin : public sdk::Plugin {
     info_.name = "testkit";
     info_.version = "1.2.3";
     info_.description = "Kernel test fixture: fake credentials and pipeline probes.";
+    // POST /api/testkit/publish/ publishes {"type": ...} (default test.event); tests publish an
+    // undeclared type through it on purpose too.
+    info_.events = {{"test.event", "A test event; object: the request's body.", {}},
+                    {"test.one", "A test event; object: the request's body.", {}},
+                    {"test.two", "A test event; object: the request's body.", {}}};
+    info_.offers_services = {sdk::kAuthenticatorService, sdk::kIdentityDirectoryService};
     info_.config = {{"testkit.greeting", "hello", "what GET /api/testkit/greeting/ says", false},
                     {"testkit.api_secret", "s3cr3t", "a secret, to check redaction", true}};
   }
