@@ -273,7 +273,10 @@ std::shared_ptr<Metrics::Series> Metrics::series(
     throw std::invalid_argument("metric " + name + ": help is one line");
   }
   std::lock_guard lock(mutex_);
-  if (gauges_.count(name)) throw std::invalid_argument("metric " + name + " is the kernel's");
+  if (gauges_.count(name) || name == "svc_http_requests_total" ||
+      name == "svc_http_request_duration_seconds") {
+    throw std::invalid_argument("metric " + name + " is the kernel's");
+  }
   auto [it, added] = families_.try_emplace(name);
   Family& family = it->second;
   if (added) {

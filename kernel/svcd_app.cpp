@@ -475,6 +475,21 @@ int SvcdApp::serve() {
         "kernel");
   }
 
+  // The kernel's gauges are registered before the plugins configure, so a plugin's series can
+  // never take one of their names.
+  metrics.gauge("svc_db_pool_capacity", "database sessions the pool may open",
+                [&] { return static_cast<double>(db->poolCapacity()); });
+  metrics.gauge("svc_db_pool_used", "database sessions in use",
+                [&] { return static_cast<double>(db->poolUsed()); });
+  metrics.gauge("svc_db_pool_idle", "database sessions idle in the pool",
+                [&] { return static_cast<double>(db->poolIdle()); });
+  metrics.gauge("svc_event_streams_open", "event streams open",
+                [&] { return static_cast<double>(events.streamCount()); });
+  metrics.gauge("svc_event_log_position", "the last event sequence handed out",
+                [&] { return static_cast<double>(events.position()); });
+  metrics.gauge("svc_held_responses_open", "long-lived responses held open",
+                [&] { return static_cast<double>(hub.openCount()); });
+
   try {
     host.prepare(*db, events, services, router, operator_router, &metrics);
   } catch (const PluginError& e) {
@@ -495,19 +510,6 @@ int SvcdApp::serve() {
     runtime.access_log = access_log.get();
   }
   runtime.error_log = &Poco::Logger::get("svcd");
-
-  metrics.gauge("svc_db_pool_capacity", "database sessions the pool may open",
-                [&] { return static_cast<double>(db->poolCapacity()); });
-  metrics.gauge("svc_db_pool_used", "database sessions in use",
-                [&] { return static_cast<double>(db->poolUsed()); });
-  metrics.gauge("svc_db_pool_idle", "database sessions idle in the pool",
-                [&] { return static_cast<double>(db->poolIdle()); });
-  metrics.gauge("svc_event_streams_open", "event streams open",
-                [&] { return static_cast<double>(events.streamCount()); });
-  metrics.gauge("svc_event_log_position", "the last event sequence handed out",
-                [&] { return static_cast<double>(events.position()); });
-  metrics.gauge("svc_held_responses_open", "long-lived responses held open",
-                [&] { return static_cast<double>(hub.openCount()); });
 
   std::unique_ptr<ApiServer> api;
   try {

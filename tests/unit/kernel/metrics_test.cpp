@@ -96,6 +96,8 @@ TEST(PluginMetrics, RefusesForeignMalformedAndClashingNames) {
   EXPECT_THROW(notes->histogram("svc_notes_h", "", {}), std::invalid_argument);
   EXPECT_THROW(notes->histogram("svc_notes_h", "", {1}, {{"le", "1"}}), std::invalid_argument);
   EXPECT_THROW(db->gauge("svc_db_pool_used", ""), std::invalid_argument);  // the kernel's
+  EXPECT_THROW(metrics.registryFor("http")->counter("svc_http_requests_total", ""),
+               std::invalid_argument);
   notes->gauge("svc_notes_open", "open");
   EXPECT_THROW(notes->counter("svc_notes_open", "open"), std::invalid_argument);
   EXPECT_THROW(notes->gauge("svc_notes_open", "other help"), std::invalid_argument);

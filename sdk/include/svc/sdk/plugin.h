@@ -54,7 +54,8 @@ struct PluginInfo {
   std::vector<ConfigKey> config;              ///< The keys it reads, with defaults.
   std::vector<EventType> events;              ///< The event types it publishes.
   /// The services it offers (names such as sdk::kAuthenticatorService), as a declaration that
-  /// `svcctl plugins` and `/admin/plugins` show; offering still happens in registerServices().
+  /// `GET /admin/plugins` (`svcctl plugins --json`) shows; offering still happens in
+  /// registerServices().
   std::vector<std::string> offers_services;
   /// The services it looks up, whoever offers them (a declaration, shown as above).
   std::vector<std::string> uses_services;
