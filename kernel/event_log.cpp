@@ -66,17 +66,6 @@ std::vector<sdk::Migration> eventLogMigrations() {
   return {m, text};
 }
 
-const std::set<std::string>& knownEventTypes() {
-  static const std::set<std::string> types = {
-      "email.received",    "email.sent",       "email.updated",    "sms.received",
-      "sms.sent",          "sms.updated",      "identity.created", "identity.updated",
-      "phone.provisioned", "contact.created",  "contact.updated",  "contact.deleted",
-      "password.created",  "password.updated", "password.deleted", "secret.created",
-      "secret.updated",    "secret.deleted",   "key.created",      "key.revoked",
-      "stream.truncated"};
-  return types;
-}
-
 struct EventLog::StreamState {
   std::shared_ptr<sdk::Stream> stream;
   StreamFilter filter;
@@ -141,6 +130,15 @@ sdk::Event EventLog::publish(const std::string& type, const std::string& account
   if (type.empty() || type.size() > 64 || account.size() > 36 || identity.size() > 36) {
     throw std::invalid_argument("event type, account or identity out of bounds");
   }
+  // An undeclared type is a programming error in the publisher, logged once per type. The event
+  // is still stored and delivered: the publisher's change is already made (often in this very
+  // transaction), so refusing would either lose the event for every consumer or fail a request
+  // that did its work; an unfiltered stream and in-process subscribers still see it, and only a
+  // `?types=` filter, which accepts declared types alone, cannot ask for it.
+  const sdk::EventType* declared = nullptr;
+  if (types_ && types_->checkPublished(type, Poco::Logger::get("svcd"))) {
+    declared = types_->find(type);
+  }
   sdk::Event e;
   e.id = sdk::newUuid();
   e.type = type;
@@ -151,9 +149,12 @@ sdk::Event EventLog::publish(const std::string& type, const std::string& account
   std::ostringstream object_json;
   e.object->stringify(object_json);
   if (object_json.str().size() > 60000) {
-    // Too large to be an event (a publisher put a body in it): say which object, not what.
+    // Too large to be an event (a publisher put a body in it): say which object, not what, by
+    // the fields that identify any object and those its type declares as identifying it.
     Poco::JSON::Object::Ptr small = new Poco::JSON::Object;
-    for (const char* key : {"id", "uuid", "thread_id", "identity"}) {
+    std::vector<std::string> keys = {"id", "uuid", "identity"};
+    if (declared) keys.insert(keys.end(), declared->key_fields.begin(), declared->key_fields.end());
+    for (const auto& key : keys) {
       if (e.object->has(key)) small->set(key, e.object->get(key));
     }
     small->set("truncated", true);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "database.h"
+#include "event_types.h"
 
 #include <svc/sdk/events.h>
 #include <svc/sdk/http.h>
@@ -30,9 +31,6 @@ namespace svc::kernel {
 /// The kernel's migrations for the event log.
 std::vector<sdk::Migration> eventLogMigrations();
 
-/// The event types of the contract; `types=` accepts these.
-const std::set<std::string>& knownEventTypes();
-
 /// What one SSE stream wants.
 struct StreamFilter {
   std::string account;          ///< Only this account's events.
@@ -45,6 +43,11 @@ class EventLog : public sdk::EventBus {
   /// @param retention_days how long events are kept. @param ping_seconds SSE keep-alive comment.
   EventLog(SqlDatabase& db, int retention_days, int ping_seconds = 15);
   ~EventLog() override;
+
+  /// Gives the log the declared event types (before start()): publish() then reports an
+  /// undeclared type, and an oversized object keeps its type's key fields. Without it (tests),
+  /// every type is accepted silently.
+  void setEventTypes(EventTypeRegistry* types) { types_ = types; }
 
   void start();
   void stop();
@@ -84,6 +87,7 @@ class EventLog : public sdk::EventBus {
                                                        std::size_t limit);
 
   SqlDatabase& db_;
+  EventTypeRegistry* types_ = nullptr;
   const int retention_days_;
   const int ping_seconds_;
   std::atomic<bool> running_{false};

@@ -44,19 +44,22 @@ std::string nameFromFile(const std::string& path) {
 class ContextImpl : public sdk::PluginContext {
  public:
   ContextImpl(Poco::AutoPtr<ScopedConfiguration> config, const std::string& name, sdk::Database& db,
-              sdk::EventBus& events, sdk::ServiceRegistry& services, std::string data_dir)
+              sdk::EventBus& events, sdk::ServiceRegistry& services, std::string data_dir,
+              sdk::MetricRegistry& metrics)
       : config_(std::move(config)),
         logger_(Poco::Logger::get("plugin." + name)),
         db_(db),
         events_(events),
         services_(services),
-        data_dir_(std::move(data_dir)) {}
+        data_dir_(std::move(data_dir)),
+        metrics_(metrics) {}
   const Poco::Util::AbstractConfiguration& config() const override { return *config_; }
   Poco::Logger& logger() const override { return logger_; }
   sdk::Database& database() const override { return db_; }
   sdk::EventBus& events() const override { return events_; }
   sdk::ServiceRegistry& services() const override { return services_; }
   std::string dataDir() const override { return data_dir_; }
+  sdk::MetricRegistry& metrics() const override { return metrics_; }
 
  private:
   Poco::AutoPtr<ScopedConfiguration> config_;
@@ -65,6 +68,7 @@ class ContextImpl : public sdk::PluginContext {
   sdk::EventBus& events_;
   sdk::ServiceRegistry& services_;
   std::string data_dir_;
+  sdk::MetricRegistry& metrics_;
 };
 
 class RecordingRoutes : public sdk::RouteRegistry {
@@ -240,7 +244,16 @@ void PluginHost::load(const std::string& dir, const std::string& enabled) {
     plugins_.push_back(std::move(loaded));
   }
   orderByDependency(plugins_);
-  for (auto& p : plugins_) layers_.addDeclaredKeys(p->plugin->info().config);
+  for (auto& p : plugins_) {
+    layers_.addDeclaredKeys(p->plugin->info().config);
+    for (const auto& type : p->plugin->info().events) {
+      try {
+        event_types_.declare(p->name, type);
+      } catch (const std::invalid_argument& e) {
+        throw PluginError(p->name, e.what());
+      }
+    }
+  }
 }
 
 Poco::AutoPtr<ScopedConfiguration> PluginHost::scopedConfig(const LoadedPlugin& plugin) const {
@@ -251,12 +264,14 @@ Poco::AutoPtr<ScopedConfiguration> PluginHost::scopedConfig(const LoadedPlugin& 
 }
 
 void PluginHost::prepare(SqlDatabase& db, sdk::EventBus& events, ServiceTable& services,
-                         Router& router, Router& operator_router) {
+                         Router& router, Router& operator_router, Metrics* metrics) {
   for (auto& p : plugins_) {
     p->services = std::make_unique<OwnedServices>(services, p->name);
+    p->metrics = (metrics ? *metrics : unserved_metrics_).registryFor(p->name);
     std::string dir = Poco::Path(data_dir_).append(p->name + "/").toString();
     p->context =
-        std::make_unique<ContextImpl>(scopedConfig(*p), p->name, db, events, *p->services, dir);
+        std::make_unique<ContextImpl>(scopedConfig(*p), p->name, db, events, *p->services, dir,
+                                      *p->metrics);
     try {
       p->plugin->configure(*p->context);
     } catch (...) {

@@ -7,6 +7,8 @@
 
 #include "config.h"
 #include "database.h"
+#include "event_types.h"
+#include "metrics.h"
 #include "router.h"
 #include "scoped_config.h"
 #include "services.h"
@@ -47,6 +49,7 @@ struct LoadedPlugin {
   std::vector<RouteInfo> route_info;  ///< The same routes, with what credential each needs.
   std::unique_ptr<sdk::PluginContext> context;
   std::unique_ptr<OwnedServices> services;
+  std::unique_ptr<sdk::MetricRegistry> metrics;  ///< its view of the kernel's metrics
 };
 
 /// @return the status as a word for `svcctl plugins`.
@@ -68,18 +71,23 @@ class PluginHost {
   ~PluginHost();
 
   /// Loads the enabled plugins from dir (`*`: every svc_plugin_*.so there), checks handshakes,
-  /// rejects duplicate names, orders by dependency, and adds their declared keys to the config.
+  /// rejects duplicate names, orders by dependency, adds their declared keys to the config and
+  /// their declared event types to eventTypes() (a malformed or doubly declared type refuses
+  /// start).
   void load(const std::string& dir, const std::string& enabled);
   /// configure → migrate → register (routes, services) for each, in order. Routes that need the
-  /// operator go to operator_router (the admin listener), the rest to router.
+  /// operator go to operator_router (the admin listener), the rest to router. Plugins register
+  /// their metrics in metrics (nullptr: in a registry of the host's own, never served).
   void prepare(SqlDatabase& db, sdk::EventBus& events, ServiceTable& services, Router& router,
-               Router& operator_router);
+               Router& operator_router, Metrics* metrics = nullptr);
   /// start each, in order.
   void start();
   /// stop each started plugin, in reverse order; never throws.
   void stop();
 
   const std::vector<std::unique_ptr<LoadedPlugin>>& plugins() const { return plugins_; }
+  /// @return the event types the loaded plugins declare, and the kernel's own.
+  EventTypeRegistry& eventTypes() { return event_types_; }
 
  private:
   /// @return what plugin may read of the configuration (see scoped_config.h).
@@ -89,6 +97,8 @@ class PluginHost {
   ConfigLayers& layers_;
   std::string data_dir_;
   std::vector<std::unique_ptr<LoadedPlugin>> plugins_;
+  EventTypeRegistry event_types_;
+  Metrics unserved_metrics_;
 };
 
 }  // namespace svc::kernel

@@ -1,5 +1,5 @@
 // Path matching: a trie of path segments, static segments before `{param}` ones, so
-// `/api/email/check-availability/` wins over `/api/email/{id}/`. The trailing slash is optional.
+// `/api/notes/search/` wins over `/api/notes/{id}/`. The trailing slash is optional.
 #pragma once
 
 #include <svc/sdk/routes.h>

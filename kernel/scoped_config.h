@@ -2,7 +2,7 @@
 //   - every key in its own namespace (`<name>.` and below) and every key it declares, its own
 //     secrets included;
 //   - the keys the kernel and the other plugins declare shared (ConfigKey::shared), unless they
-//     are secret: public.base_url, data.dir, the dashboard's dashboard.url...
+//     are secret (the kernel shares public.base_url, data.dir, server.host and server.port).
 // Everything else (admin.token, db.url, another plugin's relay password) is as if unset: has()
 // is false, getString() throws NotFoundException, enumerate() leaves it out. Values are expanded
 // against the whole configuration first, so a plugin's default may still say `${data.dir}/x`.

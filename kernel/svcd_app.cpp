@@ -285,6 +285,8 @@ int SvcdApp::serve() {
   Router router;
   ServiceTable services;
   EventLog events(*db, conf.getInt("events.retention_days"));
+  EventTypeRegistry& event_types = host.eventTypes();
+  events.setEventTypes(&event_types);
   Metrics metrics;
   StreamHub hub(static_cast<std::size_t>(conf.getInt("server.stream_buffer_bytes")));
 
@@ -307,7 +309,7 @@ int SvcdApp::serve() {
   // The event stream (Server-Sent Events): held in the hub, fed by the event log's thread.
   router.add(sdk::Route{"GET", "/api/events/stream/", sdk::AuthNeed::kAnyKey, sdk::BodyKind::kJson,
                         0, "Live events (Server-Sent Events), resumable with Last-Event-ID.",
-                        [&events](sdk::Request& r) {
+                        [&events, &event_types](sdk::Request& r) {
                           std::int64_t resume = -1;
                           auto last = r.header("last-event-id");
                           if (!last || last->empty()) last = r.queryParam("last_event_id");
@@ -335,9 +337,11 @@ int SvcdApp::serve() {
                               if (end == std::string::npos) end = types->size();
                               std::string type = Poco::trim(types->substr(at, end - at));
                               if (!type.empty()) {
-                                if (!knownEventTypes().count(type)) {
+                                // Only what the loaded plugins declare (and the kernel's own).
+                                if (!event_types.known(type)) {
                                   throw sdk::HttpError::invalid(
-                                      "types", "unknown event type '" + type.substr(0, 64) + "'");
+                                      "types", "unknown event type '" + type.substr(0, 64) +
+                                                   "': no enabled plugin declares it");
                                 }
                                 filter.types.insert(type);
                               }
@@ -436,6 +440,20 @@ int SvcdApp::serve() {
                        Poco::JSON::Array::Ptr requires_list = new Poco::JSON::Array;
                        for (auto& r : info.requires_plugins) requires_list->add(r);
                        item->set("requires", requires_list);
+                       Poco::JSON::Array::Ptr event_list = new Poco::JSON::Array;
+                       for (auto& t : info.events) {
+                         Poco::JSON::Object::Ptr e = new Poco::JSON::Object;
+                         e->set("type", t.name);
+                         e->set("description", t.description);
+                         event_list->add(e);
+                       }
+                       item->set("events", event_list);
+                       Poco::JSON::Array::Ptr offers = new Poco::JSON::Array;
+                       for (auto& o : info.offers_services) offers->add(o);
+                       item->set("offers_services", offers);
+                       Poco::JSON::Array::Ptr uses = new Poco::JSON::Array;
+                       for (auto& u : info.uses_services) uses->add(u);
+                       item->set("uses_services", uses);
                        Poco::JSON::Array::Ptr routes = new Poco::JSON::Array;
                        for (auto& r : p->routes) routes->add(r);
                        item->set("routes", routes);
@@ -458,8 +476,23 @@ int SvcdApp::serve() {
         "kernel");
   }
 
+  // The kernel's gauges are registered before the plugins configure, so a plugin's series can
+  // never take one of their names.
+  metrics.gauge("svc_db_pool_capacity", "database sessions the pool may open",
+                [&] { return static_cast<double>(db->poolCapacity()); });
+  metrics.gauge("svc_db_pool_used", "database sessions in use",
+                [&] { return static_cast<double>(db->poolUsed()); });
+  metrics.gauge("svc_db_pool_idle", "database sessions idle in the pool",
+                [&] { return static_cast<double>(db->poolIdle()); });
+  metrics.gauge("svc_event_streams_open", "event streams open",
+                [&] { return static_cast<double>(events.streamCount()); });
+  metrics.gauge("svc_event_log_position", "the last event sequence handed out",
+                [&] { return static_cast<double>(events.position()); });
+  metrics.gauge("svc_held_responses_open", "long-lived responses held open",
+                [&] { return static_cast<double>(hub.openCount()); });
+
   try {
-    host.prepare(*db, events, services, router, operator_router);
+    host.prepare(*db, events, services, router, operator_router, &metrics);
   } catch (const PluginError& e) {
     log.fatal(e.what());
     return EXIT_SOFTWARE;
@@ -478,19 +511,6 @@ int SvcdApp::serve() {
     runtime.access_log = access_log.get();
   }
   runtime.error_log = &Poco::Logger::get("svcd");
-
-  metrics.gauge("svc_db_pool_capacity", "database sessions the pool may open",
-                [&] { return static_cast<double>(db->poolCapacity()); });
-  metrics.gauge("svc_db_pool_used", "database sessions in use",
-                [&] { return static_cast<double>(db->poolUsed()); });
-  metrics.gauge("svc_db_pool_idle", "database sessions idle in the pool",
-                [&] { return static_cast<double>(db->poolIdle()); });
-  metrics.gauge("svc_event_streams_open", "event streams open",
-                [&] { return static_cast<double>(events.streamCount()); });
-  metrics.gauge("svc_event_log_position", "the last event sequence handed out",
-                [&] { return static_cast<double>(events.position()); });
-  metrics.gauge("svc_held_responses_open", "long-lived responses held open",
-                [&] { return static_cast<double>(hub.openCount()); });
 
   std::unique_ptr<ApiServer> api;
   try {

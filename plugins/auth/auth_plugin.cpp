@@ -165,6 +165,14 @@ class AuthPlugin : public sdk::Plugin {
     info_.name = "auth";
     info_.version = "0.1.0";
     info_.description = "Accounts, users, keys, sessions and the device login.";
+    info_.events = {
+        {"key.created",
+         "A key was created; object: the key as GET shows it, without its secret.",
+         {}},
+        {"key.revoked", "A key was revoked; object: the key as GET shows it.", {}},
+    };
+    info_.offers_services = {sdk::kAuthenticatorService, sdk::kPlanService, sdk::kAccountService};
+    info_.uses_services = {sdk::kIdentityDirectoryService};
     info_.config = {
         {"auth.local_users", "true", "allow local users (svcctl users add) to sign in", false},
         {"accounts.default_plan", "active", "plan of new accounts: active or none", false},

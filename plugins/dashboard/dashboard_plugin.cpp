@@ -55,6 +55,7 @@ class DashboardPlugin : public sdk::Plugin {
     info_.version = "0.1.0";
     info_.description = "Web pages for people: sign-in, device approval, keys.";
     info_.requires_plugins = {"auth"};
+    info_.uses_services = {sdk::kAccountService};
     info_.config = {
         {"dashboard.url", "${public.base_url}/dashboard", "the dashboard's public URL", false,
          true},

@@ -141,6 +141,20 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
     info_.name = "email";
     info_.version = "0.1.0";
     info_.description = "Email: inboxes, threads, sending and receiving over SMTP.";
+    info_.events = {
+        {"email.received",
+         "A message arrived in an inbox; object: the message as GET shows it, without its body.",
+         {"thread_id"}},
+        {"email.sent",
+         "A message was sent (or queued for the relay); object: the message without its body.",
+         {"thread_id"}},
+        {"email.updated",
+         "A message changed (read, labels, delivery status); object: the message without its "
+         "body.",
+         {"thread_id"}},
+    };
+    info_.offers_services = {sdk::kInboxProvisioningService};
+    info_.uses_services = {sdk::kIdentityDirectoryService, sdk::kPlanService};
     info_.requires_plugins = {"identities"};
     info_.config = {
         {"email.domains", "mail.localhost",
@@ -343,6 +357,48 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
         "SMTP listener on port %hu for %s", smtp_server_->port(),
         Poco::cat(std::string(", "), platform_domains_.begin(), platform_domains_.end()));
     if (relay_->configured()) relay_->start();
+    registerMetrics();
+  }
+
+  // The plugin's figures on /metrics: each read from what the code already keeps (atomics, or
+  // one COUNT over the outbox, which holds only mail not yet handed to the relay).
+  void registerMetrics() {
+    sdk::MetricRegistry& m = context_->metrics();
+    const SmtpCounts& smtp = smtp_server_->counts();
+    m.gaugeFunction("svc_email_smtp_sessions_open", "SMTP sessions open now",
+                    [&smtp] { return static_cast<double>(smtp.open.load()); });
+    m.counterFunction("svc_email_smtp_connections_total",
+                      "SMTP connections by outcome: accepted, or refused as too many",
+                      [&smtp] { return static_cast<double>(smtp.accepted.load()); },
+                      {{"outcome", "accepted"}});
+    m.counterFunction("svc_email_smtp_connections_total",
+                      "SMTP connections by outcome: accepted, or refused as too many",
+                      [&smtp] { return static_cast<double>(smtp.refused.load()); },
+                      {{"outcome", "refused"}});
+    m.gaugeFunction("svc_email_spool_backlog_messages",
+                    "messages accepted over SMTP and not yet filed into inboxes",
+                    [this] { return static_cast<double>(spool_->backlog()); });
+    m.gaugeFunction("svc_email_spool_backlog_bytes",
+                    "bytes accepted over SMTP and not yet filed into inboxes",
+                    [this] { return static_cast<double>(spool_->backlogBytes()); });
+    m.gaugeFunction("svc_email_outbox_depth",
+                    "messages waiting in the outbox for the relay (by every svcd process)", [this] {
+                      Poco::Data::Session s = context_->database().session();
+                      Poco::Int64 n = 0;
+                      s << "SELECT COUNT(*) FROM email_outbox", into(n), now;
+                      return static_cast<double>(n);
+                    });
+    const Relay::Outcomes& relay = relay_->outcomes();
+    const std::string help = "relay delivery attempts by this process, by outcome";
+    m.counterFunction("svc_email_relay_attempts_total", help,
+                      [&relay] { return static_cast<double>(relay.sent.load()); },
+                      {{"outcome", "sent"}});
+    m.counterFunction("svc_email_relay_attempts_total", help,
+                      [&relay] { return static_cast<double>(relay.deferred.load()); },
+                      {{"outcome", "deferred"}});
+    m.counterFunction("svc_email_relay_attempts_total", help,
+                      [&relay] { return static_cast<double>(relay.failed.load()); },
+                      {{"outcome", "failed"}});
   }
 
   void stop() override {

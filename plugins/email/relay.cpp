@@ -211,8 +211,11 @@ bool Relay::sendOne() {
         use(next), use(error), use(id), now;
   });
   if (error.empty()) {
+    outcomes_.sent.fetch_add(1, std::memory_order_relaxed);
     logger_.information("outbox: %s sent", id);
   } else {
+    (permanent || attempts >= config_.max_attempts ? outcomes_.failed : outcomes_.deferred)
+        .fetch_add(1, std::memory_order_relaxed);
     logger_.warning("outbox: %s attempt %d failed%s: %s", id, attempts,
                     std::string(permanent ? " permanently" : ""), error);
   }

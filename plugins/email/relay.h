@@ -8,6 +8,7 @@
 
 #include <Poco/Logger.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <string>
@@ -36,6 +37,14 @@ class Relay {
   /// Looks at the outbox now instead of at the next poll.
   void wake();
 
+  /// Outcomes of delivery attempts since start, for the plugin's metrics.
+  struct Outcomes {
+    std::atomic<std::uint64_t> sent{0};      ///< accepted by the relay
+    std::atomic<std::uint64_t> deferred{0};  ///< failed for now, retried later
+    std::atomic<std::uint64_t> failed{0};    ///< failed for good (permanent, or out of attempts)
+  };
+  const Outcomes& outcomes() const { return outcomes_; }
+
  private:
   void run();
   bool sendOne();
@@ -46,6 +55,7 @@ class Relay {
   std::condition_variable cv_;
   bool stopping_ = false, woken_ = false;
   std::thread thread_;
+  Outcomes outcomes_;
 };
 
 }  // namespace svc::plugins::email

@@ -38,7 +38,8 @@ constexpr std::uint32_t kWokenEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLON
 
 class SmtpListener {
  public:
-  SmtpListener(const SmtpConfig& config, SmtpDelivery& delivery, Poco::Logger& logger);
+  SmtpListener(const SmtpConfig& config, SmtpDelivery& delivery, Poco::Logger& logger,
+               SmtpCounts& counts);
   ~SmtpListener();
   unsigned short port() const { return port_; }
 
@@ -66,6 +67,7 @@ class SmtpListener {
   const SmtpConfig& config_;
   SmtpDelivery& delivery_;
   Poco::Logger& logger_;
+  SmtpCounts& counts_;
   Poco::Net::Context::Ptr tls_;
   DataBudget budget_;
   Poco::Net::ServerSocket listener_;
@@ -97,8 +99,13 @@ struct SmtpListener::Connection {
   Wait parked_for = Wait::kWrite;  // what its epoll registration is armed for, while parked
 };
 
-SmtpListener::SmtpListener(const SmtpConfig& config, SmtpDelivery& delivery, Poco::Logger& logger)
-    : config_(config), delivery_(delivery), logger_(logger), budget_(config.max_buffered_bytes) {
+SmtpListener::SmtpListener(const SmtpConfig& config, SmtpDelivery& delivery, Poco::Logger& logger,
+                           SmtpCounts& counts)
+    : config_(config),
+      delivery_(delivery),
+      logger_(logger),
+      counts_(counts),
+      budget_(config.max_buffered_bytes) {
   if (!config_.tls_cert_file.empty() && !config_.tls_key_file.empty()) {
     tls_ = new Poco::Net::Context(Poco::Net::Context::TLS_SERVER_USE, config_.tls_key_file,
                                   config_.tls_cert_file, "", Poco::Net::Context::VERIFY_NONE);
@@ -133,6 +140,7 @@ SmtpListener::~SmtpListener() {
   {
     std::lock_guard lock(mutex_);
     closing.swap(connections_);
+    counts_.open -= static_cast<std::int64_t>(closing.size());
     for (auto& [id, c] : closing) {
       std::lock_guard conn_lock(c->mutex);
       c->closed = true;  // a late answer must not touch the epoll set any more
@@ -176,6 +184,7 @@ void SmtpListener::accept() {
     }
     if (!refusal.empty()) {
       if (per_address_[address] == 0) per_address_.erase(address);
+      counts_.refused.fetch_add(1, std::memory_order_relaxed);
       sdk::sendSome(socket, false, refusal.data(), refusal.size());
       return;  // closing the socket ends the connection
     }
@@ -191,6 +200,8 @@ void SmtpListener::accept() {
     if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, c->fd, &ev) != 0) return;
     ++per_address_[address];
     connections_.emplace(c->id, c);
+    counts_.open.fetch_add(1, std::memory_order_relaxed);
+    counts_.accepted.fetch_add(1, std::memory_order_relaxed);
   } catch (const Poco::Exception& e) {
     // Out of descriptors, or the peer reset before we took it: wait a moment, go on.
     logger_.warning("SMTP accept: %s", e.displayText());
@@ -357,7 +368,7 @@ void SmtpListener::unregisterLocked(Connection& c) {
   }
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
   if (--per_address_[c.address] <= 0) per_address_.erase(c.address);
-  connections_.erase(c.id);
+  if (connections_.erase(c.id) > 0) counts_.open.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void SmtpListener::sweep() {
@@ -386,7 +397,7 @@ SmtpServer::~SmtpServer() {
 }
 
 void SmtpServer::start() {
-  listener_ = std::make_unique<SmtpListener>(config_, delivery_, logger_);
+  listener_ = std::make_unique<SmtpListener>(config_, delivery_, logger_, counts_);
 }
 
 void SmtpServer::stop() {

@@ -12,7 +12,9 @@
 #include <Poco/Logger.h>
 #include <Poco/Net/Context.h>
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -68,6 +70,14 @@ class SmtpDelivery {
 
 class SmtpListener;
 
+/// What the listener has done, for the plugin's metrics; updated without a lock.
+struct SmtpCounts {
+  std::atomic<std::int64_t> open{0};       ///< sessions open now
+  std::atomic<std::uint64_t> accepted{0};  ///< connections taken since start
+  std::atomic<std::uint64_t> refused{
+      0};  ///< connections refused (too many, overall or per address)
+};
+
 class SmtpServer {
  public:
   SmtpServer(SmtpConfig config, SmtpDelivery& delivery, Poco::Logger& logger);
@@ -77,11 +87,14 @@ class SmtpServer {
   void stop();
   /// @return the port it listens on (after start()).
   unsigned short port() const;
+  /// @return the listener's figures (valid for the life of this object, across stop()).
+  const SmtpCounts& counts() const { return counts_; }
 
  private:
   SmtpConfig config_;
   SmtpDelivery& delivery_;
   Poco::Logger& logger_;
+  SmtpCounts counts_;
   std::unique_ptr<SmtpListener> listener_;
 };
 

@@ -148,6 +148,12 @@ class IdentitiesPlugin : public sdk::Plugin {
     info_.name = "identities";
     info_.version = "0.1.0";
     info_.description = "Identities: the personas agents act as, and their voice-agent settings.";
+    info_.events = {
+        {"identity.created", "An identity was created; object: the identity as GET shows it.", {}},
+        {"identity.updated", "An identity was changed; object: the identity as GET shows it.", {}},
+    };
+    info_.offers_services = {sdk::kIdentityDirectoryService};
+    info_.uses_services = {sdk::kInboxProvisioningService};
     info_.config = {
         {"identities.voice.allow_private_urls", "false",
          "let voice-agent response URLs point at loopback or private addresses", false},

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The third-party path end to end: install the SDK to a temporary prefix, build sdk/examples/hello
-# out of tree against it with find_package(SvcSdk), have the installed svcd load it, and ask it.
+# out of tree against it with find_package(SvcSdk), have the installed svcd load it, and ask it;
+# then check that its own declared event type, hello.greeted, is what ?types= selects, and that
+# its own metric is on /metrics.
 set -euo pipefail
 src=$1
 build=$2
@@ -24,8 +26,9 @@ cmake -S "$src/sdk/examples/hello" -B "$work/hello" -DCMAKE_PREFIX_PATH="$work/p
 cmake --build "$work/hello" >/dev/null
 cp "$work/hello/svc_plugin_hello.so" "$work/prefix/lib/svc/plugins/"
 
-"$work/prefix/bin/svcd" --port 0 --data-dir "$work/data" --set admin.listen= \
-  --set plugins.enabled=hello --set hello.greeting=Howdy >"$work/svcd.log" 2>&1 &
+# With the bundled auth plugin beside it, so a key can read the event stream.
+"$work/prefix/bin/svcd" --port 0 --data-dir "$work/data" --set admin.listen=127.0.0.1:0 \
+  --set plugins.enabled=auth,hello --set hello.greeting=Howdy >"$work/svcd.log" 2>&1 &
 pid=$!
 port=""
 for _ in $(seq 1 200); do
@@ -34,8 +37,45 @@ for _ in $(seq 1 200); do
   sleep 0.05
 done
 [ -n "$port" ] || { cat "$work/svcd.log"; exit 1; }
+admin=$(sed -n 's/.*svcd ready: .* admin http:\/\/[^:]*:\([0-9]*\).*/\1/p' "$work/svcd.log")
+token=$(head -n1 "$work/data/admin.token")
 answer=$(curl -sf "http://127.0.0.1:$port/api/hello/?name=agent")
 echo "$answer"
 [ "$answer" = '{"message":"Howdy, agent!"}' ] || { echo "unexpected answer" >&2; exit 1; }
 curl -sf "http://127.0.0.1:$port/api/health/" | grep -q '"name":"hello"'
-echo "1 passed, 0 failed"
+
+# hello declares its own event type, hello.greeted, and publishes it: ?types= selects it.
+op() { curl -sf -X POST -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
+  "http://127.0.0.1:$admin$1" -d "$2"; }
+api() { curl -s -X POST -H 'Content-Type: application/json' "http://127.0.0.1:$port$1" "${@:2}"; }
+op /admin/auth/users/ '{"email":"writer@example.com","password":"correct horse"}' >/dev/null
+device=$(api /api/auth/device/)
+op /admin/auth/device/approve/ "{\"user_code\":\"$(jq -r .user_code <<<"$device")\",\
+\"user\":\"writer@example.com\"}" >/dev/null
+key=$(api /api/auth/device/token/ -d "{\"device_code\":\"$(jq -r .device_code <<<"$device")\"}" |
+  jq -r .management_key)
+[ -n "$key" ] && [ "$key" != null ] || { echo "no management key" >&2; exit 1; }
+greeted=$(api /api/hello/greetings/ -H "Authorization: Bearer $key" -d '{"name":"agent"}')
+[ "$greeted" = '{"message":"Howdy, agent!"}' ] || { echo "greeting: $greeted" >&2; exit 1; }
+stream() {
+  curl -sN --max-time 1.5 -H "Authorization: Bearer $key" \
+    "http://127.0.0.1:$port/api/events/stream/?last_event_id=0$1" || true
+}
+all=$(stream "")
+filtered=$(stream "&types=hello.greeted")
+grep -q '^event: key.created' <<<"$all" || { echo "unfiltered: $all" >&2; exit 1; }
+grep -q '^event: hello.greeted' <<<"$filtered" || { echo "filtered: $filtered" >&2; exit 1; }
+grep -q '"message":"Howdy, agent!"' <<<"$filtered" || { echo "filtered: $filtered" >&2; exit 1; }
+if grep -q '^event: key.created' <<<"$filtered"; then
+  echo "types=hello.greeted let key.created through: $filtered" >&2
+  exit 1
+fi
+# A type no loaded plugin declares is refused, by name.
+refused=$(curl -s -w '\n%{http_code}' -H "Authorization: Bearer $key" \
+  "http://127.0.0.1:$port/api/events/stream/?types=hello.greeted,note.created")
+[ "$(tail -n1 <<<"$refused")" = 400 ] || { echo "undeclared type: $refused" >&2; exit 1; }
+grep -q "unknown event type 'note.created'" <<<"$refused" || { echo "$refused" >&2; exit 1; }
+# hello's own metric is on the operator's /metrics.
+metrics=$(curl -sf -H "Authorization: Bearer $token" "http://127.0.0.1:$admin/metrics")
+grep -qx 'svc_hello_greetings_total 1' <<<"$metrics" || { echo "$metrics" >&2; exit 1; }
+echo "2 passed, 0 failed"

@@ -5,9 +5,14 @@
 //   FIXTURE_WRONG_ABI export a handshake for SDK major 999
 //   FIXTURE_NO_CREATE export only the handshake
 //   FIXTURE_ROUTE     register GET /api/<name>/
+//   FIXTURE_EVENTS    a comma list of event types it declares (string literal), or ""
 #include <svc/sdk/plugin.h>
 
 #include <Poco/StringTokenizer.h>
+
+#ifndef FIXTURE_EVENTS
+#define FIXTURE_EVENTS ""
+#endif
 
 namespace svc::plugins::fixture {
 
@@ -19,6 +24,8 @@ class FixturePlugin : public sdk::Plugin {
     info_.description = "loader test fixture";
     Poco::StringTokenizer deps(FIXTURE_REQUIRES, ",", Poco::StringTokenizer::TOK_IGNORE_EMPTY);
     for (const auto& d : deps) info_.requires_plugins.push_back(d);
+    Poco::StringTokenizer events(FIXTURE_EVENTS, ",", Poco::StringTokenizer::TOK_IGNORE_EMPTY);
+    for (const auto& e : events) info_.events.push_back({e, "a fixture's event", {}});
   }
   const sdk::PluginInfo& info() const override { return info_; }
   void configure(sdk::PluginContext&) override {

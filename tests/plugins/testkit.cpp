@@ -73,6 +73,12 @@ class TestkitPlugin : public sdk::Plugin {
     info_.name = "testkit";
     info_.version = "1.2.3";
     info_.description = "Kernel test fixture: fake credentials and pipeline probes.";
+    // POST /api/testkit/publish/ publishes {"type": ...} (default test.event); tests publish an
+    // undeclared type through it on purpose too.
+    info_.events = {{"test.event", "A test event; object: the request's body.", {}},
+                    {"test.one", "A test event; object: the request's body.", {}},
+                    {"test.two", "A test event; object: the request's body.", {}}};
+    info_.offers_services = {sdk::kAuthenticatorService, sdk::kIdentityDirectoryService};
     info_.config = {{"testkit.greeting", "hello", "what GET /api/testkit/greeting/ says", false},
                     {"testkit.api_secret", "s3cr3t", "a secret, to check redaction", true}};
   }
@@ -82,6 +88,14 @@ class TestkitPlugin : public sdk::Plugin {
   void configure(sdk::PluginContext& context) override {
     context_ = &context;
     greeting_ = context.config().getString("testkit.greeting");
+    // A plugin's own metrics, which GET /metrics serves beside the kernel's.
+    published_ = context.metrics().counter("svc_testkit_published_total",
+                                           "events published through /api/testkit/publish/");
+    publish_bytes_ = context.metrics().histogram("svc_testkit_publish_body_bytes",
+                                                 "bodies of /api/testkit/publish/, in bytes",
+                                                 {16, 64, 256}, {{"route", "publish"}});
+    context.metrics().gaugeFunction("svc_testkit_seen_events", "events the subscriber has seen",
+                                    [this] { return static_cast<double>(seen_.load()); });
   }
 
   std::vector<sdk::Migration> migrations() const override {
@@ -264,6 +278,8 @@ class TestkitPlugin : public sdk::Plugin {
                   auto event = context_->events().publish(
                       r.json->optValue<std::string>("type", "test.event"), r.principal.account_id,
                       r.identity ? r.identity->uuid : "", r.json, nullptr);
+                  published_->increment();
+                  publish_bytes_->observe(static_cast<double>(r.body.size()));
                   Poco::JSON::Object::Ptr o = new Poco::JSON::Object;
                   o->set("sequence", event.sequence);
                   o->set("seen", seen_.load());
@@ -302,6 +318,8 @@ class TestkitPlugin : public sdk::Plugin {
   std::string greeting_;
   std::atomic<int> held_{0};
   std::atomic<int> seen_{0};
+  std::shared_ptr<sdk::Counter> published_;
+  std::shared_ptr<sdk::Histogram> publish_bytes_;
   std::mutex seen_mutex_;
   std::vector<std::string> seen_types_;
   std::uint64_t subscription_ = 0;

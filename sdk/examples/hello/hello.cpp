@@ -1,5 +1,6 @@
-// hello: the smallest useful plugin. It declares one configuration key, one route that needs no
-// credential, and one that needs an identity; svcd loads it from plugins.dir.
+// hello: the smallest useful plugin. It declares one configuration key, one event type and one
+// metric; one route needs no credential, and one needs a key and publishes `hello.greeted` (which
+// `GET /api/events/stream/?types=hello.greeted` selects). svcd loads it from plugins.dir.
 #include <svc/sdk/plugin.h>
 
 namespace hello {
@@ -11,12 +12,17 @@ class HelloPlugin : public svc::sdk::Plugin {
     info_.version = "1.0.0";
     info_.description = "Says hello: an example of a third-party plugin.";
     info_.config = {{"hello.greeting", "Hello", "the word hello says", false}};
+    // Every event type the plugin publishes is declared: the kernel knows no others.
+    info_.events = {{"hello.greeted", "Someone was greeted; object: the greeting.", {}}};
   }
 
   const svc::sdk::PluginInfo& info() const override { return info_; }
 
   void configure(svc::sdk::PluginContext& context) override {
+    context_ = &context;
     greeting_ = context.config().getString("hello.greeting");
+    // Served on the operator's GET /metrics; a plugin's names begin with svc_<plugin>_.
+    greeted_ = context.metrics().counter("svc_hello_greetings_total", "greetings published");
     context.logger().information("hello configured");
   }
 
@@ -34,6 +40,24 @@ class HelloPlugin : public svc::sdk::Plugin {
       return svc::sdk::Response::json(200, body);
     };
     routes.add(route);
+
+    svc::sdk::Route greet;
+    greet.method = "POST";
+    greet.pattern = "/api/hello/greetings/";
+    greet.auth = svc::sdk::AuthNeed::kAnyKey;
+    greet.summary = "Greets {\"name\"} and publishes hello.greeted to the caller's account.";
+    greet.handler = [this](svc::sdk::Request& request) {
+      const std::string name =
+          request.json ? request.json->optValue<std::string>("name", "world").substr(0, 100)
+                       : std::string("world");
+      Poco::JSON::Object::Ptr body = new Poco::JSON::Object;
+      body->set("message", greeting_ + ", " + name + "!");
+      context_->events().publish("hello.greeted", request.principal.account_id,
+                                 request.identity ? request.identity->uuid : "", body, nullptr);
+      greeted_->increment();
+      return svc::sdk::Response::json(201, body);
+    };
+    routes.add(greet);
   }
 
   void registerServices(svc::sdk::ServiceRegistry&) override {}
@@ -42,7 +66,9 @@ class HelloPlugin : public svc::sdk::Plugin {
 
  private:
   svc::sdk::PluginInfo info_;
+  svc::sdk::PluginContext* context_ = nullptr;
   std::string greeting_;
+  std::shared_ptr<svc::sdk::Counter> greeted_;
 };
 
 }  // namespace hello

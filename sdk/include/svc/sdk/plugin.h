@@ -9,6 +9,7 @@
 #include <svc/sdk/auth.h>
 #include <svc/sdk/events.h>
 #include <svc/sdk/http.h>
+#include <svc/sdk/metrics.h>
 #include <svc/sdk/routes.h>
 #include <svc/sdk/services.h>
 #include <svc/sdk/storage.h>
@@ -35,6 +36,18 @@ struct ConfigKey {
   bool shared = false;
 };
 
+/// An event type a plugin publishes. The kernel knows no event type in advance: `?types=` on the
+/// event stream accepts exactly the types the loaded plugins declare (and the kernel's own
+/// `stream.truncated`), and publishing an undeclared type is logged as a programming error.
+struct EventType {
+  std::string name;         ///< `<noun>.<past-tense verb>`, lower-case: `email.received`.
+  std::string description;  ///< One line: what happened, and what `object` is.
+  /// Fields of `object` that identify it besides `id`, `uuid` and `identity` (which the kernel
+  /// always keeps): when a published object is too large to be an event (over 60 KB), the kernel
+  /// keeps only these fields and sets `"truncated": true`. For example `{"thread_id"}`.
+  std::vector<std::string> key_fields;
+};
+
 /// What a plugin says about itself.
 struct PluginInfo {
   std::string name;                           ///< Unique, lower-case: `auth`, `email`.
@@ -42,6 +55,13 @@ struct PluginInfo {
   std::string description;                    ///< One line.
   std::vector<std::string> requires_plugins;  ///< Plugins that must be loaded and start first.
   std::vector<ConfigKey> config;              ///< The keys it reads, with defaults.
+  std::vector<EventType> events;              ///< The event types it publishes.
+  /// The services it offers (names such as sdk::kAuthenticatorService), as a declaration that
+  /// `GET /admin/plugins` (`svcctl plugins --json`) shows; offering still happens in
+  /// registerServices().
+  std::vector<std::string> offers_services;
+  /// The services it looks up, whoever offers them (a declaration, shown as above).
+  std::vector<std::string> uses_services;
 };
 
 /// What the kernel gives a plugin at configure time; valid until the plugin is destroyed.
@@ -63,6 +83,9 @@ class PluginContext {
   virtual ServiceRegistry& services() const = 0;
   /// @return data.dir, where a plugin keeps files (in a subdirectory named after itself).
   virtual std::string dataDir() const = 0;
+  /// @return where the plugin registers its own metrics (names `svc_<plugin>_...`), which
+  /// `GET /metrics` serves beside the kernel's.
+  virtual MetricRegistry& metrics() const = 0;
 };
 
 /// A plugin. Implement it, then export it with SVC_PLUGIN(YourClass).
