@@ -135,8 +135,8 @@ class DashboardPlugin : public sdk::Plugin {
   void registerServices(sdk::ServiceRegistry&) override {}
 
   void start() override {
-    accounts_ = context_->services().find<sdk::AccountService>(sdk::kAccountService);
-    if (!accounts_) throw std::runtime_error("the auth plugin offers no account service");
+    // auth is a declared requirement, so its service is there (or start is refused, naming it).
+    accounts_ = context_->services().require(sdk::kAccountService);
   }
 
   void stop() override {}

@@ -196,12 +196,10 @@ class IdentitiesPlugin : public sdk::Plugin {
 
   void registerServices(sdk::ServiceRegistry& services) override {
     directory_ = std::make_shared<Directory>(context_->database());
-    services.offer<sdk::IdentityDirectory>(sdk::kIdentityDirectoryService, directory_);
+    services.offer(sdk::kIdentityDirectoryService, directory_);
   }
 
-  void start() override {
-    inboxes_ = context_->services().find<sdk::InboxProvisioning>(sdk::kInboxProvisioningService);
-  }
+  void start() override { inboxes_ = context_->services().find(sdk::kInboxProvisioningService); }
   void stop() override {}
 
  private:

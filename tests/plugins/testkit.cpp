@@ -281,10 +281,8 @@ class TestkitPlugin : public sdk::Plugin {
   }
 
   void registerServices(sdk::ServiceRegistry& services) override {
-    services.offer<sdk::Authenticator>(sdk::kAuthenticatorService,
-                                       std::make_shared<FixedAuthenticator>());
-    services.offer<sdk::IdentityDirectory>(sdk::kIdentityDirectoryService,
-                                           std::make_shared<FixedDirectory>());
+    services.offer(sdk::kAuthenticatorService, std::make_shared<FixedAuthenticator>());
+    services.offer(sdk::kIdentityDirectoryService, std::make_shared<FixedDirectory>());
   }
 
   void start() override {
