@@ -115,7 +115,8 @@ struct Fixture {
       };
       router.add(std::move(route), "bench");
     }
-    services.offer(sdk::kAuthenticatorService, "bench", std::make_shared<AllowAll>());
+    kernel::OwnedServices(services, "bench")
+        .offer(sdk::kAuthenticatorService, std::make_shared<AllowAll>());
     runtime.router = &router;
     runtime.services = &services;
   }

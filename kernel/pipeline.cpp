@@ -260,7 +260,7 @@ void Pipeline::authenticate(const RouteEntry& entry, sdk::Request& req) {
     throw sdk::HttpError(503, "service_unavailable",
                          "No authentication plugin is enabled on this server.");
   }
-  auto principal = std::static_pointer_cast<sdk::Authenticator>(authenticator)->authenticate(creds);
+  auto principal = authenticator->authenticate(creds);
   if (!principal || !principal->authenticated()) {
     throw sdk::HttpError(401, "not_authenticated",
                          "Authentication credentials were not provided; send Authorization: "
@@ -303,8 +303,7 @@ void Pipeline::authenticate(const RouteEntry& entry, sdk::Request& req) {
     return;
   }
   if (!sdk::isUuid(target)) throw sdk::HttpError::notFound("identity");
-  auto directory = std::static_pointer_cast<sdk::IdentityDirectory>(
-      rt_.services->find(sdk::kIdentityDirectoryService));
+  auto directory = rt_.services->find(sdk::kIdentityDirectoryService);
   std::optional<sdk::IdentityRef> found;
   if (directory) found = directory->find(req.principal.account_id, target);
   if (!found) throw sdk::HttpError::notFound("identity");

@@ -125,6 +125,12 @@ const char* statusName(LoadedPlugin::Status status) {
 
 std::unique_ptr<LoadedPlugin> loadPluginFile(const std::string& path,
                                              const std::string& expected_name) {
+  return loadPluginFileAgainstForTest(path, expected_name, sdk::kernelAbi());
+}
+
+std::unique_ptr<LoadedPlugin> loadPluginFileAgainstForTest(const std::string& path,
+                                                           const std::string& expected_name,
+                                                           const sdk::AbiInfo& kernel_abi) {
   std::string label = expected_name.empty() ? nameFromFile(path) : expected_name;
   if (!Poco::File(path).exists()) throw PluginError(label, "file " + path + " not found");
   boost::dll::shared_library lib;
@@ -141,7 +147,7 @@ std::unique_ptr<LoadedPlugin> loadPluginFile(const std::string& path,
   }
   const sdk::AbiInfo* abi = lib.get_alias<svc_plugin_abi_fn>("svc_plugin_abi")();
   if (abi == nullptr) throw PluginError(label, "svc_plugin_abi returned nothing");
-  std::string mismatch = sdk::abiMismatch(*abi);
+  std::string mismatch = sdk::abiMismatch(*abi, kernel_abi, path);
   if (!mismatch.empty()) throw PluginError(label, mismatch);
 
   auto loaded = std::make_unique<LoadedPlugin>();

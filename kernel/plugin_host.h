@@ -57,9 +57,16 @@ const char* statusName(LoadedPlugin::Status status);
 
 /// Loads one plugin library and checks its handshake; the library stays loaded for good.
 /// @param path the file. @param expected_name the name it should have (from the file), or empty.
-/// @throws PluginError for a missing file or export, or an ABI mismatch.
+/// @throws PluginError for a missing file or export, or an ABI mismatch (one line naming the file,
+/// what it was built with and what the kernel needs).
 std::unique_ptr<LoadedPlugin> loadPluginFile(const std::string& path,
                                              const std::string& expected_name);
+
+/// loadPluginFile with the handshake checked against another kernel side (tests: a plugin built
+/// for an older minor version than the kernel's). @param kernel_abi what the kernel would need.
+std::unique_ptr<LoadedPlugin> loadPluginFileAgainstForTest(const std::string& path,
+                                                           const std::string& expected_name,
+                                                           const sdk::AbiInfo& kernel_abi);
 
 /// Puts plugins in dependency order (dependencies first; otherwise by name).
 /// @throws PluginError for a missing dependency or a cycle (naming the cycle).

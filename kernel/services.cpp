@@ -7,28 +7,36 @@
 
 namespace svc::kernel {
 
-void ServiceTable::offer(const std::string& name, const std::string& owner,
+void ServiceTable::offer(const std::string& name, const std::string& type, const std::string& owner,
                          std::shared_ptr<void> service) {
   std::unique_lock lock(mutex_);
   auto it = services_.find(name);
   if (it != services_.end()) {
     throw std::runtime_error("service '" + name + "' is already offered by plugin '" +
-                             it->second.first + "'");
+                             it->second->owner + "'");
   }
   if (!service) throw std::runtime_error("service '" + name + "' offered as null");
-  services_.emplace(name, std::make_pair(owner, std::move(service)));
+  services_.emplace(name, std::make_shared<const sdk::OfferedService>(
+                              sdk::OfferedService{name, type, owner, std::move(service)}));
 }
 
-std::shared_ptr<void> ServiceTable::find(const std::string& name) const {
+std::shared_ptr<const sdk::OfferedService> ServiceTable::findRaw(const std::string& name) const {
   std::shared_lock lock(mutex_);
   auto it = services_.find(name);
-  return it == services_.end() ? nullptr : it->second.second;
+  return it == services_.end() ? nullptr : it->second;
+}
+
+std::vector<std::shared_ptr<const sdk::OfferedService>> ServiceTable::offered() const {
+  std::shared_lock lock(mutex_);
+  std::vector<std::shared_ptr<const sdk::OfferedService>> out;
+  for (auto& [name, offer] : services_) out.push_back(offer);
+  return out;
 }
 
 std::map<std::string, std::string> ServiceTable::owners() const {
   std::shared_lock lock(mutex_);
   std::map<std::string, std::string> out;
-  for (auto& [name, entry] : services_) out[name] = entry.first;
+  for (auto& [name, offer] : services_) out[name] = offer->owner;
   return out;
 }
 

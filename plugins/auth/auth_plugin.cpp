@@ -171,8 +171,9 @@ class AuthPlugin : public sdk::Plugin {
          {}},
         {"key.revoked", "A key was revoked; object: the key as GET shows it.", {}},
     };
-    info_.offers_services = {sdk::kAuthenticatorService, sdk::kPlanService, sdk::kAccountService};
-    info_.uses_services = {sdk::kIdentityDirectoryService};
+    info_.offers_services = {sdk::kAuthenticatorService.name, sdk::kPlanService.name,
+                             sdk::kAccountService.name};
+    info_.uses_services = {sdk::kIdentityDirectoryService.name};
     info_.config = {
         {"auth.local_users", "true", "allow local users (svcctl users add) to sign in", false},
         {"accounts.default_plan", "active", "plan of new accounts: active or none", false},
@@ -271,9 +272,9 @@ class AuthPlugin : public sdk::Plugin {
     jwt_ = std::make_unique<JwtIssuer>(context_->database(), issuer_url_);
     service_ = std::make_shared<AuthService>(*store_, *jwt_, failed_auth_per_minute_,
                                              failed_auth_per_key_per_minute_);
-    services.offer<sdk::Authenticator>(sdk::kAuthenticatorService, service_);
-    services.offer<sdk::PlanService>(sdk::kPlanService, service_);
-    services.offer<sdk::AccountService>(sdk::kAccountService, std::make_shared<Accounts>(*this));
+    services.offer(sdk::kAuthenticatorService, service_);
+    services.offer(sdk::kPlanService, service_);
+    services.offer(sdk::kAccountService, std::make_shared<Accounts>(*this));
   }
 
   void start() override {
@@ -615,8 +616,7 @@ class AuthPlugin : public sdk::Plugin {
                                             std::string identity) {
     if (!identity.empty()) {
       identity = Poco::toLower(identity);
-      auto directory =
-          context_->services().find<sdk::IdentityDirectory>(sdk::kIdentityDirectoryService);
+      auto directory = context_->services().find(sdk::kIdentityDirectoryService);
       if (!sdk::isUuid(identity) || !directory || !directory->find(account_id, identity)) {
         throw sdk::HttpError::notFound("identity");
       }

@@ -55,7 +55,7 @@ class DashboardPlugin : public sdk::Plugin {
     info_.version = "0.1.0";
     info_.description = "Web pages for people: sign-in, device approval, keys.";
     info_.requires_plugins = {"auth"};
-    info_.uses_services = {sdk::kAccountService};
+    info_.uses_services = {sdk::kAccountService.name};
     info_.config = {
         {"dashboard.url", "${public.base_url}/dashboard", "the dashboard's public URL", false,
          true},
@@ -143,8 +143,8 @@ class DashboardPlugin : public sdk::Plugin {
   void registerServices(sdk::ServiceRegistry&) override {}
 
   void start() override {
-    accounts_ = context_->services().find<sdk::AccountService>(sdk::kAccountService);
-    if (!accounts_) throw std::runtime_error("the auth plugin offers no account service");
+    // auth is a declared requirement, so its service is there (or start is refused, naming it).
+    accounts_ = context_->services().require(sdk::kAccountService);
   }
 
   void stop() override {}

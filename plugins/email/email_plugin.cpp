@@ -153,8 +153,8 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
          "body.",
          {"thread_id"}},
     };
-    info_.offers_services = {sdk::kInboxProvisioningService};
-    info_.uses_services = {sdk::kIdentityDirectoryService, sdk::kPlanService};
+    info_.offers_services = {sdk::kInboxProvisioningService.name};
+    info_.uses_services = {sdk::kIdentityDirectoryService.name, sdk::kPlanService.name};
     info_.requires_plugins = {"identities"};
     info_.config = {
         {"email.domains", "mail.localhost",
@@ -333,12 +333,11 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
   }
 
   void registerServices(sdk::ServiceRegistry& services) override {
-    services.offer<sdk::InboxProvisioning>(sdk::kInboxProvisioningService,
-                                           std::make_shared<Provisioning>(*this));
+    services.offer(sdk::kInboxProvisioningService, std::make_shared<Provisioning>(*this));
   }
 
   void start() override {
-    plans_ = context_->services().find<sdk::PlanService>(sdk::kPlanService);
+    plans_ = context_->services().find(sdk::kPlanService);
     {
       Spool::Position filed;
       Poco::Data::Session s = context_->database().session();
@@ -940,8 +939,7 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
                            "an identity key.");
     }
     if (!r.identity) {  // named only in the body: fence it like the kernel fences identity=
-      auto directory =
-          context_->services().find<sdk::IdentityDirectory>(sdk::kIdentityDirectoryService);
+      auto directory = context_->services().find(sdk::kIdentityDirectoryService);
       if (!directory || !directory->find(r.principal.account_id, identity)) {
         throw sdk::HttpError::notFound("identity");
       }
@@ -964,8 +962,7 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
         }
         if (store_->inboxByAddress(tx, inbox.address)) throw emailTaken(inbox.address);
       } else {
-        auto directory =
-            context_->services().find<sdk::IdentityDirectory>(sdk::kIdentityDirectoryService);
+        auto directory = context_->services().find(sdk::kIdentityDirectoryService);
         auto ref = directory ? directory->find(inbox.account_id, identity) : std::nullopt;
         inbox.address =
             generatedAddress(tx, ref ? ref->name : std::string(), platform_domains_.front());

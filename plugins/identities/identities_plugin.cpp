@@ -152,8 +152,8 @@ class IdentitiesPlugin : public sdk::Plugin {
         {"identity.created", "An identity was created; object: the identity as GET shows it.", {}},
         {"identity.updated", "An identity was changed; object: the identity as GET shows it.", {}},
     };
-    info_.offers_services = {sdk::kIdentityDirectoryService};
-    info_.uses_services = {sdk::kInboxProvisioningService};
+    info_.offers_services = {sdk::kIdentityDirectoryService.name};
+    info_.uses_services = {sdk::kInboxProvisioningService.name};
     info_.config = {
         {"identities.voice.allow_private_urls", "false",
          "let voice-agent response URLs point at loopback or private addresses", false},
@@ -202,12 +202,10 @@ class IdentitiesPlugin : public sdk::Plugin {
 
   void registerServices(sdk::ServiceRegistry& services) override {
     directory_ = std::make_shared<Directory>(context_->database());
-    services.offer<sdk::IdentityDirectory>(sdk::kIdentityDirectoryService, directory_);
+    services.offer(sdk::kIdentityDirectoryService, directory_);
   }
 
-  void start() override {
-    inboxes_ = context_->services().find<sdk::InboxProvisioning>(sdk::kInboxProvisioningService);
-  }
+  void start() override { inboxes_ = context_->services().find(sdk::kInboxProvisioningService); }
   void stop() override {}
 
  private:

@@ -62,10 +62,9 @@ INSTANTIATE_TEST_SUITE_P(
     Kernel, PluginRefusal,
     ::testing::Values(
         Refusal{{"alpha"}, "alpha,ghost", "plugin 'ghost': file "},
-        Refusal{{"wrongabi"},
-                "",
-                "plugin 'wrongabi': SDK major version mismatch: plugin built for SDK 999.0, kernel "
-                "provides SDK 1.1"},
+        Refusal{{"wrongabi"}, "", "plugin 'wrongabi': SDK major version mismatch: "},
+        Refusal{{"newerminor"}, "", "plugin 'newerminor': SDK minor version mismatch "},
+        Refusal{{"debugstdlib"}, "", "plugin 'debugstdlib': build signature mismatch "},
         Refusal{{"nocreate"}, "", "plugin 'nocreate': missing export svc_plugin_create"},
         Refusal{{"alpha", "alphacopy"}, "", "plugin 'alpha': duplicate plugin name"},
         Refusal{{"needsghost"},
@@ -83,6 +82,67 @@ INSTANTIATE_TEST_SUITE_P(
                 "",
                 "plugin 'throwsstart': failed to start: start refused on purpose"}),
     [](const auto& info) { return info.param.plugins.front() + std::to_string(info.index); });
+
+struct HandshakeRefusal {
+  std::string plugin;
+  std::string cause;           // how the line goes on after "plugin '<name>': "
+  std::string built_with;      // the SDK version the plugin says it was built for
+  std::string signature_part;  // a piece of the plugin's signature the line shows
+};
+
+class PluginHandshake : public ::testing::TestWithParam<HandshakeRefusal> {};
+
+// A plugin built for another SDK version or with another build signature is refused before any of
+// its code runs, in one line naming its file, what it was built with and what this kernel needs;
+// the plugins beside it are not blamed, and svcd starts with them once it is not enabled.
+TEST_P(PluginHandshake, RefusesInOneLineNamingFileBuildAndNeedAndStartsWithoutIt) {
+  const HandshakeRefusal& c = GetParam();
+  Svcd::Options o;
+  o.plugins = {"alpha", c.plugin, "beta"};
+  Svcd refused(o);
+  EXPECT_NE(refused.startExpectingFailure(), 0);
+  std::string log = refused.log();
+  EXPECT_EQ(countLines(log, "Fatal"), 1) << log;
+  EXPECT_EQ(log.find("svcd ready"), std::string::npos) << log;
+  auto at = log.find("plugin '" + c.plugin + "': " + c.cause);
+  ASSERT_NE(at, std::string::npos) << log;
+  std::string line = log.substr(at, log.find('\n', at) - at);
+  EXPECT_NE(line.find(refused.pluginDir() + "/svc_plugin_" + c.plugin + ".so was built with SDK " +
+                      c.built_with + " ("),
+            std::string::npos)
+      << line;
+  EXPECT_NE(line.find(c.signature_part), std::string::npos) << line;
+  EXPECT_NE(line.find(std::string("this kernel needs SDK ") + SVC_TEST_SDK_VERSION + " (compiler="),
+            std::string::npos)
+      << line;
+  EXPECT_EQ(line.find("alpha"), std::string::npos) << line;
+  EXPECT_EQ(line.find("beta"), std::string::npos) << line;
+
+  // The same plugin directory, the refused plugin left out: the others serve.
+  o.args = {"--set", "plugins.enabled=alpha,beta"};
+  Svcd svcd(o);
+  ASSERT_TRUE(svcd.start()) << svcd.log();
+  EXPECT_EQ(svcd.get("/api/alpha/").status, 200);
+  EXPECT_EQ(svcd.get("/api/beta/").status, 200);
+  EXPECT_EQ(svcd.get("/api/health/").json()->getArray("plugins")->size(), 2u);
+  EXPECT_EQ(svcd.terminate(), 0);
+}
+
+std::string sdkVersionWithMinor(int offset) {
+  std::string v = SVC_TEST_SDK_VERSION;
+  auto dot = v.find('.');
+  return v.substr(0, dot + 1) + std::to_string(std::stoi(v.substr(dot + 1)) + offset);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kernel, PluginHandshake,
+    ::testing::Values(
+        HandshakeRefusal{"wrongabi", "SDK major version mismatch: ", "999.0", "compiler="},
+        HandshakeRefusal{"newerminor", "SDK minor version mismatch (built for a newer SDK",
+                         sdkVersionWithMinor(1), "compiler="},
+        HandshakeRefusal{"debugstdlib", "build signature mismatch (differs in debug): ",
+                         SVC_TEST_SDK_VERSION, ";debug=1;"}),
+    [](const auto& info) { return info.param.plugin; });
 
 TEST(KernelPlugins, ADisabledPluginsRoutesAnswer404AndItIsNotListed) {
   Svcd::Options o;
@@ -183,7 +243,9 @@ TEST(KernelConfig, CheckConfigPrintsTheEffectiveConfigurationRedacted) {
 
   auto [v, version] = runCommand(binDir() + "/svcd --version");
   EXPECT_EQ(v, 0);
-  EXPECT_NE(version.find("SDK 1.1"), std::string::npos);
+  EXPECT_NE(version.find(std::string("SDK ") + SVC_TEST_SDK_VERSION + ", compiler="),
+            std::string::npos)
+      << version;
   auto [h, help] = runCommand(binDir() + "/svcd --help");
   EXPECT_EQ(h, 0);
   for (const char* flag :

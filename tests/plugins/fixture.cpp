@@ -3,6 +3,7 @@
 //   FIXTURE_REQUIRES  a comma list of plugins it requires (string literal), or ""
 //   FIXTURE_THROW_IN  1 configure, 2 migrate, 3 start
 //   FIXTURE_WRONG_ABI export a handshake for SDK major 999
+//   FIXTURE_NEWER_MINOR export a handshake for the next minor version of this SDK
 //   FIXTURE_NO_CREATE export only the handshake
 //   FIXTURE_ROUTE     register GET /api/<name>/
 //   FIXTURE_EVENTS    a comma list of event types it declares (string literal), or ""
@@ -71,10 +72,15 @@ class FixturePlugin : public sdk::Plugin {
 
 }  // namespace svc::plugins::fixture
 
-#if defined(FIXTURE_WRONG_ABI)
+#if defined(FIXTURE_WRONG_ABI) || defined(FIXTURE_NEWER_MINOR)
 namespace fixture_export {
 const svc::sdk::AbiInfo* abi() {
+#if defined(FIXTURE_WRONG_ABI)
   static const svc::sdk::AbiInfo info{999, 0, SVC_SDK_BUILD_SIGNATURE};
+#else
+  static const svc::sdk::AbiInfo info{SVC_SDK_VERSION_MAJOR, SVC_SDK_VERSION_MINOR + 1,
+                                      SVC_SDK_BUILD_SIGNATURE};
+#endif
   return &info;
 }
 svc::sdk::Plugin* create() {

@@ -78,7 +78,7 @@ class TestkitPlugin : public sdk::Plugin {
     info_.events = {{"test.event", "A test event; object: the request's body.", {}},
                     {"test.one", "A test event; object: the request's body.", {}},
                     {"test.two", "A test event; object: the request's body.", {}}};
-    info_.offers_services = {sdk::kAuthenticatorService, sdk::kIdentityDirectoryService};
+    info_.offers_services = {sdk::kAuthenticatorService.name, sdk::kIdentityDirectoryService.name};
     info_.config = {{"testkit.greeting", "hello", "what GET /api/testkit/greeting/ says", false},
                     {"testkit.api_secret", "s3cr3t", "a secret, to check redaction", true}};
   }
@@ -297,10 +297,8 @@ class TestkitPlugin : public sdk::Plugin {
   }
 
   void registerServices(sdk::ServiceRegistry& services) override {
-    services.offer<sdk::Authenticator>(sdk::kAuthenticatorService,
-                                       std::make_shared<FixedAuthenticator>());
-    services.offer<sdk::IdentityDirectory>(sdk::kIdentityDirectoryService,
-                                           std::make_shared<FixedDirectory>());
+    services.offer(sdk::kAuthenticatorService, std::make_shared<FixedAuthenticator>());
+    services.offer(sdk::kIdentityDirectoryService, std::make_shared<FixedDirectory>());
   }
 
   void start() override {

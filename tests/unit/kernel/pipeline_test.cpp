@@ -50,8 +50,9 @@ class PipelineTest : public ::testing::Test {
     runtime_.router = &router_;
     runtime_.services = &services_;
     runtime_.limits.max_body_bytes = 1024;
-    services_.offer(sdk::kAuthenticatorService, "test", std::make_shared<FakeAuth>());
-    services_.offer(sdk::kIdentityDirectoryService, "test", std::make_shared<FakeDirectory>());
+    OwnedServices as_test(services_, "test");
+    as_test.offer(sdk::kAuthenticatorService, std::make_shared<FakeAuth>());
+    as_test.offer(sdk::kIdentityDirectoryService, std::make_shared<FakeDirectory>());
     auto echo = [](sdk::Request& r) {
       Poco::JSON::Object::Ptr o = new Poco::JSON::Object;
       o->set("identity", r.identity ? r.identity->uuid : std::string());

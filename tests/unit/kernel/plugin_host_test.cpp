@@ -10,6 +10,10 @@ std::string fixture(const std::string& name) {
   return std::string(SVC_TEST_PLUGIN_DIR) + "/svc_plugin_" + name + ".so";
 }
 
+std::string kernelVersion() {
+  return std::to_string(SVC_SDK_VERSION_MAJOR) + "." + std::to_string(SVC_SDK_VERSION_MINOR);
+}
+
 std::string loadError(const std::string& name) {
   try {
     loadPluginFile(fixture(name), name);
@@ -35,7 +39,56 @@ TEST(PluginLoader, RefusesAWrongAbiNamingBothSides) {
   std::string why = loadError("wrongabi");
   EXPECT_NE(why.find("plugin 'wrongabi'"), std::string::npos) << why;
   EXPECT_NE(why.find("SDK 999.0"), std::string::npos) << why;
-  EXPECT_NE(why.find("kernel provides SDK 1."), std::string::npos) << why;
+  EXPECT_NE(why.find("kernel needs SDK " + kernelVersion()), std::string::npos) << why;
+}
+
+// Each refusal is one line: the plugin, the cause, its file, what it was built with (version and
+// signature) and what the kernel needs.
+void expectHandshakeRefusal(const std::string& why, const std::string& name,
+                            const std::string& cause, const std::string& built_with) {
+  EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+  EXPECT_EQ(why.rfind("plugin '" + name + "': " + cause, 0), 0u) << why;
+  EXPECT_NE(why.find(fixture(name) + " was built with " + built_with), std::string::npos) << why;
+  EXPECT_NE(why.find("this kernel needs SDK " + kernelVersion() + " (" +
+                     sdk::kernelAbi().signature + ")"),
+            std::string::npos)
+      << why;
+}
+
+TEST(PluginLoader, RefusesAPluginBuiltForANewerMinorVersion) {
+  expectHandshakeRefusal(
+      loadError("newerminor"), "newerminor", "SDK minor version mismatch (built for a newer SDK",
+      "SDK " + std::to_string(SVC_SDK_VERSION_MAJOR) + "." +
+          std::to_string(SVC_SDK_VERSION_MINOR + 1) + " (" + sdk::kernelAbi().signature + ")");
+}
+
+TEST(PluginLoader, RefusesAPluginBuiltForAnOlderMinorVersion) {
+  // alpha is built for this SDK; a kernel one minor version ahead must refuse it.
+  sdk::AbiInfo ahead = sdk::kernelAbi();
+  ahead.sdk_minor += 1;
+  std::string why;
+  try {
+    loadPluginFileAgainstForTest(fixture("alpha"), "alpha", ahead);
+  } catch (const PluginError& e) {
+    why = e.what();
+  }
+  EXPECT_EQ(why.rfind("plugin 'alpha': SDK minor version mismatch (built for an older SDK", 0), 0u)
+      << why;
+  EXPECT_NE(why.find(fixture("alpha") + " was built with SDK " + kernelVersion() + " ("),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("this kernel needs SDK " + std::to_string(ahead.sdk_major) + "." +
+                     std::to_string(ahead.sdk_minor)),
+            std::string::npos)
+      << why;
+}
+
+TEST(PluginLoader, RefusesAPluginWhoseBuildSignatureDiffers) {
+  std::string signature = sdk::kernelAbi().signature;
+  signature.replace(signature.find("debug=0"), 7, "debug=1");
+  expectHandshakeRefusal(loadError("debugstdlib"), "debugstdlib",
+                         "build signature mismatch (differs in debug)",
+                         "SDK " + kernelVersion() + " (" + signature + ")");
 }
 
 TEST(PluginLoader, RefusesAMissingFactoryExport) {

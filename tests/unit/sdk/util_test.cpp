@@ -7,6 +7,11 @@
 #include <set>
 
 namespace svc::sdk {
+
+// Built in version_signature_test_*.cpp with other standard-library settings.
+const char* signatureWithGlibcxxAssertions();
+const char* signatureWithGlibcxxDebug();
+
 namespace {
 
 TEST(Utf8, AcceptsWellFormedAndRefusesMalformed) {
@@ -70,17 +75,75 @@ TEST(Timestamps, IsoWithMicroseconds) {
 }
 
 TEST(Abi, KernelIsCompatibleWithItselfAndNamesBothSidesOtherwise) {
+  const std::string kernel_version =
+      std::to_string(SVC_SDK_VERSION_MAJOR) + "." + std::to_string(SVC_SDK_VERSION_MINOR);
   EXPECT_EQ(abiMismatch(kernelAbi()), "");
   AbiInfo other{SVC_SDK_VERSION_MAJOR + 1, 0, kernelAbi().signature};
   std::string why = abiMismatch(other);
-  EXPECT_NE(why.find("plugin built for SDK 2.0"), std::string::npos) << why;
-  EXPECT_NE(why.find("kernel provides SDK 1."), std::string::npos) << why;
-  AbiInfo sig{SVC_SDK_VERSION_MAJOR, 0, "clang-99;cxx11abi=0;ptr=4;poco=0"};
+  EXPECT_NE(why.find("SDK major version mismatch"), std::string::npos) << why;
+  EXPECT_NE(why.find("was built with SDK " + std::to_string(SVC_SDK_VERSION_MAJOR + 1) + ".0"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("this kernel needs SDK " + kernel_version), std::string::npos) << why;
+  AbiInfo sig{SVC_SDK_VERSION_MAJOR, SVC_SDK_VERSION_MINOR, "clang-99;cxx11abi=0;ptr=4;poco=0"};
   why = abiMismatch(sig);
   EXPECT_NE(why.find("clang-99"), std::string::npos) << why;
   EXPECT_NE(why.find(kernelAbi().signature), std::string::npos) << why;
   AbiInfo newer{SVC_SDK_VERSION_MAJOR, SVC_SDK_VERSION_MINOR + 1, kernelAbi().signature};
   EXPECT_NE(abiMismatch(newer), "");
+}
+
+// Objects cross the boundary by value, so a minor version is as binding as a major one, either way.
+TEST(Abi, AnotherMinorVersionIsRefusedOlderOrNewer) {
+  const char* sig = kernelAbi().signature;
+  const AbiInfo kernel{2, 3, sig};
+  EXPECT_EQ(abiMismatch(AbiInfo{2, 3, sig}, kernel, "p.so"), "");
+  std::string older = abiMismatch(AbiInfo{2, 2, sig}, kernel, "p.so");
+  EXPECT_EQ(older, std::string("SDK minor version mismatch (built for an older SDK: rebuild it "
+                               "against SDK 2.3): p.so was built with SDK 2.2 (") +
+                       sig + "), this kernel needs SDK 2.3 (" + sig + ")");
+  std::string newer = abiMismatch(AbiInfo{2, 4, sig}, kernel, "p.so");
+  EXPECT_EQ(newer, std::string("SDK minor version mismatch (built for a newer SDK: it needs a "
+                               "newer svcd): p.so was built with SDK 2.4 (") +
+                       sig + "), this kernel needs SDK 2.3 (" + sig + ")");
+}
+
+TEST(Abi, ASignatureMismatchNamesTheFieldsThatDiffer) {
+  const AbiInfo kernel{2, 0,
+                       "compiler=gcc-12.2;stdlib=libstdc++;cxx11abi=1;debug=0;ptr=8;poco=1.11"};
+  AbiInfo poco{2, 0, "compiler=gcc-12.2;stdlib=libstdc++;cxx11abi=1;debug=0;ptr=8;poco=1.12"};
+  std::string why = abiMismatch(poco, kernel, "p.so");
+  EXPECT_EQ(why.rfind("build signature mismatch (differs in poco): p.so was built with SDK 2.0 "
+                      "(compiler=gcc-12.2;stdlib=libstdc++;cxx11abi=1;debug=0;ptr=8;poco=1.12), "
+                      "this kernel needs SDK 2.0 (",
+                      0),
+            0u)
+      << why;
+  AbiInfo debug{2, 0, "compiler=gcc-12.2;stdlib=libstdc++;cxx11abi=0;debug=1;ptr=8;poco=1.11"};
+  why = abiMismatch(debug, kernel, "p.so");
+  EXPECT_NE(why.find("build signature mismatch (differs in cxx11abi, debug)"), std::string::npos)
+      << why;
+  AbiInfo none{2, 0, nullptr};
+  why = abiMismatch(none, kernel, "p.so");
+  EXPECT_NE(why.find("(no signature)"), std::string::npos) << why;
+}
+
+TEST(Abi, TheSignatureNamesPocosMajorMinorAndTheLayoutChangingDebugModeOnly) {
+  const std::string mine = kernelAbi().signature;
+  const std::string poco = ";poco=" + std::to_string(POCO_VERSION >> 24) + "." +
+                           std::to_string((POCO_VERSION >> 16) & 0xFF);
+  EXPECT_EQ(mine.substr(mine.size() - poco.size()), poco) << mine;  // last, and no patch level
+  EXPECT_NE(mine.find("ptr=" + std::to_string(sizeof(void*))), std::string::npos) << mine;
+  EXPECT_NE(mine.find("debug=0"), std::string::npos) << mine;
+  EXPECT_EQ(SVC_SDK_BUILD_SIGNATURE, mine);
+  // _GLIBCXX_ASSERTIONS checks bounds without changing a layout: the same signature.
+  EXPECT_EQ(signatureWithGlibcxxAssertions(), mine);
+  // _GLIBCXX_DEBUG swaps in containers with other layouts: another signature, the kernel refuses.
+  std::string debug = signatureWithGlibcxxDebug();
+  EXPECT_NE(debug.find("debug=1"), std::string::npos) << debug;
+  EXPECT_NE(abiMismatch(
+                AbiInfo{SVC_SDK_VERSION_MAJOR, SVC_SDK_VERSION_MINOR, signatureWithGlibcxxDebug()}),
+            "");
 }
 
 TEST(BearerCredential, TheSchemeIsCaseInsensitiveAndBlanksAroundTheCredentialAreSkipped) {

@@ -5,6 +5,8 @@
 // the auth plugin's tables.
 #pragma once
 
+#include <svc/sdk/services.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -96,7 +98,7 @@ class AccountService {
 /// SameSite=Lax, Path=/); the Authenticator accepts it on GET and HEAD only.
 inline constexpr const char* kSessionCookie = "svc_session";
 
-/// Service name of the AccountService.
-inline constexpr const char* kAccountService = "svc.accounts.v1";
+/// The key of the AccountService.
+inline constexpr ServiceKey<AccountService> kAccountService{"svc.accounts.v1"};
 
 }  // namespace svc::sdk

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <svc/sdk/http.h>
+#include <svc/sdk/services.h>
 
 #include <optional>
 #include <string>
@@ -41,9 +42,10 @@ class IdentityDirectory {
                                           const std::string& identity_uuid) = 0;
 };
 
-/// Service name of the Authenticator.
-inline constexpr const char* kAuthenticatorService = "svc.authenticator.v1";
-/// Service name of the IdentityDirectory.
-inline constexpr const char* kIdentityDirectoryService = "svc.identity-directory.v1";
+/// The key of the Authenticator service.
+inline constexpr ServiceKey<Authenticator> kAuthenticatorService{"svc.authenticator.v1"};
+/// The key of the IdentityDirectory service.
+inline constexpr ServiceKey<IdentityDirectory> kIdentityDirectoryService{
+    "svc.identity-directory.v1"};
 
 }  // namespace svc::sdk

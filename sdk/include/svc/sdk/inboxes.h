@@ -5,6 +5,8 @@
 // taken address leaves nothing behind. When no plugin offers it, identities have no email.
 #pragma once
 
+#include <svc/sdk/services.h>
+
 #include <Poco/Data/Session.h>
 
 #include <map>
@@ -62,7 +64,8 @@ inline bool isValidInboxLocalPart(std::string_view local) {
   return true;
 }
 
-/// Service name of the InboxProvisioning service.
-inline constexpr const char* kInboxProvisioningService = "svc.inbox-provisioning.v1";
+/// The key of the InboxProvisioning service.
+inline constexpr ServiceKey<InboxProvisioning> kInboxProvisioningService{
+    "svc.inbox-provisioning.v1"};
 
 }  // namespace svc::sdk

@@ -4,6 +4,8 @@
 // inbox, say) asks it and answers 402 `subscription_required` when the plan is not active.
 #pragma once
 
+#include <svc/sdk/services.h>
+
 #include <string>
 
 namespace svc::sdk {
@@ -16,7 +18,7 @@ class PlanService {
   virtual bool isActive(const std::string& account_id) = 0;
 };
 
-/// Service name of the PlanService.
-inline constexpr const char* kPlanService = "svc.plans.v1";
+/// The key of the PlanService.
+inline constexpr ServiceKey<PlanService> kPlanService{"svc.plans.v1"};
 
 }  // namespace svc::sdk

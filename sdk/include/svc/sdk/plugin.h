@@ -4,6 +4,12 @@
 // configure() → migrations applied → registerRoutes()/registerServices() → start() → serve →
 // stop() in reverse order → objects destroyed. Libraries stay loaded until the process exits, so
 // nothing a plugin made can outlive its code.
+//
+// configure → migrate → register runs one plugin at a time in dependency order, so in configure() a
+// plugin finds the services of the plugins it requires; every other service is found from start()
+// on (services.h says more). The lifecycle methods run on one thread; route handlers and the
+// services a plugin offers are then called from many worker threads at once and must be
+// thread-safe.
 #pragma once
 
 #include <svc/sdk/auth.h>
@@ -79,7 +85,8 @@ class PluginContext {
   virtual Database& database() const = 0;
   /// @return the event bus.
   virtual EventBus& events() const = 0;
-  /// @return the service registry (for lookups; offers happen in registerServices()).
+  /// @return the service registry, for lookups: in configure() for the required plugins' services,
+  /// in start() and later for the rest (offers happen in registerServices()).
   virtual ServiceRegistry& services() const = 0;
   /// @return data.dir, where a plugin keeps files (in a subdirectory named after itself).
   virtual std::string dataDir() const = 0;
