@@ -8,7 +8,7 @@ SVC_BUILD_PACKAGES=(build-essential cmake ccache pkg-config git libpoco-dev libb
 # libnet-ssleay-perl and libio-socket-ssl-perl: swaks's STARTTLS (only Recommends, which we skip).
 # clang and libfuzzer-14-dev: the libFuzzer targets (tools/fuzz.sh).
 SVC_TEST_PACKAGES=(googletest libgtest-dev libbenchmark-dev mariadb-server mariadb-client wrk procps
-  curl python3 openssl chromium qrencode swaks dnsmasq-base postfix python3-dkim
+  curl jq python3 openssl chromium qrencode swaks dnsmasq-base postfix python3-dkim
   libnet-ssleay-perl libio-socket-ssl-perl clang libfuzzer-14-dev)
 
 svc_install_packages() {

@@ -44,6 +44,15 @@ echo "$answer"
 [ "$answer" = '{"message":"Howdy, agent!"}' ] || { echo "unexpected answer" >&2; exit 1; }
 curl -sf "http://127.0.0.1:$port/api/health/" | grep -q '"name":"hello"'
 
+# The plugin reads its own keys and shared ones, never the operator's or the database's secrets.
+sees=$(sed -n 's/.*hello configured; it sees //p' "$work/svcd.log")
+for key in hello.greeting public.base_url data.dir; do
+  grep -qw "$key" <<<"$sees" || { echo "hello does not see $key: $sees" >&2; exit 1; }
+done
+for key in admin.token db.url auth.rate.token_per_minute plugins.dir; do
+  if grep -qw "$key" <<<"$sees"; then echo "hello sees $key: $sees" >&2; exit 1; fi
+done
+
 # hello declares its own event type, hello.greeted, and publishes it: ?types= selects it.
 op() { curl -sf -X POST -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
   "http://127.0.0.1:$admin$1" -d "$2"; }
@@ -78,4 +87,4 @@ grep -q "unknown event type 'note.created'" <<<"$refused" || { echo "$refused" >
 # hello's own metric is on the operator's /metrics.
 metrics=$(curl -sf -H "Authorization: Bearer $token" "http://127.0.0.1:$admin/metrics")
 grep -qx 'svc_hello_greetings_total 1' <<<"$metrics" || { echo "$metrics" >&2; exit 1; }
-echo "2 passed, 0 failed"
+echo "3 passed, 0 failed"

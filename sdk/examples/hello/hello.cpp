@@ -23,7 +23,13 @@ class HelloPlugin : public svc::sdk::Plugin {
     greeting_ = context.config().getString("hello.greeting");
     // Served on the operator's GET /metrics; a plugin's names begin with svc_<plugin>_.
     greeted_ = context.metrics().counter("svc_hello_greetings_total", "greetings published");
-    context.logger().information("hello configured");
+    // A plugin reads only its own keys and those others declare shared: say which it sees
+    // (public.base_url, data.dir, server.host, server.port, hello.*; never admin.token or db.url).
+    std::vector<std::string> visible;
+    listKeys(context.config(), "", visible);
+    std::string list;
+    for (const auto& key : visible) list += (list.empty() ? "" : " ") + key;
+    context.logger().information("hello configured; it sees " + list);
   }
 
   std::vector<svc::sdk::Migration> migrations() const override { return {}; }
@@ -65,6 +71,16 @@ class HelloPlugin : public svc::sdk::Plugin {
   void stop() override {}
 
  private:
+  static void listKeys(const Poco::Util::AbstractConfiguration& config, const std::string& under,
+                       std::vector<std::string>& out) {
+    Poco::Util::AbstractConfiguration::Keys children;
+    config.keys(under, children);
+    if (children.empty() && !under.empty()) out.push_back(under);
+    for (const auto& child : children) {
+      listKeys(config, under.empty() ? child : under + "." + child, out);
+    }
+  }
+
   svc::sdk::PluginInfo info_;
   svc::sdk::PluginContext* context_ = nullptr;
   std::string greeting_;
