@@ -79,33 +79,32 @@ std::string braces(const std::string& labels) {
   return labels.empty() ? std::string() : "{" + labels + "}";
 }
 
-class CounterSeries : public Metrics::Series, public sdk::Counter {
+// One number, a counter's or a gauge's, and how it is written.
+class ValueSeries : public Metrics::Series {
+ public:
+  void render(std::ostream& out, const std::string& name,
+              const std::string& labels) const override {
+    out << name << braces(labels) << " " << number(current()) << "\n";
+  }
+
+ protected:
+  double current() const { return value_.load(std::memory_order_relaxed); }
+  std::atomic<double> value_{0};
+};
+
+class CounterSeries : public ValueSeries, public sdk::Counter {
  public:
   void increment(double by) override {
     if (by > 0) addTo(value_, by);
   }
-  double value() const override { return value_.load(std::memory_order_relaxed); }
-  void render(std::ostream& out, const std::string& name,
-              const std::string& labels) const override {
-    out << name << braces(labels) << " " << number(value()) << "\n";
-  }
-
- private:
-  std::atomic<double> value_{0};
+  double value() const override { return current(); }
 };
 
-class GaugeSeries : public Metrics::Series, public sdk::Gauge {
+class GaugeSeries : public ValueSeries, public sdk::Gauge {
  public:
   void set(double v) override { value_.store(v, std::memory_order_relaxed); }
   void add(double by) override { addTo(value_, by); }
-  double value() const override { return value_.load(std::memory_order_relaxed); }
-  void render(std::ostream& out, const std::string& name,
-              const std::string& labels) const override {
-    out << name << braces(labels) << " " << number(value()) << "\n";
-  }
-
- private:
-  std::atomic<double> value_{0};
+  double value() const override { return current(); }
 };
 
 class HistogramSeries : public Metrics::Series, public sdk::Histogram {
