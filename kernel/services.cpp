@@ -1,7 +1,5 @@
 #include "services.h"
 
-#include <svc/sdk/util.h>
-
 #include <stdexcept>
 #include <vector>
 
@@ -43,38 +41,6 @@ std::map<std::string, std::string> ServiceTable::owners() const {
 void ServiceTable::clear() {
   std::unique_lock lock(mutex_);
   services_.clear();
-}
-
-sdk::Event InProcessEventBus::publish(const std::string& type, const std::string& account,
-                                      const std::string& identity, Poco::JSON::Object::Ptr object,
-                                      Poco::Data::Session* /*transaction*/) {
-  sdk::Event event;
-  event.sequence = ++sequence_;
-  event.id = sdk::newUuid();
-  event.type = type;
-  event.created_us = sdk::nowMicros();
-  event.account = account;
-  event.identity = identity;
-  event.object = object ? object : Poco::JSON::Object::Ptr(new Poco::JSON::Object);
-  std::vector<std::function<void(const sdk::Event&)>> targets;
-  {
-    std::lock_guard lock(mutex_);
-    for (auto& [token, fn] : subscribers_) targets.push_back(fn);
-  }
-  for (auto& fn : targets) fn(event);
-  return event;
-}
-
-std::uint64_t InProcessEventBus::subscribe(std::function<void(const sdk::Event&)> fn) {
-  std::lock_guard lock(mutex_);
-  std::uint64_t token = next_token_++;
-  subscribers_.emplace(token, std::move(fn));
-  return token;
-}
-
-void InProcessEventBus::unsubscribe(std::uint64_t token) {
-  std::lock_guard lock(mutex_);
-  subscribers_.erase(token);
 }
 
 }  // namespace svc::kernel

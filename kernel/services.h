@@ -1,10 +1,8 @@
-// The service registry and the in-process event bus handed to plugins.
+// The service registry handed to plugins: one table, and each plugin's view of it.
 #pragma once
 
-#include <svc/sdk/events.h>
 #include <svc/sdk/services.h>
 
-#include <atomic>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
@@ -56,23 +54,6 @@ class OwnedServices : public sdk::ServiceRegistry {
  private:
   ServiceTable& table_;
   std::string owner_;
-};
-
-/// Events delivered in-process to subscribers, numbered by a process-wide sequence. The durable,
-/// multi-process log replaces the numbering with a stored one behind the same interface.
-class InProcessEventBus : public sdk::EventBus {
- public:
-  sdk::Event publish(const std::string& type, const std::string& account,
-                     const std::string& identity, Poco::JSON::Object::Ptr object,
-                     Poco::Data::Session* transaction) override;
-  std::uint64_t subscribe(std::function<void(const sdk::Event&)> fn) override;
-  void unsubscribe(std::uint64_t token) override;
-
- private:
-  std::atomic<std::int64_t> sequence_{0};
-  std::mutex mutex_;
-  std::uint64_t next_token_ = 1;
-  std::map<std::uint64_t, std::function<void(const sdk::Event&)>> subscribers_;
 };
 
 }  // namespace svc::kernel

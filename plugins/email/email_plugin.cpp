@@ -16,6 +16,7 @@
 #include <svc/sdk/pagination.h>
 #include <svc/sdk/plans.h>
 #include <svc/sdk/plugin.h>
+#include <svc/sdk/rate_limit.h>
 #include <svc/sdk/util.h>
 
 #include <Poco/Data/Statement.h>
@@ -1365,11 +1366,9 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
         // The oldest of the last `limit` sends leaves the window first.
         auto wait =
             (times.back() + static_cast<std::int64_t>(seconds) * 1000000 - now_us) / 1000000 + 1;
-        throw sdk::HttpError(429, "throttled",
-                             "This identity may send " + std::to_string(limit) + " messages " +
-                                 what + "; try again later.")
-            .extra("retry_after_seconds", static_cast<int>(wait))
-            .header("Retry-After", std::to_string(wait));
+        throw sdk::RateLimiter::throttled(
+            static_cast<int>(wait),
+            "messages from this identity (it may send " + std::to_string(limit) + " " + what + ")");
       }
     }
   }
