@@ -497,6 +497,28 @@ TEST_F(Email, SendingValidationAndFences) {
   EXPECT_EQ(call("GET", "/api/email-inbox/?identity=" + b.uuid, "", alice_key).status, 403);
 }
 
+// An identity's sending is limited per hour and per day; past it, 429 in the contract's
+// throttled shape, with how long to wait, and nothing is sent.
+TEST_F(Email, SendingLimitAnswers429WithRetryAfter) {
+  svcd_.reset();
+  key_.clear();
+  startSvcd({"--set", "email.send.per_hour=3"});
+  Ident a = identity("Alice", "alice");
+  Ident b = identity("Bob", "bob");
+  composeMany(a, b.address, 3);
+  auto r = call("POST", "/api/email-messages/compose/?identity=" + a.uuid,
+                "{\"to_email\":\"" + b.address + "\",\"subject\":\"n3\",\"content\":\"c\"}");
+  ASSERT_EQ(r.status, 429) << r.body;
+  EXPECT_EQ(r.json()->getValue<std::string>("code"), "throttled");
+  const int wait = r.json()->getValue<int>("retry_after_seconds");
+  EXPECT_GT(wait, 3000);  // the oldest of the three leaves the hour's window in about an hour
+  EXPECT_LE(wait, 3601);
+  EXPECT_EQ(r.header("retry-after"), std::to_string(wait));
+  EXPECT_NE(r.json()->getValue<std::string>("detail").find("3 an hour"), std::string::npos)
+      << r.body;
+  EXPECT_EQ(messages("identity=" + a.uuid + "&direction=outgoing")->size(), 3u);
+}
+
 TEST_F(Email, ReadStateListsFiltersAndCursor) {
   Ident a = identity("Alice", "alice");
   Ident b = identity("Bob", "bob");
