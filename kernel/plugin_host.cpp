@@ -275,9 +275,8 @@ void PluginHost::prepare(SqlDatabase& db, sdk::EventBus& events, ServiceTable& s
     p->services = std::make_unique<OwnedServices>(services, p->name);
     p->metrics = (metrics ? *metrics : unserved_metrics_).registryFor(p->name);
     std::string dir = Poco::Path(data_dir_).append(p->name + "/").toString();
-    p->context =
-        std::make_unique<ContextImpl>(scopedConfig(*p), p->name, db, events, *p->services, dir,
-                                      *p->metrics);
+    p->context = std::make_unique<ContextImpl>(scopedConfig(*p), p->name, db, events, *p->services,
+                                               dir, *p->metrics);
     try {
       p->plugin->configure(*p->context);
     } catch (...) {
