@@ -272,7 +272,7 @@ Poco::AutoPtr<ScopedConfiguration> PluginHost::scopedConfig(const LoadedPlugin& 
 void PluginHost::prepare(SqlDatabase& db, sdk::EventBus& events, ServiceTable& services,
                          Router& router, Router& operator_router, Metrics* metrics) {
   for (auto& p : plugins_) {
-    p->services = std::make_unique<OwnedServices>(services, p->name);
+    p->services = std::make_unique<OwnedServices>(services, p->name, &p->plugin->info());
     p->metrics = (metrics ? *metrics : unserved_metrics_).registryFor(p->name);
     std::string dir = Poco::Path(data_dir_).append(p->name + "/").toString();
     p->context = std::make_unique<ContextImpl>(scopedConfig(*p), p->name, db, events, *p->services,

@@ -1,10 +1,12 @@
 // The service registry handed to plugins: one table, and each plugin's view of it.
 #pragma once
 
+#include <svc/sdk/plugin.h>
 #include <svc/sdk/services.h>
 
 #include <map>
 #include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <vector>
@@ -36,17 +38,18 @@ class ServiceTable : public sdk::ServiceRegistry {
   std::map<std::string, std::shared_ptr<const sdk::OfferedService>> services_;
 };
 
-/// One plugin's view of the table: offers are recorded under its name.
+/// One plugin's view of the table: offers are recorded under its name and held to its
+/// declarations. Offering a service the plugin does not list in PluginInfo::offers_services is
+/// refused (a programming error found at its first start); looking up one it lists in neither
+/// uses_services nor offers_services still works but is logged once per name, so the
+/// declarations `svcctl plugins` shows stay true.
 class OwnedServices : public sdk::ServiceRegistry {
  public:
-  OwnedServices(ServiceTable& table, std::string owner) : table_(table), owner_(std::move(owner)) {}
+  /// @param declared the plugin's declarations, or nullptr to hold it to none (kernel tests).
+  OwnedServices(ServiceTable& table, std::string owner, const sdk::PluginInfo* declared = nullptr);
   void offerRaw(const std::string& name, const std::string& type,
-                std::shared_ptr<void> service) override {
-    table_.offer(name, type, owner_, std::move(service));
-  }
-  std::shared_ptr<const sdk::OfferedService> findRaw(const std::string& name) const override {
-    return table_.findRaw(name);
-  }
+                std::shared_ptr<void> service) override;
+  std::shared_ptr<const sdk::OfferedService> findRaw(const std::string& name) const override;
   std::vector<std::shared_ptr<const sdk::OfferedService>> offered() const override {
     return table_.offered();
   }
@@ -54,6 +57,9 @@ class OwnedServices : public sdk::ServiceRegistry {
  private:
   ServiceTable& table_;
   std::string owner_;
+  const sdk::PluginInfo* declared_;
+  mutable std::mutex reported_mutex_;
+  mutable std::set<std::string> reported_;
 };
 
 }  // namespace svc::kernel

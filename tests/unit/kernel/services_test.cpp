@@ -117,5 +117,33 @@ TEST(Services, OfferingANameTwiceIsRefusedNamingTheFirstOwner) {
   }
 }
 
+TEST(Services, APluginOffersOnlyWhatItDeclares) {
+  ServiceTable table;
+  sdk::PluginInfo info;
+  info.name = "auth";
+  info.offers_services = {sdk::kPlanService.name};
+  OwnedServices auth(table, "auth", &info);
+  auth.offer(sdk::kPlanService, std::make_shared<AlwaysActive>());
+  try {
+    auth.offer(kPlansV2, std::make_shared<AlwaysActive>());
+    FAIL() << "an undeclared offer was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(),
+                 "plugin 'auth' offers service 'svc.plans.v2' without declaring it in "
+                 "PluginInfo::offers_services");
+  }
+  EXPECT_EQ(table.findRaw("svc.plans.v2"), nullptr);
+}
+
+TEST(Services, AnUndeclaredLookupStillFindsTheService) {
+  ServiceTable table;
+  OwnedServices(table, "auth").offer(sdk::kPlanService, std::make_shared<AlwaysActive>());
+  sdk::PluginInfo info;
+  info.name = "email";  // declares no use of plans: logged once, still served
+  OwnedServices email(table, "email", &info);
+  EXPECT_NE(email.find(sdk::kPlanService), nullptr);
+  EXPECT_NE(email.find(sdk::kPlanService), nullptr);
+}
+
 }  // namespace
 }  // namespace svc::kernel
