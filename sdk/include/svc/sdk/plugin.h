@@ -62,11 +62,12 @@ struct PluginInfo {
   std::vector<std::string> requires_plugins;  ///< Plugins that must be loaded and start first.
   std::vector<ConfigKey> config;              ///< The keys it reads, with defaults.
   std::vector<EventType> events;              ///< The event types it publishes.
-  /// The services it offers (names such as sdk::kAuthenticatorService), as a declaration that
-  /// `GET /admin/plugins` (`svcctl plugins --json`) shows; offering still happens in
-  /// registerServices().
+  /// The services it offers (names such as sdk::kAuthenticatorService.name), which
+  /// `GET /admin/plugins` (`svcctl plugins --json`) shows. Offering happens in registerServices();
+  /// offering a service not listed here is refused, and the plugin with it.
   std::vector<std::string> offers_services;
-  /// The services it looks up, whoever offers them (a declaration, shown as above).
+  /// The services it looks up, whoever offers them (shown as above). Looking up one not listed
+  /// here or in offers_services still works, but the kernel logs it once as a warning.
   std::vector<std::string> uses_services;
 };
 
