@@ -3,7 +3,7 @@
 // and approves or denies, and the agent's waiting poll gets its answer.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Svcd, startProvider, launchBrowser } from './lib.mjs';
+import { Svcd, startProvider, launchBrowser, freePort } from './lib.mjs';
 
 const KEY_PATTERN = /^svc_mgmt_[0-9A-Za-z]{49}$/;
 let browser;
@@ -28,10 +28,14 @@ async function signInLocally(page, email, password) {
 }
 
 test('device login through an OpenID Connect provider, approved in the browser', async () => {
-  const port = await (await import('./lib.mjs')).freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const provider = await startProvider({ redirectUri: `${base}/dashboard/login/callback` });
-  // The dashboard's own port must be known before the provider is, for the redirect URI.
+  // The dashboard's own port must be known before the provider is configured, for the redirect URI.
+  let port;
+  let base;
+  const provider = await startProvider({ redirectUri: async () => {
+    port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    return `${base}/dashboard/login/callback`;
+  } });
   const svcd = await Svcd.start({ 'server.port': port, 'public.base_url': base,
     'auth.oidc.issuer': provider.issuer, 'auth.oidc.client_id': provider.clientId,
     'auth.oidc.client_secret': provider.clientSecret, 'auth.local_users': 'false' }).catch(async (e) => {

@@ -5,6 +5,7 @@
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,15 +15,33 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 export const buildDir = process.env.SVC_BUILD_DIR || path.resolve(here, '../../build');
 export const binDir = path.join(buildDir, 'bin');
 
+// A port nothing listens on now. It is free only until someone binds it, so a listener the test
+// owns binds port 0 itself (listenOnLoopback); this is for svcd, which is told its port. A port is
+// handed out once per process: the kernel may offer a just-closed port again.
+const handedOut = new Set();
 export async function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
+  for (;;) {
+    const port = await new Promise((resolve, reject) => {
+      const server = createServer();
+      server.unref();
+      server.on('error', reject);
+      server.listen(0, '127.0.0.1', () => {
+        const { port: p } = server.address();
+        server.close(() => resolve(p));
+      });
     });
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+}
+
+// Binds server to a port the kernel picks on 127.0.0.1. @return that port.
+export function listenOnLoopback(server) {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve(server.address().port));
   });
 }
 
@@ -139,15 +158,16 @@ export class Svcd {
 }
 
 // An OpenID Connect provider on loopback: node's oidc-provider with its development login and
-// consent pages (any login name signs in as that name), PKCE required, RS256 ID tokens.
+// consent pages (any login name signs in as that name), PKCE required, RS256 ID tokens. Its port is
+// bound before anything else picks one; redirectUri is an async function called after that.
 export async function startProvider({ redirectUri, clientId = 'svc-dashboard', clientSecret = 'provider-secret' }) {
   const { default: Provider } = await import('oidc-provider');
-  const port = await freePort();
-  const issuer = `http://127.0.0.1:${port}`;
+  const server = createHttpServer();
+  const issuer = `http://127.0.0.1:${await listenOnLoopback(server)}`;
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const jwk = { ...privateKey.export({ format: 'jwk' }), kid: 'test-key', use: 'sig', alg: 'RS256' };
   const provider = new Provider(issuer, {
-    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: [redirectUri],
+    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: [await redirectUri()],
       response_types: ['code'], grant_types: ['authorization_code'] }],
     pkce: { required: () => true, methods: ['S256'] },
     jwks: { keys: [jwk] },
@@ -159,8 +179,7 @@ export async function startProvider({ redirectUri, clientId = 'svc-dashboard', c
     }),
   });
   provider.on('server_error', (ctx, err) => console.error('oidc-provider error', err));
-  const server = provider.listen(port);
-  await new Promise((resolve) => server.once('listening', resolve));
+  server.on('request', provider.callback());
   return { issuer, clientId, clientSecret, close: () => new Promise((r) => server.close(r)) };
 }
 

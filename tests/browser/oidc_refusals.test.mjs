@@ -6,12 +6,13 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { generateKeyPairSync, createSign, createHmac, randomBytes } from 'node:crypto';
-import { Svcd, freePort } from './lib.mjs';
+import { Svcd, listenOnLoopback } from './lib.mjs';
 
 const b64 = (v) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url');
 
-function misbehavingProvider(port, clientId) {
-  const issuer = `http://127.0.0.1:${port}`;
+// Listens on a port of its own choosing; issuer is known once listening resolves.
+function misbehavingProvider(clientId) {
+  let issuer;
   const good = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const other = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const pending = new Map();  // code -> nonce
@@ -77,14 +78,19 @@ function misbehavingProvider(port, clientId) {
     res.writeHead(404);
     return res.end();
   });
-  return { issuer, state, server, listening: new Promise((r) => server.listen(port, '127.0.0.1', r)) };
+  const self = { state, server };
+  self.listening = listenOnLoopback(server).then((port) => {
+    issuer = `http://127.0.0.1:${port}`;
+    self.issuer = issuer;
+  });
+  return self;
 }
 
 let svcd;
 let provider;
 
 before(async () => {
-  provider = misbehavingProvider(await freePort(), 'svc-dashboard');
+  provider = misbehavingProvider('svc-dashboard');
   await provider.listening;
   svcd = await Svcd.start({ 'auth.oidc.issuer': provider.issuer, 'auth.oidc.client_id': 'svc-dashboard',
     'auth.oidc.client_secret': 's3cret' });
