@@ -330,6 +330,27 @@ sdk::Response Pipeline::refusal(int status, const std::string& code, const std::
   return out;
 }
 
+void readTarget(const std::string& target, sdk::Request& req) {
+  if (target.empty() || target.front() != '/') {
+    throw sdk::HttpError(400, "invalid", "The request target must be an absolute path.");
+  }
+  std::size_t cut = target.find_first_of("?#");
+  req.path = target.substr(0, cut);
+  if (cut != std::string::npos && target[cut] == '?') {
+    std::string raw_query = target.substr(cut + 1, target.find('#', cut) - cut - 1);
+    try {
+      Poco::URI parsed("/?" + raw_query);
+      for (auto& [k, v] : parsed.getQueryParameters()) req.query.emplace(k, v);
+    } catch (const Poco::Exception&) {
+      throw sdk::HttpError::invalid("query", "malformed query string");
+    }
+  }
+  auto content_type = req.headers.find("content-type");
+  req.content_type = mediaType(content_type == req.headers.end() ? "" : content_type->second);
+  // HEAD is GET without the body: handlers see GET, and the connection leaves the body out.
+  if (req.method == "HEAD") req.method = "GET";
+}
+
 Served Pipeline::serve(IncomingRequest& in) {
   const auto started = Clock::now();
   const http::RequestHead& head = in.head;
@@ -346,25 +367,7 @@ Served Pipeline::serve(IncomingRequest& in) {
   sdk::Response& out = served.response;
   try {
     for (auto& [name, value] : head.fields) req.headers[Poco::toLower(name)] = value;
-    const std::string& uri = head.target;
-    if (uri.empty() || uri.front() != '/') {
-      throw sdk::HttpError(400, "invalid", "The request target must be an absolute path.");
-    }
-    std::size_t cut = uri.find_first_of("?#");
-    req.path = uri.substr(0, cut);
-    if (cut != std::string::npos && uri[cut] == '?') {
-      std::string raw_query = uri.substr(cut + 1, uri.find('#', cut) - cut - 1);
-      try {
-        Poco::URI parsed("/?" + raw_query);
-        for (auto& [k, v] : parsed.getQueryParameters()) req.query.emplace(k, v);
-      } catch (const Poco::Exception&) {
-        throw sdk::HttpError::invalid("query", "malformed query string");
-      }
-    }
-    const std::string* content_type = head.field("content-type");
-    req.content_type = mediaType(content_type ? *content_type : "");
-    // HEAD is GET without the body: handlers see GET, and the connection leaves the body out.
-    if (req.method == "HEAD") req.method = "GET";
+    readTarget(head.target, req);
 
     RouteMatch match = rt_.router->match(req.method, req.path);
     if (match.status == RouteMatch::Status::kFound) {

@@ -26,6 +26,11 @@ sdk::Response errorResponse(const sdk::HttpError& e, const std::string& request_
 /// else a new UUID.
 std::string chooseRequestId(const std::string& client);
 
+/// Reads a request target (`/path?query`) and the content type from req.headers into req; HEAD
+/// becomes GET. @throws sdk::HttpError 400 for a target that is not an absolute path or a
+/// malformed query.
+void readTarget(const std::string& target, sdk::Request& req);
+
 /// A request as its connection read it: the head and the whole body.
 struct IncomingRequest {
   const http::RequestHead& head;

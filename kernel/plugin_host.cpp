@@ -239,15 +239,29 @@ void PluginHost::load(const std::string& dir, const std::string& enabled) {
       names.push_back(name);
     }
   }
+  std::vector<std::unique_ptr<LoadedPlugin>> loaded;
+  for (std::size_t i = 0; i < files.size(); ++i)
+    loaded.push_back(loadPluginFile(files[i], names[i]));
+  add(std::move(loaded));
+}
+
+std::unique_ptr<LoadedPlugin> adoptPlugin(std::unique_ptr<sdk::Plugin> plugin) {
+  auto adopted = std::make_unique<LoadedPlugin>();
+  adopted->name = plugin->info().name;
+  adopted->file = "(linked in)";
+  adopted->plugin = std::move(plugin);
+  return adopted;
+}
+
+void PluginHost::add(std::vector<std::unique_ptr<LoadedPlugin>> loaded) {
   std::map<std::string, std::string> seen_names;
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    auto loaded = loadPluginFile(files[i], names[i]);
-    auto [it, inserted] = seen_names.emplace(loaded->name, loaded->file);
+  for (auto& p : loaded) {
+    auto [it, inserted] = seen_names.emplace(p->name, p->file);
     if (!inserted) {
-      throw PluginError(loaded->name, "duplicate plugin name: both " + it->second + " and " +
-                                          loaded->file + " are named '" + loaded->name + "'");
+      throw PluginError(p->name, "duplicate plugin name: both " + it->second + " and " + p->file +
+                                     " are named '" + p->name + "'");
     }
-    plugins_.push_back(std::move(loaded));
+    plugins_.push_back(std::move(p));
   }
   orderByDependency(plugins_);
   for (auto& p : plugins_) {

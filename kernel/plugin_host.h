@@ -72,6 +72,10 @@ std::unique_ptr<LoadedPlugin> loadPluginFileAgainstForTest(const std::string& pa
 /// @throws PluginError for a missing dependency or a cycle (naming the cycle).
 void orderByDependency(std::vector<std::unique_ptr<LoadedPlugin>>& plugins);
 
+/// Wraps a plugin object that is linked into the process instead of loaded from a library (the
+/// SDK's test kit); it needs no handshake, having been compiled with the kernel's own headers.
+std::unique_ptr<LoadedPlugin> adoptPlugin(std::unique_ptr<sdk::Plugin> plugin);
+
 class PluginHost {
  public:
   PluginHost(Poco::Util::LayeredConfiguration& config, ConfigLayers& layers, std::string data_dir);
@@ -82,6 +86,9 @@ class PluginHost {
   /// their declared event types to eventTypes() (a malformed or doubly declared type refuses
   /// start).
   void load(const std::string& dir, const std::string& enabled);
+  /// What load() does once the libraries are open: rejects duplicate names, orders by
+  /// dependency and takes the declarations. Call it once, with every plugin.
+  void add(std::vector<std::unique_ptr<LoadedPlugin>> loaded);
   /// configure → migrate → register (routes, services) for each, in order. Routes that need the
   /// operator go to operator_router (the admin listener), the rest to router. Plugins register
   /// their metrics in metrics (nullptr: in a registry of the host's own, never served).

@@ -24,6 +24,9 @@ test -f "$work/prefix/lib/systemd/system/svcd.service"
 cmake -S "$src/sdk/examples/hello" -B "$work/hello" -DCMAKE_PREFIX_PATH="$work/prefix" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$work/hello" >/dev/null
+# Its unit test, written with the installed test kit, built and run out of tree too.
+test -x "$work/hello/hello_test" || { echo "hello_test was not built" >&2; exit 1; }
+"$work/hello/hello_test" --gtest_brief=1
 cp "$work/hello/svc_plugin_hello.so" "$work/prefix/lib/svc/plugins/"
 
 # With the bundled auth plugin beside it, so a key can read the event stream.
@@ -87,4 +90,4 @@ grep -q "unknown event type 'note.created'" <<<"$refused" || { echo "$refused" >
 # hello's own metric is on the operator's /metrics.
 metrics=$(curl -sf -H "Authorization: Bearer $token" "http://127.0.0.1:$admin/metrics")
 grep -qx 'svc_hello_greetings_total 1' <<<"$metrics" || { echo "$metrics" >&2; exit 1; }
-echo "3 passed, 0 failed"
+echo "4 passed, 0 failed"

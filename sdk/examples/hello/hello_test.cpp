@@ -1,0 +1,54 @@
+// hello's unit test, written with the SDK's test kit (SvcSdk::testing): the plugin library is
+// loaded with svcd's own handshake and served by the kernel's own pipeline, in process.
+#include <svc/sdk/testing.h>
+
+#include <gtest/gtest.h>
+
+using svc::sdk::testing::HarnessOptions;
+using svc::sdk::testing::managementPrincipal;
+using svc::sdk::testing::PluginHarness;
+using svc::sdk::testing::RequestBuilder;
+
+namespace {
+
+constexpr const char* kAccount = "aaaaaaaa-0000-4000-8000-000000000000";
+
+class HelloTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    harness_.load(HELLO_PLUGIN_FILE);
+    harness_.start();
+  }
+  PluginHarness harness_{HarnessOptions{{{"hello.greeting", "Howdy"}}}};
+};
+
+TEST_F(HelloTest, GreetsWithTheConfiguredWord) {
+  auto answer = harness_.call(RequestBuilder::get("/api/hello/?name=agent"));
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  EXPECT_EQ(answer.json()->getValue<std::string>("message"), "Howdy, agent!");
+}
+
+TEST_F(HelloTest, PublishesItsOwnEventTypeAndCountsIt) {
+  auto refused = harness_.call(RequestBuilder::post("/api/hello/greetings/").json("{}"));
+  EXPECT_EQ(refused.status, 401);
+  auto greeted = harness_.call(RequestBuilder::post("/api/hello/greetings/")
+                                   .as(managementPrincipal(kAccount))
+                                   .json("{\"name\":\"ada\"}"));
+  ASSERT_EQ(greeted.status, 201) << greeted.body;
+  auto event = harness_.events().waitFor("hello.greeted", std::chrono::seconds(5));
+  ASSERT_TRUE(event);
+  EXPECT_EQ(event->account, kAccount);
+  EXPECT_EQ(event->object->getValue<std::string>("message"), "Howdy, ada!");
+  EXPECT_NE(harness_.metrics().find("svc_hello_greetings_total 1"), std::string::npos);
+}
+
+TEST_F(HelloTest, SeesOnlyItsOwnAndSharedConfiguration) {
+  const auto& config = harness_.configOf("hello");
+  EXPECT_EQ(config.getString("hello.greeting"), "Howdy");
+  EXPECT_TRUE(config.has("data.dir"));
+  EXPECT_TRUE(config.has("public.base_url"));
+  EXPECT_FALSE(config.has("admin.token"));
+  EXPECT_FALSE(config.has("db.url"));
+}
+
+}  // namespace
