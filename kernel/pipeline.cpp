@@ -287,8 +287,7 @@ void Pipeline::authenticate(const RouteEntry& entry, sdk::Request& req) {
   std::string target;
   if (kind == sdk::PrincipalKind::kIdentity) {
     if (!named.empty() && named != Poco::toLower(req.principal.bound_identity)) {
-      throw sdk::HttpError(403, "permission_denied",
-                           "This identity key is bound to another identity.");
+      throw sdk::HttpError::otherIdentity();
     }
     target = req.principal.bound_identity;
   } else {

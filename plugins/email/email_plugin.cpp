@@ -5,6 +5,7 @@
 #include "data_dirs.h"
 #include "dkim.h"
 #include "dns_txt.h"
+#include "identity_fields.h"
 #include "mail_store.h"
 #include "mime.h"
 #include "relay.h"
@@ -154,8 +155,8 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
          "body.",
          {"thread_id"}},
     };
-    info_.offers_services = {sdk::kInboxProvisioningService.name};
-    info_.uses_services = {sdk::kIdentityDirectoryService.name, sdk::kPlanService.name};
+    info_.uses_services = {sdk::kIdentityDirectoryService.name, sdk::kPlanService.name,
+                           sdk::kIdentityExtensionsService.name};
     info_.requires_plugins = {"identities"};
     info_.config = {
         {"email.domains", "mail.localhost",
@@ -275,6 +276,10 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
         spool_dir_, [this](const std::vector<Spool::Record>& records, const Spool::Position& end) {
           fileSpooled(records, end);
         });
+    // Every identity gets its `email` part (and its primary inbox) from here.
+    context.services()
+        .require(sdk::kIdentityExtensionsService)
+        ->add(std::make_shared<EmailIdentityExtension>(std::make_shared<Provisioning>(*this)));
   }
 
   std::vector<sdk::Migration> migrations() const override { return MailStore::migrations(); }
@@ -333,9 +338,7 @@ class EmailPlugin : public sdk::Plugin, public SmtpDelivery {
         "An attachment's bytes.", [this](sdk::Request& r) { return download(r); });
   }
 
-  void registerServices(sdk::ServiceRegistry& services) override {
-    services.offer(sdk::kInboxProvisioningService, std::make_shared<Provisioning>(*this));
-  }
+  void registerServices(sdk::ServiceRegistry&) override {}
 
   void start() override {
     plans_ = context_->services().find(sdk::kPlanService);

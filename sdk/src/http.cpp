@@ -116,6 +116,10 @@ HttpError HttpError::notFound(const std::string& what) {
   return HttpError(404, "not_found", "The " + what + " was not found.");
 }
 
+HttpError HttpError::otherIdentity() {
+  return HttpError(403, "permission_denied", "This identity key is bound to another identity.");
+}
+
 Response Response::json(int status, const Poco::Dynamic::Var& body) {
   Response r;
   r.status = status;

@@ -1,6 +1,7 @@
 // Out-of-line destructors: each interface's vtable and type information live in the SDK library,
 // once, instead of in every plugin.
 #include <svc/sdk/accounts.h>
+#include <svc/sdk/identity_extensions.h>
 #include <svc/sdk/inboxes.h>
 #include <svc/sdk/plans.h>
 #include <svc/sdk/plugin.h>
@@ -22,6 +23,17 @@ Plugin::~Plugin() = default;
 PlanService::~PlanService() = default;
 AccountService::~AccountService() = default;
 InboxProvisioning::~InboxProvisioning() = default;
+IdentityExtension::~IdentityExtension() = default;
+IdentityExtensions::~IdentityExtensions() = default;
+
+const std::vector<IdentityCapability>& contractIdentityCapabilities() {
+  using Type = IdentityField::Type;
+  static const std::vector<IdentityCapability> capabilities = {
+      {"email", {{"email_identifier", Type::kString}, {"domain", Type::kString}}, {}},
+      {"phone", {{"provision_phone", Type::kBoolean}}, {"provision-phone"}},
+  };
+  return capabilities;
+}
 
 Migration Migration::portable(int version, std::string description,
                               std::vector<std::string> statements) {

@@ -81,14 +81,20 @@ TEST_F(Identities, PhonesAndInboxesAnswer503AndCreateNothingWithoutTheirPlugins)
   auto phone = call("POST", "/api/identities/", R"({"name":"p","provision_phone":true})");
   EXPECT_EQ(phone.status, 503) << phone.body;
   EXPECT_EQ(phone.code(), "service_unavailable");
+  EXPECT_NE(phone.json()->getValue<std::string>("detail").find("'phone'"), std::string::npos)
+      << "the refusal names the missing capability: " << phone.body;
   auto mail = call("POST", "/api/identities/", R"({"name":"m","email_identifier":"sales"})");
   EXPECT_EQ(mail.status, 503) << mail.body;
-  // A malformed identifier is 400 even where no inbox could be made at all.
+  EXPECT_NE(mail.json()->getValue<std::string>("detail").find("'email'"), std::string::npos)
+      << mail.body;
+  // The rule for local parts is the email plugin's: without it any identifier is refused the
+  // same way, and a field of the wrong type is still 400.
   for (const char* bad : {"-x", "a..b"}) {
     auto bad_mail = call("POST", "/api/identities/",
                          std::string(R"({"name":"m","email_identifier":")") + bad + "\"}");
-    EXPECT_EQ(bad_mail.status, 400) << bad << " " << bad_mail.body;
+    EXPECT_EQ(bad_mail.status, 503) << bad << " " << bad_mail.body;
   }
+  EXPECT_EQ(call("POST", "/api/identities/", R"({"name":"m","email_identifier":7})").status, 400);
   EXPECT_EQ(count(), 0);
   auto uuid =
       call("POST", "/api/identities/", R"({"name":"q"})").json()->getValue<std::string>("uuid");
@@ -96,7 +102,9 @@ TEST_F(Identities, PhonesAndInboxesAnswer503AndCreateNothingWithoutTheirPlugins)
   EXPECT_EQ(
       call("POST", "/api/identities/" + uuid + "/provision-phone/", R"({"country_code":"USA"})")
           .status,
-      400);
+      503);
+  // An action no capability has is not found.
+  EXPECT_EQ(call("POST", "/api/identities/" + uuid + "/teleport/", "{}").status, 404);
   EXPECT_TRUE(call("GET", "/api/identities/" + uuid + "/").json()->isNull("phone"));
 }
 

@@ -128,6 +128,9 @@ class HttpError : public std::runtime_error {
   static HttpError invalid(const std::string& field, const std::string& message);
   /// 404 `not_found`. @param what the kind of thing that was not found.
   static HttpError notFound(const std::string& what = "resource");
+  /// 403 `permission_denied`: an identity key named another identity than its own (the fence
+  /// every identity-scoped route keeps, in the kernel and in plugins alike).
+  static HttpError otherIdentity();
 
  private:
   int status_;

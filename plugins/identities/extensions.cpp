@@ -1,0 +1,129 @@
+#include "extensions.h"
+
+#include <svc/sdk/util.h>
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+
+namespace svc::plugins::identities {
+
+namespace {
+
+// A create field "asks" for its capability unless absent, null, false or empty; a value of the
+// wrong type is 400 naming the field, with or without the capability.
+bool asks(const sdk::Request& r, const sdk::IdentityField& field) {
+  if (field.type == sdk::IdentityField::Type::kBoolean) {
+    return r.boolField(field.name).value_or(false);
+  }
+  return !r.stringField(field.name).value_or("").empty();
+}
+
+}  // namespace
+
+sdk::HttpError capabilityMissing(const std::string& capability) {
+  return sdk::HttpError(503, "service_unavailable",
+                        "This server does not provide the identity capability '" + capability +
+                            "' (the plugin that provides it is not enabled), so nothing was "
+                            "created; ask the operator to enable it.");
+}
+
+void Extensions::add(std::shared_ptr<sdk::IdentityExtension> extension) {
+  const sdk::IdentityCapability& c = extension->capability();
+  std::unique_lock lock(mutex_);
+  if (c.name.empty() || by_name_.count(c.name)) {
+    throw std::invalid_argument("identity capability '" + c.name + "' is already provided");
+  }
+  for (const auto& [name, other] : by_name_) {
+    const auto& o = other->capability();
+    for (const auto& f : c.create_fields) {
+      for (const auto& g : o.create_fields) {
+        if (f.name == g.name) {
+          throw std::invalid_argument("identity field '" + f.name + "' is already '" + name +
+                                      "''s");
+        }
+      }
+    }
+    for (const auto& a : c.actions) {
+      if (std::count(o.actions.begin(), o.actions.end(), a)) {
+        throw std::invalid_argument("identity action '" + a + "' is already '" + name + "''s");
+      }
+    }
+  }
+  by_name_[c.name] = std::move(extension);
+}
+
+std::vector<std::shared_ptr<sdk::IdentityExtension>> Extensions::all() const {
+  std::shared_lock lock(mutex_);
+  std::vector<std::shared_ptr<sdk::IdentityExtension>> out;
+  for (const auto& [name, e] : by_name_) out.push_back(e);
+  return out;
+}
+
+std::shared_ptr<sdk::IdentityExtension> Extensions::forAction(const std::string& action) const {
+  std::shared_lock lock(mutex_);
+  for (const auto& [name, e] : by_name_) {
+    const auto& actions = e->capability().actions;
+    if (std::count(actions.begin(), actions.end(), action)) return e;
+  }
+  return nullptr;
+}
+
+void Extensions::validateCreate(const sdk::Request& r) const {
+  for (const auto& c : sdk::contractIdentityCapabilities()) {
+    {
+      std::shared_lock lock(mutex_);
+      if (by_name_.count(c.name)) continue;
+    }
+    for (const auto& f : c.create_fields) {
+      if (asks(r, f)) throw capabilityMissing(c.name);
+    }
+  }
+  for (const auto& e : all()) e->validate(r);
+}
+
+void Extensions::refuseAction(const std::string& action) const {
+  for (const auto& c : sdk::contractIdentityCapabilities()) {
+    if (std::count(c.actions.begin(), c.actions.end(), action)) throw capabilityMissing(c.name);
+  }
+  throw sdk::HttpError::notFound("action");
+}
+
+std::vector<std::string> Extensions::memberNames() const {
+  std::set<std::string> names;
+  for (const auto& c : sdk::contractIdentityCapabilities()) names.insert(c.name);
+  std::shared_lock lock(mutex_);
+  for (const auto& [name, e] : by_name_) names.insert(name);
+  return {names.begin(), names.end()};
+}
+
+Poco::JSON::Object::Ptr Extensions::json(
+    const Identity& i, const std::map<std::string, Poco::Dynamic::Var>& members) const {
+  Poco::JSON::Object::Ptr o = new Poco::JSON::Object;
+  o->set("uuid", i.uuid);
+  o->set("name", i.name);
+  for (const auto& name : memberNames()) {
+    auto it = members.find(name);
+    o->set(name, it == members.end() ? Poco::Dynamic::Var() : it->second);
+  }
+  o->set("created_dt", sdk::isoTimestamp(i.created_us));
+  o->set("updated_dt", sdk::isoTimestamp(i.updated_us));
+  return o;
+}
+
+std::vector<Poco::JSON::Object::Ptr> Extensions::json(const std::vector<Identity>& list) const {
+  std::vector<std::string> ids;
+  for (const auto& i : list) ids.push_back(i.uuid);
+  std::map<std::string, std::map<std::string, Poco::Dynamic::Var>> members;  // by identity
+  if (!ids.empty()) {
+    for (const auto& e : all()) {
+      for (auto& [uuid, value] : e->describe(ids)) members[uuid][e->capability().name] = value;
+    }
+  }
+  std::vector<Poco::JSON::Object::Ptr> out;
+  for (const auto& i : list) out.push_back(json(i, members[i.uuid]));
+  return out;
+}
+
+}  // namespace svc::plugins::identities

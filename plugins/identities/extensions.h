@@ -1,0 +1,51 @@
+// The identity extension registry (sdk/identity_extensions.h): what other plugins add to an
+// identity, and the identity's JSON composed from it.
+#pragma once
+
+#include "identity_store.h"
+
+#include <svc/sdk/identity_extensions.h>
+
+#include <Poco/JSON/Object.h>
+
+#include <map>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+namespace svc::plugins::identities {
+
+class Extensions : public sdk::IdentityExtensions {
+ public:
+  void add(std::shared_ptr<sdk::IdentityExtension> extension) override;
+
+  /// @return the extensions, in the order of their capabilities' names.
+  std::vector<std::shared_ptr<sdk::IdentityExtension>> all() const;
+  /// @return the extension providing action, or nullptr.
+  std::shared_ptr<sdk::IdentityExtension> forAction(const std::string& action) const;
+  /// Refuses a create body that asks for a contract capability no extension provides: 503
+  /// `service_unavailable` naming it. Then lets every extension check its fields.
+  void validateCreate(const sdk::Request& request) const;
+  /// @throws HttpError 503 naming the capability when action belongs to a contract capability
+  /// that no plugin provides; 404 when no capability has it.
+  [[noreturn]] void refuseAction(const std::string& action) const;
+
+  /// @return the identities' JSON, each with every capability's member (null when it has none).
+  std::vector<Poco::JSON::Object::Ptr> json(const std::vector<Identity>& identities) const;
+  /// @return one identity's JSON with the members given (a new identity, before its commit).
+  Poco::JSON::Object::Ptr json(const Identity& identity,
+                               const std::map<std::string, Poco::Dynamic::Var>& members) const;
+
+ private:
+  /// @return every member name an identity shows: the contract's and the extensions'.
+  std::vector<std::string> memberNames() const;
+
+  mutable std::shared_mutex mutex_;
+  std::map<std::string, std::shared_ptr<sdk::IdentityExtension>> by_name_;
+};
+
+/// @return a 503 saying capability is not enabled on this server.
+sdk::HttpError capabilityMissing(const std::string& capability);
+
+}  // namespace svc::plugins::identities

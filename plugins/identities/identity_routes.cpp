@@ -1,0 +1,123 @@
+#include "identity_routes.h"
+
+#include <svc/sdk/pagination.h>
+#include <svc/sdk/util.h>
+
+#include <Poco/JSON/Array.h>
+#include <Poco/String.h>
+
+namespace svc::plugins::identities {
+
+void IdentityRoutes::registerIn(sdk::RouteRegistry& routes) {
+  using sdk::AuthNeed;
+  auto add = [&](const char* method, const char* pattern, AuthNeed need, const char* summary,
+                 sdk::Handler h) {
+    routes.add({method, pattern, need, sdk::BodyKind::kJson, 0, summary, std::move(h)});
+  };
+  add("GET", "/api/identities/", AuthNeed::kAnyKey, "List identities.",
+      [this](sdk::Request& r) { return list(r); });
+  add("POST", "/api/identities/", AuthNeed::kAccount, "Create an identity.",
+      [this](sdk::Request& r) { return create(r); });
+  for (const char* method : {"GET", "PUT", "PATCH"}) {
+    add(method, "/api/identities/{uuid}/", AuthNeed::kAnyKey, "An identity.",
+        [this](sdk::Request& r) { return one(r); });
+    add(method, "/api/identities/{uuid}/voice-agent/", AuthNeed::kAnyKey,
+        "An identity's voice-agent settings.",
+        [this](sdk::Request& r) { return voice_.serve(target(r), r); });
+  }
+  add("POST", "/api/identities/{uuid}/{action}/", AuthNeed::kAnyKey,
+      "An action another plugin provides for identities (provision-phone, ...).",
+      [this](sdk::Request& r) { return action(r); });
+}
+
+Identity IdentityRoutes::target(const sdk::Request& r) {
+  const std::string uuid = Poco::toLower(r.params.at("uuid"));
+  if (r.principal.kind == sdk::PrincipalKind::kIdentity &&
+      uuid != Poco::toLower(r.principal.bound_identity)) {
+    throw sdk::HttpError::otherIdentity();
+  }
+  if (!sdk::isUuid(uuid)) throw sdk::HttpError::notFound("identity");
+  auto found = store_.load(uuid);
+  if (!found || found->account_id != r.principal.account_id) {
+    throw sdk::HttpError::notFound("identity");
+  }
+  return *found;
+}
+
+Poco::JSON::Object::Ptr IdentityRoutes::json(const Identity& i) {
+  return extensions_.json(std::vector<Identity>{i}).front();
+}
+
+sdk::Response IdentityRoutes::list(sdk::Request& r) {
+  const sdk::PageRequest page = sdk::pageRequest(r);
+  std::vector<Identity> found;
+  long count = 0;
+  if (r.principal.kind == sdk::PrincipalKind::kIdentity) {
+    auto own = store_.load(Poco::toLower(r.principal.bound_identity));
+    if (own && own->account_id == r.principal.account_id) {
+      count = 1;
+      if (page.offset == 0) found.push_back(*own);
+    }
+  } else {
+    count = store_.count(r.principal.account_id);
+    found = store_.page(r.principal.account_id, page.limit, page.offset);
+  }
+  Poco::JSON::Array::Ptr results = new Poco::JSON::Array;
+  for (const auto& o : extensions_.json(found)) results->add(o);
+  return sdk::Response::json(200, sdk::pageBody(r, page, count, results));
+}
+
+sdk::Response IdentityRoutes::create(sdk::Request& r) {
+  auto name = r.stringField("name");
+  if (!name) throw sdk::HttpError::invalid("name", "this field is required");
+  Identity i;
+  i.name = validName(*name);
+  extensions_.validateCreate(r);
+  i.uuid = sdk::newUuid();
+  i.account_id = r.principal.account_id;
+  i.created_us = i.updated_us = sdk::nowMicros();
+  Poco::JSON::Object::Ptr body;
+  context_.database().transaction([&](Poco::Data::Session& s) {
+    IdentityStore::insert(s, i);
+    // Every extension in the same transaction: a taken address leaves no identity behind.
+    std::map<std::string, Poco::Dynamic::Var> members;
+    const sdk::IdentityInfo info{i.uuid, i.account_id, i.name};
+    for (const auto& e : extensions_.all()) {
+      members[e->capability().name] = e->provision(s, info, r);
+    }
+    body = extensions_.json(i, members);
+    publish(s, "identity.created", i, body);
+  });
+  return sdk::Response::json(201, body);
+}
+
+sdk::Response IdentityRoutes::one(sdk::Request& r) {
+  Identity i = target(r);
+  if (r.method == "GET") return sdk::Response::json(200, json(i));
+  auto name = r.stringField("name");
+  if (r.method == "PUT" && !name) throw sdk::HttpError::invalid("name", "this field is required");
+  if (name) i.name = validName(*name);
+  i.updated_us = sdk::nowMicros();
+  Poco::JSON::Object::Ptr body = json(i);
+  context_.database().transaction([&](Poco::Data::Session& s) {
+    IdentityStore::update(s, i);
+    publish(s, "identity.updated", i, body);
+  });
+  directory_.forget(i.uuid);
+  return sdk::Response::json(200, body);
+}
+
+sdk::Response IdentityRoutes::action(sdk::Request& r) {
+  Identity i = target(r);
+  const std::string& name = r.params.at("action");
+  auto extension = extensions_.forAction(name);
+  if (!extension) extensions_.refuseAction(name);
+  return extension->act(name, sdk::IdentityInfo{i.uuid, i.account_id, i.name}, r);
+}
+
+void IdentityRoutes::publish(Poco::Data::Session& s, const std::string& type, const Identity& i,
+                             const Poco::JSON::Object::Ptr& body) {
+  context_.events().publish(type, i.account_id, i.uuid, body, &s);
+}
+
+}  // namespace svc::plugins::identities

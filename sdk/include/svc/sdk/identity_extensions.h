@@ -1,0 +1,104 @@
+// Identity extensions: how plugins add their part to an identity (the email plugin its inbox,
+// `email`; the SMS plugin its number, `phone`; a third party anything of its own).
+//
+// The identities plugin owns the identity and names no other plugin. It offers
+// kIdentityExtensionsService; a plugin that extends identities lists `identities` in
+// PluginInfo::requires_plugins, finds the service in configure() and adds its extension there.
+// An extension then takes part in every identity:
+//   - create: validate() checks the body's fields it owns before anything is written, and
+//     provision() runs inside the identity's own transaction, after its row is inserted (throwing
+//     rolls the whole identity back: a taken address leaves no identity behind);
+//   - every view: describe() gives the value of its member of the identity's JSON (null for an
+//     identity it has nothing for), in lists, single reads and the identity.* events alike;
+//   - actions: `POST /api/identities/{uuid}/<action>/` for each of its actions, the identity fenced
+//     to the caller before act() runs.
+// Extensions run in the order of their capabilities' names. Their methods are called from many
+// request threads at once.
+//
+// The contract's identity resource has members for capabilities whose plugin may be disabled
+// (`email`, `phone`): contractIdentityCapabilities() lists them, so an identity always shows them
+// (null) and a create body or action that asks for a missing one is refused with 503
+// `service_unavailable` naming the capability, creating nothing.
+#pragma once
+
+#include <svc/sdk/http.h>
+#include <svc/sdk/services.h>
+
+#include <Poco/Data/Session.h>
+#include <Poco/Dynamic/Var.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace svc::sdk {
+
+/// A create-body field a capability owns.
+struct IdentityField {
+  enum class Type { kString, kBoolean };
+  std::string name;           ///< `email_identifier`.
+  Type type = Type::kString;  ///< What JSON type it takes (null is always allowed: absent).
+};
+
+/// A part of the identity resource.
+struct IdentityCapability {
+  std::string name;  ///< The identity's JSON member it fills (`email`); lower-case, unique.
+  std::vector<IdentityField> create_fields;  ///< Create-body fields it owns.
+  std::vector<std::string> actions;          ///< Its actions: `provision-phone` is served at
+                                             ///< `POST /api/identities/{uuid}/provision-phone/`.
+};
+
+/// @return the capabilities the contract's identity resource always shows, provided or not:
+/// `email` (fields `email_identifier`, `domain`) and `phone` (field `provision_phone`, action
+/// `provision-phone`).
+const std::vector<IdentityCapability>& contractIdentityCapabilities();
+
+/// The identity an extension works on.
+struct IdentityInfo {
+  std::string uuid;        ///< Its id.
+  std::string account_id;  ///< Its account.
+  std::string name;        ///< Its display name.
+};
+
+/// One plugin's part of identities.
+class IdentityExtension {
+ public:
+  virtual ~IdentityExtension();
+  /// @return what it provides (fixed for the extension's life).
+  virtual const IdentityCapability& capability() const = 0;
+  /// Checks the create body's fields it owns, before anything is written.
+  /// @param request the create request (its JSON body). @throws HttpError 400 naming the field.
+  virtual void validate(const Request& request) = 0;
+  /// Provisions the new identity's part, inside the identity's transaction.
+  /// @param transaction the session of that transaction. @param identity the new identity.
+  /// @param request the create request. @return the member's value for the new identity (what
+  /// describe() will say once the transaction commits), or an empty Var for null.
+  /// @throws HttpError to refuse (the identity rolls back).
+  virtual Poco::Dynamic::Var provision(Poco::Data::Session& transaction,
+                                       const IdentityInfo& identity, const Request& request) = 0;
+  /// @param identity_uuids identities of one account. @return the member's value (usually an
+  /// Object) for each identity that has one; the others show null.
+  virtual std::map<std::string, Poco::Dynamic::Var> describe(
+      const std::vector<std::string>& identity_uuids) = 0;
+  /// Runs one of capability().actions for an identity the caller may reach.
+  /// @param action the action. @param identity the identity. @param request the request.
+  /// @return the answer (as the contract says for that action).
+  virtual Response act(const std::string& action, const IdentityInfo& identity,
+                       Request& request) = 0;
+};
+
+/// Where extensions are added. Offered by the identities plugin.
+class IdentityExtensions {
+ public:
+  virtual ~IdentityExtensions();
+  /// Adds an extension (in configure()). @throws std::invalid_argument when its capability's
+  /// name, a create field or an action is already another extension's.
+  virtual void add(std::shared_ptr<IdentityExtension> extension) = 0;
+};
+
+/// The key of the IdentityExtensions service.
+inline constexpr ServiceKey<IdentityExtensions> kIdentityExtensionsService{
+    "svc.identity-extensions.v1"};
+
+}  // namespace svc::sdk
