@@ -309,6 +309,7 @@ std::vector<std::string> CliCommandTable::add(const std::vector<CliCommand>& com
                          " has it");
       continue;
     }
+    if (it->summary.empty()) it->summary = command.summary;
     for (const auto& sub : command.subcommands) {  // groups merge
       if (findChild(it->subcommands, sub.name)) {
         warnings.push_back("command '" + command.name + " " + sub.name + "' of " + source +
