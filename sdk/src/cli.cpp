@@ -228,7 +228,7 @@ std::vector<std::string> CliOptions::take(const std::vector<std::string>& args) 
         Poco::FileInputStream in(file);
         std::getline(in, admin_token);
       } catch (const Poco::Exception& e) {
-        throw CliError("cannot read the operator token: " + e.displayText());
+        throw CliError("cannot read the operator token: " + e.displayText(), 2);
       }
     } else if (name == "--plugins-dir") {
       plugins_dir = value();
@@ -400,6 +400,10 @@ int CliCommandTable::run(const std::vector<std::string>& args, CliContext& conte
     }
     const std::string named = joined(path) + " " + words[i];
     return usageError("unknown command '" + named.substr(1) + "'");
+  }
+  if (!command->handler) {
+    context.err() << "svcctl: 'svcctl" << joined(path) << "' has neither a handler nor commands\n";
+    return 1;
   }
   try {
     const CliArgs parsed =

@@ -37,7 +37,6 @@
 
 #include <functional>
 #include <iosfwd>
-#include <limits>
 #include <map>
 #include <stdexcept>
 #include <string>
