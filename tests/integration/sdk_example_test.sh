@@ -2,7 +2,8 @@
 # The third-party path end to end: install the SDK to a temporary prefix, build sdk/examples/hello
 # out of tree against it with find_package(SvcSdk), have the installed svcd load it, and ask it;
 # then check that its own declared event type, hello.greeted, is what ?types= selects, and that
-# its own metric is on /metrics.
+# its own metric is on /metrics; and that svcctl, unchanged, gains its `hello` commands from the
+# plugin's library.
 set -euo pipefail
 src=$1
 build=$2
@@ -90,4 +91,19 @@ grep -q "unknown event type 'note.created'" <<<"$refused" || { echo "$refused" >
 # hello's own metric is on the operator's /metrics.
 metrics=$(curl -sf -H "Authorization: Bearer $token" "http://127.0.0.1:$admin/metrics")
 grep -qx 'svc_hello_greetings_total 1' <<<"$metrics" || { echo "$metrics" >&2; exit 1; }
-echo "4 passed, 0 failed"
+
+# svcctl finds hello's commands in the plugin's own library (SVC_CLI_COMMANDS in its cli.cpp).
+svcctl=("$work/prefix/bin/svcctl" --plugins-dir "$work/hello" --url "http://127.0.0.1:$port"
+  --key "$key")
+help=$("${svcctl[@]}" --help)
+grep -q '^commands of plugin hello:' <<<"$help" || { echo "svcctl --help: $help" >&2; exit 1; }
+help=$("${svcctl[@]}" hello --help)
+grep -Eq '^  greet +greet NAME' <<<"$help" || { echo "svcctl hello --help: $help" >&2; exit 1; }
+said=$("${svcctl[@]}" hello greet cli)
+[ "$said" = 'Howdy, cli!' ] || { echo "svcctl hello greet: $said" >&2; exit 1; }
+said=$("${svcctl[@]}" --json hello greet json)
+[ "$(jq -r .message <<<"$said")" = 'Howdy, json!' ] || { echo "--json: $said" >&2; exit 1; }
+# The installed svcctl looks where the installed svcd does, which holds hello too.
+help=$("$work/prefix/bin/svcctl" hello --help)
+grep -q '^  greet ' <<<"$help" || { echo "default plugins dir: $help" >&2; exit 1; }
+echo "5 passed, 0 failed"

@@ -1,0 +1,423 @@
+// The command table of svcctl: parsing, dispatch and help (cli.h). The HTTP side is cli_client.cpp.
+#include <svc/sdk/cli.h>
+
+#include <Poco/Environment.h>
+#include <Poco/FileStream.h>
+#include <Poco/JSON/Array.h>
+#include <Poco/JSON/Parser.h>
+
+#include <algorithm>
+#include <iostream>
+#include <sstream>
+
+namespace svc::sdk {
+
+namespace {
+
+bool optional(const std::string& argument) {
+  return !argument.empty() && argument.front() == '[';
+}
+
+bool rest(const std::string& argument) {
+  const std::string dots = optional(argument) ? "...]" : "...";
+  return argument.size() > dots.size() &&
+         argument.compare(argument.size() - dots.size(), dots.size(), dots) == 0;
+}
+
+const CliCommand* findChild(const std::vector<CliCommand>& children, const std::string& name) {
+  for (const auto& c : children) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += " " + w;
+  return out;
+}
+
+// `  name    summary` lines, the names padded to the longest.
+void listing(std::ostream& out, const std::vector<std::pair<std::string, std::string>>& lines) {
+  std::size_t width = 0;
+  for (const auto& [left, right] : lines) width = std::max(width, left.size());
+  for (const auto& [left, right] : lines) {
+    out << "  " << left << std::string(width - left.size() + 2, ' ') << right << "\n";
+  }
+}
+
+std::string optionUsage(const CliOption& o) {
+  std::string text = o.name + (o.value_name.empty() ? "" : " " + o.value_name);
+  return o.repeatable ? text + " ..." : text;
+}
+
+// `svcctl keys create [options] ARGS` or `svcctl keys COMMAND`.
+std::string usageLine(const std::vector<std::string>& path, const CliCommand* command) {
+  std::string line = "usage: svcctl" + joined(path);
+  if (command == nullptr) return line + " [options] COMMAND ...";
+  if (command->isGroup()) return line + " COMMAND ...";
+  if (!command->options.empty()) line += " [options]";
+  return line + joined(command->arguments);
+}
+
+void commandHelp(const std::vector<std::string>& path, const CliCommand& command,
+                 std::ostream& out) {
+  out << usageLine(path, &command) << "\n\n  " << command.summary << "\n";
+  if (!command.description.empty()) out << "\n" << command.description << "\n";
+  if (command.isGroup()) {
+    out << "\ncommands:\n";
+    std::vector<std::pair<std::string, std::string>> lines;
+    for (const auto& c : command.subcommands) lines.emplace_back(c.name, c.summary);
+    listing(out, lines);
+    out << "\nRun 'svcctl" << joined(path) << " COMMAND --help' for a command's options.\n";
+    return;
+  }
+  if (!command.options.empty()) {
+    out << "\noptions:\n";
+    std::vector<std::pair<std::string, std::string>> lines;
+    for (const auto& o : command.options) lines.emplace_back(optionUsage(o), o.help);
+    listing(out, lines);
+  }
+}
+
+}  // namespace
+
+// ---- arguments ----
+
+const std::string& CliArgs::arg(std::size_t i) const {
+  if (i >= positional_.size()) throw CliUsageError("missing argument " + std::to_string(i + 1));
+  return positional_[i];
+}
+
+std::string CliArgs::value(const std::string& option, const std::string& fallback) const {
+  auto it = options_.find(option);
+  return it == options_.end() ? fallback : it->second.back();
+}
+
+std::vector<std::string> CliArgs::values(const std::string& option) const {
+  auto it = options_.find(option);
+  return it == options_.end() ? std::vector<std::string>{} : it->second;
+}
+
+CliCommand CliCommand::leaf(std::string name, std::string summary,
+                            std::vector<std::string> arguments, std::vector<CliOption> options,
+                            CliHandler handler, std::string description) {
+  CliCommand c;
+  c.name = std::move(name);
+  c.summary = std::move(summary);
+  c.arguments = std::move(arguments);
+  c.options = std::move(options);
+  c.description = std::move(description);
+  c.handler = std::move(handler);
+  return c;
+}
+
+CliCommand CliCommand::group(std::string name, std::string summary,
+                             std::vector<CliCommand> subcommands) {
+  CliCommand c;
+  c.name = std::move(name);
+  c.summary = std::move(summary);
+  c.subcommands = std::move(subcommands);
+  return c;
+}
+
+CliArgs parseCliArgs(const CliCommand& command, const std::vector<std::string>& args) {
+  CliArgs parsed;
+  bool options_end = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (options_end || a.size() < 2 || a[0] != '-') {
+      parsed.addPositional(a);
+      continue;
+    }
+    if (a == "--") {
+      options_end = true;
+      continue;
+    }
+    const auto eq = a.find('=');
+    const std::string name = a.substr(0, eq);
+    auto declared = std::find_if(command.options.begin(), command.options.end(),
+                                 [&](const CliOption& o) { return o.name == name; });
+    if (declared == command.options.end()) throw CliUsageError("unknown option " + name);
+    if (declared->value_name.empty()) {
+      if (eq != std::string::npos) throw CliUsageError(name + " takes no value");
+      parsed.addOption(name, "");
+    } else if (eq != std::string::npos) {
+      parsed.addOption(name, a.substr(eq + 1));
+    } else if (i + 1 < args.size()) {
+      parsed.addOption(name, args[++i]);
+    } else {
+      throw CliUsageError(name + " needs a value (" + declared->value_name + ")");
+    }
+    if (!declared->repeatable && parsed.values(name).size() > 1) {
+      throw CliUsageError(name + " may be given once");
+    }
+  }
+  std::size_t required = 0;
+  bool unbounded = false;
+  for (const auto& argument : command.arguments) {
+    if (!optional(argument)) ++required;
+    unbounded = unbounded || rest(argument);
+  }
+  if (parsed.count() < required) {
+    throw CliUsageError("missing " + command.arguments[parsed.count()]);
+  }
+  if (!unbounded && parsed.count() > command.arguments.size()) {
+    throw CliUsageError("unexpected argument '" + parsed.positional()[command.arguments.size()] +
+                        "'");
+  }
+  return parsed;
+}
+
+std::pair<std::string, Poco::Dynamic::Var> parseCliField(const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw CliUsageError("--field wants NAME=VALUE, not '" + assignment + "'");
+  }
+  const std::string value = assignment.substr(eq + 1);
+  try {
+    // Inside an array: Poco's parser does not give a top-level scalar its JSON value.
+    auto array = Poco::JSON::Parser().parse("[" + value + "]").extract<Poco::JSON::Array::Ptr>();
+    if (array->size() == 1) return {assignment.substr(0, eq), array->get(0)};
+  } catch (const Poco::Exception&) {
+  }
+  return {assignment.substr(0, eq), value};  // not JSON: the text itself
+}
+
+// ---- global options ----
+
+CliOptions CliOptions::fromEnvironment() {
+  CliOptions o;
+  o.url = Poco::Environment::get("SVC_URL", o.url);
+  o.key = Poco::Environment::get("SVC_KEY", "");
+  o.key_file = Poco::Environment::get("SVC_KEY_FILE", "");
+  o.admin = Poco::Environment::get("SVC_ADMIN_URL", o.admin);
+  o.admin_token = Poco::Environment::get("SVC_ADMIN_TOKEN", "");
+  o.plugins_dir = Poco::Environment::get("SVC_PLUGINS_DIR", "");
+  return o;
+}
+
+std::vector<std::string> CliOptions::take(const std::vector<std::string>& args) {
+  std::vector<std::string> rest;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") {  // the command's own: leave it and what follows
+      rest.insert(rest.end(), args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+      break;
+    }
+    const auto eq = a.find('=');
+    const std::string name = a.rfind("--", 0) == 0 ? a.substr(0, eq) : a;
+    auto value = [&]() -> std::string {
+      if (eq != std::string::npos) return a.substr(eq + 1);
+      if (i + 1 >= args.size()) throw CliUsageError(name + " needs a value");
+      return args[++i];
+    };
+    if (name == "--url") {
+      url = value();
+    } else if (name == "--key") {
+      key = value();
+    } else if (name == "--key-file") {
+      key_file = value();
+    } else if (name == "--admin") {
+      admin = value();
+    } else if (name == "--admin-token") {
+      admin_token = value();
+    } else if (name == "--admin-token-file") {
+      const std::string file = value();
+      try {
+        Poco::FileInputStream in(file);
+        std::getline(in, admin_token);
+      } catch (const Poco::Exception& e) {
+        throw CliError("cannot read the operator token: " + e.displayText(), 2);
+      }
+    } else if (name == "--plugins-dir") {
+      plugins_dir = value();
+    } else if (a == "--json") {
+      json = true;
+    } else if (a == "--help" || a == "-h") {
+      help = true;
+    } else {
+      rest.push_back(a);
+    }
+  }
+  return rest;
+}
+
+std::string CliOptions::usage() {
+  return "  --url URL                public API (SVC_URL; default http://127.0.0.1:8080)\n"
+         "  --key KEY                API key (SVC_KEY; else the key file)\n"
+         "  --key-file FILE          where login keeps the key (SVC_KEY_FILE; default\n"
+         "                           ~/.config/svc/key)\n"
+         "  --admin URL              operator listener (SVC_ADMIN_URL; default "
+         "http://127.0.0.1:8081)\n"
+         "  --admin-token TOKEN      operator token (SVC_ADMIN_TOKEN)\n"
+         "  --admin-token-file FILE  read the operator token from FILE (e.g. "
+         "data.dir/admin.token)\n"
+         "  --plugins-dir DIR        where plugins' commands are (SVC_PLUGINS_DIR; default\n"
+         "                           <prefix>/lib/svc/plugins, as svcd)\n"
+         "  --json                   print the server's JSON as it is\n"
+         "  -h, --help               help on svcctl or on the command before it\n";
+}
+
+// ---- table printer ----
+
+CliTable::CliTable(std::vector<std::string> headers) : headers_(std::move(headers)) {}
+
+void CliTable::row(std::vector<std::string> cells, std::vector<std::string> details) {
+  cells.resize(headers_.size());
+  rows_.push_back({std::move(cells), std::move(details)});
+}
+
+void CliTable::print(std::ostream& out) const {
+  std::vector<std::size_t> widths;
+  for (const auto& h : headers_) widths.push_back(h.size());
+  for (const auto& r : rows_) {
+    for (std::size_t c = 0; c < r.cells.size(); ++c) {
+      widths[c] = std::max(widths[c], r.cells[c].size());
+    }
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      out << cells[c];
+      if (c + 1 < cells.size()) out << std::string(widths[c] - cells[c].size() + 2, ' ');
+    }
+    out << "\n";
+  };
+  line(headers_);
+  for (const auto& r : rows_) {
+    line(r.cells);
+    for (const auto& d : r.details) out << "    " << d << "\n";
+  }
+}
+
+// ---- the command table ----
+
+std::vector<std::string> CliCommandTable::add(const std::vector<CliCommand>& commands,
+                                              const std::string& source) {
+  std::vector<std::string> warnings;
+  for (const auto& command : commands) {
+    auto it = std::find_if(commands_.begin(), commands_.end(),
+                           [&](const CliCommand& c) { return c.name == command.name; });
+    if (it == commands_.end()) {
+      commands_.push_back(command);
+      sources_.push_back(source);
+      continue;
+    }
+    const std::string owner = sources_[static_cast<std::size_t>(it - commands_.begin())];
+    if (!it->isGroup() || !command.isGroup()) {
+      warnings.push_back("command '" + command.name + "' of " + source + " is left out: " + owner +
+                         " has it");
+      continue;
+    }
+    if (it->summary.empty()) it->summary = command.summary;
+    for (const auto& sub : command.subcommands) {  // groups merge
+      if (findChild(it->subcommands, sub.name)) {
+        warnings.push_back("command '" + command.name + " " + sub.name + "' of " + source +
+                           " is left out: " + owner + " has it");
+      } else {
+        it->subcommands.push_back(sub);
+      }
+    }
+  }
+  return warnings;
+}
+
+bool CliCommandTable::help(const std::vector<std::string>& path, std::ostream& out) const {
+  if (path.empty()) {
+    out << usageLine({}, nullptr) << "\n\n"
+        << "The command line of svcd, for operators and agents.\n\noptions:\n"
+        << CliOptions::usage();
+    std::string source;
+    std::vector<std::pair<std::string, std::string>> lines;
+    auto flush = [&] {
+      if (lines.empty()) return;
+      out << "\ncommands" << (source == "kernel" ? "" : " of " + source) << ":\n";
+      listing(out, lines);
+      lines.clear();
+    };
+    for (std::size_t i = 0; i < commands_.size(); ++i) {
+      if (sources_[i] != source) flush();
+      source = sources_[i];
+      lines.emplace_back(commands_[i].name, commands_[i].summary);
+    }
+    flush();
+    out << "\nRun 'svcctl COMMAND --help' for a command's subcommands and options.\n";
+    return true;
+  }
+  const std::vector<CliCommand>* level = &commands_;
+  const CliCommand* found = nullptr;
+  for (const auto& word : path) {
+    found = findChild(*level, word);
+    if (found == nullptr) return false;
+    level = &found->subcommands;
+  }
+  commandHelp(path, *found, out);
+  return true;
+}
+
+int CliCommandTable::run(const std::vector<std::string>& args, CliContext& context) const {
+  std::vector<std::string> words(args);
+  if (!words.empty() && words.front() == "help") {  // `svcctl help keys create`
+    words.erase(words.begin());
+    if (help(words, context.out())) return 0;
+    context.err() << "svcctl: no command 'svcctl" << joined(words) << "'\n";
+    help({}, context.err());
+    return 2;
+  }
+  // Descend through groups as far as the words name commands.
+  std::vector<std::string> path;
+  const CliCommand* command = nullptr;
+  const std::vector<CliCommand>* level = &commands_;
+  std::size_t i = 0;
+  for (; i < words.size(); ++i) {
+    const CliCommand* next = findChild(*level, words[i]);
+    if (next == nullptr) break;
+    command = next;
+    path.push_back(words[i]);
+    if (!command->isGroup()) {
+      ++i;
+      break;
+    }
+    level = &command->subcommands;
+  }
+  if (context.options().help && (i == words.size() || (command && !command->isGroup()))) {
+    help(path, context.out());
+    return 0;
+  }
+  auto usageError = [&](const std::string& message) {
+    context.err() << "svcctl: " << message << "\n";
+    if (command == nullptr) {
+      help({}, context.err());
+    } else {
+      commandHelp(path, *command, context.err());
+    }
+    return 2;
+  };
+  if (command == nullptr || command->isGroup()) {
+    if (i == words.size()) {
+      return usageError(command == nullptr ? "no command given"
+                                           : "'svcctl" + joined(path) + "' needs a command");
+    }
+    const std::string named = joined(path) + " " + words[i];
+    return usageError("unknown command '" + named.substr(1) + "'");
+  }
+  if (!command->handler) {
+    context.err() << "svcctl: 'svcctl" << joined(path) << "' has neither a handler nor commands\n";
+    return 1;
+  }
+  try {
+    const CliArgs parsed =
+        parseCliArgs(*command, std::vector<std::string>(words.begin() + i, words.end()));
+    return command->handler(context, parsed);
+  } catch (const CliUsageError& e) {
+    return usageError(e.what());
+  } catch (const CliError& e) {
+    context.err() << "svcctl: " << e.what() << "\n";
+    return e.exit_code;
+  } catch (const std::exception& e) {
+    context.err() << "svcctl: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace svc::sdk

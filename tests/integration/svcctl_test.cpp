@@ -1,0 +1,234 @@
+// svcctl as operators and agents run it: the real build/bin/svcctl against a real svcd. Its
+// commands come from a table (the kernel's, then each plugin library's): help at every level,
+// exit code 2 for what names no command, --json on what prints a resource, a plugin's command
+// (identities, with the generic --field), the kernel's, and the handshake that refuses a module
+// built for another SDK version.
+#include "harness.h"
+
+#include <Poco/JSON/Array.h>
+#include <Poco/JSON/Parser.h>
+
+#include <gtest/gtest.h>
+
+namespace svc::testing {
+namespace {
+
+class Svcctl : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Svcd::Options o;
+    o.plugins = {"auth", "identities", "email"};
+    o.args = {"--set", "email.domains=agents.test"};
+    svcd_ = std::make_unique<Svcd>(o);
+    ASSERT_TRUE(svcd_->start()) << svcd_->log();
+    key_ = operatorLogin(*svcd_, "cli@example.com")->optValue<std::string>("management_key", "");
+    ASSERT_FALSE(key_.empty());
+  }
+
+  // Runs svcctl with the server's addresses, the key and the operator token.
+  // @return its exit code and what it printed (stderr too, unless `stdout_only`).
+  std::pair<int, std::string> ctl(const std::string& args, bool stdout_only = false) {
+    return runCommand(
+        "'" + binDir() + "/svcctl' --url http://127.0.0.1:" + std::to_string(svcd_->port()) +
+        " --key " + key_ + " --admin http://127.0.0.1:" + std::to_string(svcd_->adminPort()) +
+        " --admin-token " + svcd_->adminToken() + " " + args + (stdout_only ? " 2>/dev/null" : ""));
+  }
+
+  // Runs svcctl --json ARGS. @return its output, parsed (failing the test when it does not parse).
+  Poco::JSON::Object::Ptr json(const std::string& args) {
+    auto [rc, out] = ctl("--json " + args, true);
+    EXPECT_EQ(rc, 0) << args << ": " << out;
+    try {
+      return Poco::JSON::Parser().parse(out).extract<Poco::JSON::Object::Ptr>();
+    } catch (const Poco::Exception& e) {
+      ADD_FAILURE() << args << " printed no JSON object: " << out;
+      return new Poco::JSON::Object;
+    }
+  }
+
+  std::unique_ptr<Svcd> svcd_;
+  std::string key_;
+};
+
+TEST_F(Svcctl, HelpWorksAtEveryLevelAndListsCommandsWithTheirSummaries) {
+  auto [rc, top] = ctl("--help");
+  EXPECT_EQ(rc, 0) << top;
+  for (const char* line :
+       {"  plugins ", "  health ", "  metrics ", "commands of plugin auth:", "  keys ",
+        "commands of plugin identities:", "  identities  the personas agents act as", "  mail ",
+        "--json", "--plugins-dir DIR"}) {
+    EXPECT_NE(top.find(line), std::string::npos) << line << "\n" << top;
+  }
+  EXPECT_EQ(ctl("-h"), ctl("--help"));
+  EXPECT_EQ(ctl("help"), ctl("--help"));
+
+  auto [group_rc, group] = ctl("identities --help");
+  EXPECT_EQ(group_rc, 0);
+  EXPECT_NE(group.find("usage: svcctl identities COMMAND"), std::string::npos) << group;
+  EXPECT_NE(group.find("  create  create an identity"), std::string::npos) << group;
+  EXPECT_NE(group.find("  update  change an identity"), std::string::npos) << group;
+
+  auto [leaf_rc, leaf] = ctl("identities create --help");
+  EXPECT_EQ(leaf_rc, 0);
+  EXPECT_NE(leaf.find("usage: svcctl identities create [options] NAME"), std::string::npos) << leaf;
+  EXPECT_NE(leaf.find("--field NAME=VALUE ..."), std::string::npos) << leaf;
+  EXPECT_NE(leaf.find("--email LOCAL_PART"), std::string::npos) << leaf;
+  EXPECT_EQ(ctl("help identities create"), ctl("identities create --help"));
+  EXPECT_EQ(ctl("identities create -h").second, leaf);
+  EXPECT_EQ(ctl("mail send --help").first, 0);
+  EXPECT_EQ(ctl("keys --help").first, 0);
+}
+
+TEST_F(Svcctl, WhatNamesNoCommandOrDoesNotFitOneExitsTwoWithUsage) {
+  auto [rc, out] = ctl("frobnicate");
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(out.find("svcctl: unknown command 'frobnicate'"), std::string::npos) << out;
+  EXPECT_NE(out.find("usage: svcctl"), std::string::npos) << out;
+  auto [sub_rc, sub] = ctl("identities frobnicate");
+  EXPECT_EQ(sub_rc, 2);
+  EXPECT_NE(sub.find("unknown command 'identities frobnicate'"), std::string::npos) << sub;
+  EXPECT_NE(sub.find("  list "), std::string::npos) << "the group's commands\n" << sub;
+  EXPECT_EQ(ctl("").first, 2);
+  EXPECT_EQ(ctl("identities").first, 2);
+  auto [missing_rc, missing] = ctl("identities create");
+  EXPECT_EQ(missing_rc, 2);
+  EXPECT_NE(missing.find("missing NAME"), std::string::npos) << missing;
+  auto [option_rc, option] = ctl("identities list --frobnicate");
+  EXPECT_EQ(option_rc, 2);
+  EXPECT_NE(option.find("unknown option --frobnicate"), std::string::npos) << option;
+  EXPECT_EQ(ctl("identities create X --field nothing").first, 2);
+  EXPECT_EQ(ctl("identities list").first, 0) << "nothing was created by the refused lines";
+  EXPECT_EQ(json("identities list")->getValue<int>("count"), 0);
+}
+
+TEST_F(Svcctl, IdentitiesCreateAndUpdateTakeAnyFieldAsJsonOrText) {
+  // --field sets any field of the body: the email plugin's, here, which identities never names.
+  auto [rc, created] = ctl(
+      "identities create 'Field Bot' --field email_identifier=fieldbot --field domain=agents.test");
+  ASSERT_EQ(rc, 0) << created;
+  EXPECT_NE(created.find("fieldbot@agents.test"), std::string::npos) << created;
+  const std::string uuid = created.substr(0, 36);
+  auto [list_rc, listed] = ctl("identities list");
+  EXPECT_EQ(list_rc, 0);
+  EXPECT_NE(listed.find(uuid + "  fieldbot@agents.test  Field Bot"), std::string::npos) << listed;
+
+  // A value that parses as JSON is sent as that JSON: "\"7\"" is the string 7, not "\"7\"".
+  auto renamed = json("identities update " + uuid + " --field 'name=\"7\"'");
+  EXPECT_EQ(renamed->getValue<std::string>("name"), "7");
+  EXPECT_EQ(renamed->getObject("email")->getValue<std::string>("address"), "fieldbot@agents.test");
+  // Text that is not JSON is sent as text; --name says the same.
+  EXPECT_EQ(json("identities update " + uuid + " --field 'name=Plain Bot'")
+                ->getValue<std::string>("name"),
+            "Plain Bot");
+  EXPECT_EQ(json("identities update " + uuid + " --name Named")->getValue<std::string>("name"),
+            "Named");
+  EXPECT_EQ(json("identities show " + uuid)->getValue<std::string>("name"), "Named");
+  // JSON of another type reaches the server as that type, which checks it.
+  auto [bad_rc, bad] = ctl("identities update " + uuid + " --field name=42");
+  EXPECT_EQ(bad_rc, 1) << bad;
+  EXPECT_NE(bad.find("svcctl: 400 "), std::string::npos) << bad;
+  // The shorthand --email still works.
+  auto [short_rc, shorthand] = ctl("identities create Short --email short");
+  EXPECT_EQ(short_rc, 0) << shorthand;
+  EXPECT_NE(shorthand.find("short@agents.test"), std::string::npos) << shorthand;
+}
+
+TEST_F(Svcctl, JsonPrintsTheApisJsonOnCommandsThatPrintAResource) {
+  auto created = json("identities create 'Json Bot' --email jsonbot");
+  const std::string uuid = created->getValue<std::string>("uuid");
+  EXPECT_EQ(created->getObject("email")->getValue<std::string>("address"), "jsonbot@agents.test");
+  auto listed = json("identities list");
+  EXPECT_EQ(listed->getValue<int>("count"), 1);
+  EXPECT_EQ(listed->getArray("results")->getObject(0)->getValue<std::string>("uuid"), uuid);
+  auto key = json("keys create --label from-json");
+  EXPECT_EQ(key->getValue<std::string>("label"), "from-json");
+  EXPECT_FALSE(key->getValue<std::string>("key").empty());
+  auto keys = json("keys list");
+  EXPECT_GE(keys->getArray("results")->size(), 2u);
+  auto sent = json("mail send --identity " + uuid +
+                   " --to jsonbot@agents.test --subject 'to myself' --body hi");
+  EXPECT_FALSE(sent->getValue<std::string>("id").empty());
+  auto inbox = json("mail inbox --identity " + uuid);
+  EXPECT_TRUE(inbox->has("results")) << "the inbox page";
+  auto plugins = json("plugins");
+  EXPECT_EQ(plugins->getArray("plugins")->size(), 3u);
+  // The option stands anywhere on the line, as every global option.
+  auto [rc, after] = ctl("identities list --json", true);
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(
+      Poco::JSON::Parser().parse(after).extract<Poco::JSON::Object::Ptr>()->getValue<int>("count"),
+      1);
+}
+
+TEST_F(Svcctl, KernelCommandsListPluginsHealthAndMetrics) {
+  auto [rc, plugins] = ctl("plugins");
+  EXPECT_EQ(rc, 0) << plugins;
+  EXPECT_NE(plugins.find("NAME"), std::string::npos) << plugins;
+  EXPECT_NE(plugins.find("identities"), std::string::npos) << plugins;
+  EXPECT_NE(plugins.find("    GET /api/identities/"), std::string::npos) << plugins;
+  auto [health_rc, health] = ctl("health", true);
+  EXPECT_EQ(health_rc, 0);
+  EXPECT_NE(health.find("\"name\":\"identities\""), std::string::npos) << health;
+  auto [metrics_rc, metrics] = ctl("metrics", true);
+  EXPECT_EQ(metrics_rc, 0);
+  EXPECT_NE(metrics.find("svc_http_requests_total"), std::string::npos);
+  // Without the operator token, the operator's commands say what is missing.
+  auto [no_token, why] =
+      runCommand("env -u SVC_ADMIN_TOKEN '" + binDir() + "/svcctl' --admin http://127.0.0.1:" +
+                 std::to_string(svcd_->adminPort()) + " plugins");
+  EXPECT_EQ(no_token, 1);
+  EXPECT_NE(why.find("the operator token is needed"), std::string::npos) << why;
+}
+
+// Commands come from the libraries in --plugins-dir; one built for another SDK version is refused
+// in one line naming it, and the rest of svcctl works.
+TEST(SvcctlModules, APluginAddsCommandsAndAModuleForAnotherSdkIsRefused) {
+  const std::string svcctl =
+      "'" + binDir() + "/svcctl' --plugins-dir '" + testPluginDir() + "/cli/";
+  auto [rc, pong] = runCommand(svcctl + "good' clifixture ping hi");
+  EXPECT_EQ(rc, 0) << pong;
+  EXPECT_EQ(pong, "pong hi\n");
+  auto [help_rc, help] = runCommand(svcctl + "good' --help");
+  EXPECT_NE(help.find("commands of plugin clifixture:\n  clifixture  a test fixture's commands"),
+            std::string::npos)
+      << help;
+  EXPECT_EQ(help.find("  identities "), std::string::npos) << "only that directory's plugins";
+
+  auto [newer_rc, newer] = runCommand(svcctl + "newer' --help");
+  EXPECT_EQ(newer_rc, 0) << newer;
+  EXPECT_NE(newer.find("svcctl: the commands in "), std::string::npos) << newer;
+  EXPECT_NE(newer.find("svc_plugin_clinewer.so are refused: SDK minor version mismatch (built for "
+                       "a newer SDK"),
+            std::string::npos)
+      << newer;
+  EXPECT_EQ(newer.find("clifixture  "), std::string::npos) << newer;
+  EXPECT_NE(newer.find("  plugins "), std::string::npos) << "the kernel's commands remain";
+  auto [gone_rc, gone] = runCommand(svcctl + "newer' clifixture ping");
+  EXPECT_EQ(gone_rc, 2) << gone;
+
+  // By default svcctl looks where svcd does: build/lib/svc/plugins, beside build/bin.
+  auto [bundled_rc, bundled] = runCommand("'" + binDir() + "/svcctl' --help");
+  EXPECT_NE(bundled.find("commands of plugin identities:"), std::string::npos) << bundled;
+  auto [env_rc, env] = runCommand("SVC_PLUGINS_DIR='" + testPluginDir() + "/cli/good' '" +
+                                  binDir() + "/svcctl' clifixture ping");
+  EXPECT_EQ(env, "pong\n");
+}
+
+// Groups of one name merge: a plugin adds a subcommand to another plugin's group.
+TEST(SvcctlModules, APluginAddsASubcommandToAnotherPluginsGroup) {
+  // The fixture beside the bundled email plugin, whose `mail` group gains `mail ping`.
+  const std::string dir = ::testing::TempDir() + "svcctl-merge";
+  runCommand("rm -rf '" + dir + "' && mkdir -p '" + dir + "' && ln -s '" + testPluginDir() +
+             "/cli/good/svc_plugin_clifixture.so' '" + dir + "/' && ln -s '" + binDir() +
+             "/../lib/svc/plugins/svc_plugin_email.so' '" + dir + "/'");
+  auto [rc, help] = runCommand("'" + binDir() + "/svcctl' --plugins-dir '" + dir + "' mail --help");
+  EXPECT_EQ(rc, 0) << help;
+  EXPECT_NE(help.find("  send "), std::string::npos) << help;
+  EXPECT_NE(help.find("  ping "), std::string::npos) << help;
+  EXPECT_EQ(runCommand("'" + binDir() + "/svcctl' --plugins-dir '" + dir + "' mail ping").second,
+            "pong\n");
+  runCommand("rm -rf '" + dir + "'");
+}
+
+}  // namespace
+}  // namespace svc::testing
