@@ -26,6 +26,21 @@ using sdk::sha256Hex;
 
 constexpr const char* kAccount = "00000000-0000-4000-8000-000000000001";
 
+TEST(FailureKey, AKeyCountsByItsVisiblePrefixAnythingElseByItsHash) {
+  const std::string m = newKey(KeyKind::kManagement), id = newKey(KeyKind::kIdentity);
+  EXPECT_EQ(failureKey(m), m.substr(0, 13));  // svc_mgmt_ and four characters
+  EXPECT_EQ(failureKey(id), id.substr(0, 11));
+  EXPECT_EQ(failureKey(m), visiblePrefix(m));
+  // A mistyped key (checksum wrong) still counts against its prefix.
+  std::string typo = m;
+  typo.back() = typo.back() == 'a' ? 'b' : 'a';
+  EXPECT_EQ(failureKey(typo), failureKey(m));
+  // Too short to carry four characters: counted by its hash like any other credential.
+  EXPECT_EQ(failureKey("svc_mgmt_ab"), "sha256:" + sha256Hex("svc_mgmt_ab"));
+  EXPECT_EQ(failureKey("eyJhbGciOi.x.y"), "sha256:" + sha256Hex("eyJhbGciOi.x.y"));
+  EXPECT_NE(failureKey("a"), failureKey("b"));
+}
+
 class AuthServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
