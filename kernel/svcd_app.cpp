@@ -165,6 +165,33 @@ std::unique_ptr<ApiServer> operatorServer(Runtime& runtime, const std::string& l
                                      admin_limits, 64, 0);
 }
 
+// The kernel's database, pool sized from db.pool_size (0: server.threads + 4), its own tables
+// migrated. @throws std::exception when it cannot be opened or migrated.
+std::unique_ptr<SqlDatabase> openDatabase(const Poco::Util::AbstractConfiguration& conf,
+                                          int threads) {
+  int pool_size = conf.getInt("db.pool_size");
+  if (pool_size == 0) pool_size = threads + 4;
+  auto db = std::make_unique<SqlDatabase>(conf.getString("db.url"), pool_size);
+  db->migrate("kernel", eventLogMigrations());
+  return db;
+}
+
+// What the API listener's pipeline works with. @param access_log null: no access log.
+Runtime apiRuntime(const Poco::Util::AbstractConfiguration& conf, Router& router,
+                   ServiceTable& services, StreamHub& hub, Metrics& metrics,
+                   AccessLog* access_log) {
+  Runtime runtime;
+  runtime.router = &router;
+  runtime.services = &services;
+  runtime.hub = &hub;
+  runtime.metrics = &metrics;
+  runtime.limits.max_body_bytes = static_cast<std::size_t>(conf.getInt("server.max_body_bytes"));
+  runtime.base_url = conf.getString("public.base_url");
+  runtime.access_log = access_log;
+  runtime.error_log = &Poco::Logger::get("svcd");
+  return runtime;
+}
+
 // The kernel's own figures on /metrics: the database pool, event streams and held responses.
 void addKernelGauges(Metrics& metrics, SqlDatabase& db, EventLog& events, StreamHub& hub) {
   metrics.gauge("svc_db_pool_capacity", "database sessions the pool may open",
@@ -315,13 +342,9 @@ int SvcdApp::serve() {
   const std::string data_dir = conf.getString("data.dir");
   Poco::File(data_dir).createDirectories();
   const int threads = conf.getInt("server.threads");
-  int pool_size = conf.getInt("db.pool_size");
-  if (pool_size == 0) pool_size = threads + 4;
-
   std::unique_ptr<SqlDatabase> db;
   try {
-    db = std::make_unique<SqlDatabase>(conf.getString("db.url"), pool_size);
-    db->migrate("kernel", eventLogMigrations());
+    db = openDatabase(conf, threads);
   } catch (const std::exception& e) {
     log.fatal(std::string("database: ") + e.what());
     return EXIT_CONFIG;
@@ -372,19 +395,11 @@ int SvcdApp::serve() {
     return EXIT_SOFTWARE;
   }
 
-  Runtime runtime;
-  runtime.router = &router;
-  runtime.services = &services;
-  runtime.hub = &hub;
-  runtime.metrics = &metrics;
-  runtime.limits.max_body_bytes = static_cast<std::size_t>(conf.getInt("server.max_body_bytes"));
-  runtime.base_url = conf.getString("public.base_url");
   std::unique_ptr<AccessLog> access_log;
   if (Poco::Logger::get("access").information()) {
     access_log = std::make_unique<AccessLog>(conf.getString("log.format") == "json");
-    runtime.access_log = access_log.get();
   }
-  runtime.error_log = &Poco::Logger::get("svcd");
+  Runtime runtime = apiRuntime(conf, router, services, hub, metrics, access_log.get());
 
   std::unique_ptr<ApiServer> api;
   try {
