@@ -4,6 +4,7 @@
 #include "config.h"
 #include "database.h"
 #include "event_log.h"
+#include "kernel_routes.h"
 #include "logging.h"
 #include "memory_release.h"
 #include "plugin_host.h"
@@ -13,11 +14,10 @@
 #include <svc/sdk/util.h>
 #include <svc/sdk/version.h>
 
+#include <Poco/DigestEngine.h>
 #include <Poco/Environment.h>
 #include <Poco/File.h>
 #include <Poco/FileStream.h>
-#include <Poco/JSON/Array.h>
-#include <Poco/JSON/Object.h>
 #include <Poco/Net/Context.h>
 #include <Poco/Net/SSLManager.h>
 #include <Poco/Net/ServerSocket.h>
@@ -33,10 +33,8 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
-#include <atomic>
 #include <chrono>
 #include <iostream>
-#include <sstream>
 
 extern char** environ;
 
@@ -93,14 +91,11 @@ std::string operatorToken(const std::string& configured, const std::string& data
     std::getline(in, token);
     if (token.size() >= 32) return token;
   }
-  unsigned char raw[32];
-  if (RAND_bytes(raw, sizeof raw) != 1) throw std::runtime_error("no randomness for admin.token");
-  static const char* kHex = "0123456789abcdef";
-  std::string token;
-  for (unsigned char c : raw) {
-    token.push_back(kHex[c >> 4]);
-    token.push_back(kHex[c & 15]);
+  Poco::DigestEngine::Digest raw(32);
+  if (RAND_bytes(raw.data(), static_cast<int>(raw.size())) != 1) {
+    throw std::runtime_error("no randomness for admin.token");
   }
+  const std::string token = Poco::DigestEngine::digestToHex(raw);
   mode_t old = ::umask(077);
   {
     Poco::FileOutputStream out(path);
@@ -110,6 +105,107 @@ std::string operatorToken(const std::string& configured, const std::string& data
   ::chmod(path.c_str(), 0600);
   log.information("operator token written to " + path);
   return token;
+}
+
+// The API listener's socket, and its TLS context when server.tls.cert is set.
+struct ApiSocket {
+  Poco::Net::ServerSocket socket;
+  Poco::Net::Context::Ptr tls;  // set: connections are TLS
+  std::string scheme = "http";
+};
+
+// With server.port=0 the bound port is written back into the configuration, so
+// public.base_url (and the URLs made from it) name the real one. @throws Poco::Exception.
+ApiSocket listenForApi(Poco::Util::LayeredConfiguration& conf) {
+  ApiSocket api;
+  Poco::Net::SocketAddress address(conf.getString("server.host"),
+                                   static_cast<Poco::UInt16>(conf.getInt("server.port")));
+  const std::string cert = conf.getString("server.tls.cert", "");
+  const bool reuse_port = conf.getBool("server.reuse_port", false);
+  if (!cert.empty()) {
+    Poco::Net::initializeSSL();
+    Poco::Net::Context::Ptr context =
+        new Poco::Net::Context(Poco::Net::Context::TLS_SERVER_USE, conf.getString("server.tls.key"),
+                               cert, "", Poco::Net::Context::VERIFY_NONE);
+    context->disableProtocols(Poco::Net::Context::PROTO_SSLV2 | Poco::Net::Context::PROTO_SSLV3 |
+                              Poco::Net::Context::PROTO_TLSV1 | Poco::Net::Context::PROTO_TLSV1_1);
+    api.tls = context;
+    api.scheme = "https";
+  }
+  api.socket = listenOn(address, conf.getInt("server.queue"), reuse_port);
+  if (conf.getInt("server.port") == 0) {
+    Poco::AutoPtr<Poco::Util::MapConfiguration> bound(new Poco::Util::MapConfiguration);
+    bound->setInt("server.port", api.socket.address().port());
+    conf.add(bound, -1000, false);
+  }
+  return api;
+}
+
+// The API listener's timeouts, from server.*_timeout_seconds.
+ConnectionLimits apiConnectionLimits(const Poco::Util::AbstractConfiguration& conf) {
+  ConnectionLimits limits;
+  limits.idle = std::chrono::seconds(conf.getInt("server.idle_timeout_seconds"));
+  limits.header = std::chrono::seconds(conf.getInt("server.header_timeout_seconds"));
+  limits.body = std::chrono::seconds(conf.getInt("server.body_timeout_seconds"));
+  limits.request = std::chrono::seconds(conf.getInt("server.request_timeout_seconds"));
+  limits.send = std::chrono::seconds(conf.getInt("server.send_timeout_seconds"));
+  return limits;
+}
+
+// The operator listener: the same pipeline on its own loopback socket, small and plain HTTP.
+// @throws std::runtime_error for an address that is not loopback, Poco::Exception when it cannot
+// listen.
+std::unique_ptr<ApiServer> operatorServer(Runtime& runtime, const std::string& listen) {
+  Poco::Net::SocketAddress address(listen);
+  if (!address.host().isLoopback()) {
+    throw std::runtime_error("admin.listen must be a loopback address, not " + listen);
+  }
+  static const ConnectionLimits admin_limits;
+  return std::make_unique<ApiServer>(runtime, listenOn(address, 64, false), nullptr, 4, 2,
+                                     admin_limits, 64, 0);
+}
+
+// The kernel's database, pool sized from db.pool_size (0: server.threads + 4), its own tables
+// migrated. @throws std::exception when it cannot be opened or migrated.
+std::unique_ptr<SqlDatabase> openDatabase(const Poco::Util::AbstractConfiguration& conf,
+                                          int threads) {
+  int pool_size = conf.getInt("db.pool_size");
+  if (pool_size == 0) pool_size = threads + 4;
+  auto db = std::make_unique<SqlDatabase>(conf.getString("db.url"), pool_size);
+  db->migrate("kernel", eventLogMigrations());
+  return db;
+}
+
+// What the API listener's pipeline works with. @param access_log null: no access log.
+Runtime apiRuntime(const Poco::Util::AbstractConfiguration& conf, Router& router,
+                   ServiceTable& services, StreamHub& hub, Metrics& metrics,
+                   AccessLog* access_log) {
+  Runtime runtime;
+  runtime.router = &router;
+  runtime.services = &services;
+  runtime.hub = &hub;
+  runtime.metrics = &metrics;
+  runtime.limits.max_body_bytes = static_cast<std::size_t>(conf.getInt("server.max_body_bytes"));
+  runtime.base_url = conf.getString("public.base_url");
+  runtime.access_log = access_log;
+  runtime.error_log = &Poco::Logger::get("svcd");
+  return runtime;
+}
+
+// The kernel's own figures on /metrics: the database pool, event streams and held responses.
+void addKernelGauges(Metrics& metrics, SqlDatabase& db, EventLog& events, StreamHub& hub) {
+  metrics.gauge("svc_db_pool_capacity", "database sessions the pool may open",
+                [&] { return static_cast<double>(db.poolCapacity()); });
+  metrics.gauge("svc_db_pool_used", "database sessions in use",
+                [&] { return static_cast<double>(db.poolUsed()); });
+  metrics.gauge("svc_db_pool_idle", "database sessions idle in the pool",
+                [&] { return static_cast<double>(db.poolIdle()); });
+  metrics.gauge("svc_event_streams_open", "event streams open",
+                [&] { return static_cast<double>(events.streamCount()); });
+  metrics.gauge("svc_event_log_position", "the last event sequence handed out",
+                [&] { return static_cast<double>(events.position()); });
+  metrics.gauge("svc_held_responses_open", "long-lived responses held open",
+                [&] { return static_cast<double>(hub.openCount()); });
 }
 
 }  // namespace
@@ -185,6 +281,39 @@ int SvcdApp::main(const std::vector<std::string>& /*args*/) {
   }
 }
 
+bool SvcdApp::layerConfiguration(ConfigLayers& layers, std::vector<std::string>& problems) {
+  if (!config_file_.empty()) {
+    if (!Poco::File(config_file_).exists()) {
+      std::cerr << "svcd: configuration file " << config_file_ << " does not exist\n";
+      return false;
+    }
+    layers.setConfigFile(config_file_);
+  }
+  for (const auto& s : sets_) {
+    if (!layers.addSet(s)) {
+      std::cerr << "svcd: --set needs key=value, got '" << s << "'\n";
+      return false;
+    }
+  }
+  problems = layers.build();
+  auto validation = layers.validate();
+  problems.insert(problems.end(), validation.begin(), validation.end());
+  const auto& conf = config();
+  configureLogging(conf.getString("log.format", "text") == "json" ? "json" : "text",
+                   problems.empty() ? conf.getString("log.level", "information") : "information");
+  return true;
+}
+
+int SvcdApp::checkConfig(ConfigLayers& layers, PluginHost& host,
+                         const std::vector<std::string>& problems) {
+  std::cout << layers.dump();
+  for (const auto& p : problems) std::cerr << "error: " << p << "\n";
+  if (problems.empty()) {
+    std::cerr << "configuration OK (" << host.plugins().size() << " plugins)\n";
+  }
+  return problems.empty() ? EXIT_OK : EXIT_CONFIG;
+}
+
 int SvcdApp::serve() {
   const auto started = std::chrono::steady_clock::now();
   Poco::Logger& log = Poco::Logger::get("svcd");
@@ -192,25 +321,8 @@ int SvcdApp::serve() {
   std::string exe_dir =
       Poco::Path(conf.getString("application.dir", Poco::Path::current())).toString();
   ConfigLayers layers(conf, exe_dir, processEnvironment());
-  if (!config_file_.empty()) {
-    if (!Poco::File(config_file_).exists()) {
-      std::cerr << "svcd: configuration file " << config_file_ << " does not exist\n";
-      return EXIT_CONFIG;
-    }
-    layers.setConfigFile(config_file_);
-  }
-  for (const auto& s : sets_) {
-    if (!layers.addSet(s)) {
-      std::cerr << "svcd: --set needs key=value, got '" << s << "'\n";
-      return EXIT_CONFIG;
-    }
-  }
-  std::vector<std::string> problems = layers.build();
-  auto validation = layers.validate();
-  problems.insert(problems.end(), validation.begin(), validation.end());
-  configureLogging(conf.getString("log.format", "text") == "json" ? "json" : "text",
-                   problems.empty() ? conf.getString("log.level", "information") : "information");
-
+  std::vector<std::string> problems;
+  if (!layerConfiguration(layers, problems)) return EXIT_CONFIG;
   PluginHost host(conf, layers, conf.getString("data.dir"));
   if (problems.empty()) {
     try {
@@ -219,14 +331,7 @@ int SvcdApp::serve() {
       problems.push_back(e.what());
     }
   }
-  if (check_config_) {
-    std::cout << layers.dump();
-    for (const auto& p : problems) std::cerr << "error: " << p << "\n";
-    if (problems.empty()) {
-      std::cerr << "configuration OK (" << host.plugins().size() << " plugins)\n";
-    }
-    return problems.empty() ? EXIT_OK : EXIT_CONFIG;
-  }
+  if (check_config_) return checkConfig(layers, host, problems);
   if (!problems.empty()) {
     for (const auto& p : problems) log.fatal(p);
     bool plugin_problem = problems.back().rfind("plugin '", 0) == 0;
@@ -237,50 +342,24 @@ int SvcdApp::serve() {
   const std::string data_dir = conf.getString("data.dir");
   Poco::File(data_dir).createDirectories();
   const int threads = conf.getInt("server.threads");
-  int pool_size = conf.getInt("db.pool_size");
-  if (pool_size == 0) pool_size = threads + 4;
-
   std::unique_ptr<SqlDatabase> db;
   try {
-    db = std::make_unique<SqlDatabase>(conf.getString("db.url"), pool_size);
-    db->migrate("kernel", eventLogMigrations());
+    db = openDatabase(conf, threads);
   } catch (const std::exception& e) {
     log.fatal(std::string("database: ") + e.what());
     return EXIT_CONFIG;
   }
 
-  // Listen before the plugins configure: with server.port=0 the port is only known now, and
-  // public.base_url (and the URLs made from it) must name the real one.
-  std::string scheme = "http";
-  Poco::Net::ServerSocket socket;
-  Poco::Net::Context::Ptr tls;  // set: connections are TLS
+  // Listen before the plugins configure: with server.port=0 the port is only known now.
+  ApiSocket api_socket;
   try {
-    Poco::Net::SocketAddress address(conf.getString("server.host"),
-                                     static_cast<Poco::UInt16>(conf.getInt("server.port")));
-    const std::string cert = conf.getString("server.tls.cert", "");
-    const bool reuse_port = conf.getBool("server.reuse_port", false);
-    if (!cert.empty()) {
-      Poco::Net::initializeSSL();
-      Poco::Net::Context::Ptr context = new Poco::Net::Context(
-          Poco::Net::Context::TLS_SERVER_USE, conf.getString("server.tls.key"), cert, "",
-          Poco::Net::Context::VERIFY_NONE);
-      context->disableProtocols(Poco::Net::Context::PROTO_SSLV2 | Poco::Net::Context::PROTO_SSLV3 |
-                                Poco::Net::Context::PROTO_TLSV1 |
-                                Poco::Net::Context::PROTO_TLSV1_1);
-      tls = context;
-      scheme = "https";
-    }
-    socket = listenOn(address, conf.getInt("server.queue"), reuse_port);
+    api_socket = listenForApi(conf);
   } catch (const Poco::Exception& e) {
     log.fatal("cannot listen on " + conf.getString("server.host") + ":" +
               conf.getString("server.port") + ": " + e.displayText());
     return EXIT_CONFIG;
   }
-  if (conf.getInt("server.port") == 0) {
-    Poco::AutoPtr<Poco::Util::MapConfiguration> bound(new Poco::Util::MapConfiguration);
-    bound->setInt("server.port", socket.address().port());
-    conf.add(bound, -1000, false);
-  }
+  Poco::Net::ServerSocket& socket = api_socket.socket;
 
   Router router;
   ServiceTable services;
@@ -290,105 +369,7 @@ int SvcdApp::serve() {
   Metrics metrics;
   StreamHub hub(static_cast<std::size_t>(conf.getInt("server.stream_buffer_bytes")));
 
-  // Health asks the database at most once a second; requests in between see the last answer.
-  struct DatabaseHealth {
-    std::atomic<std::int64_t> checked_us{0};
-    std::atomic<bool> ok{false};
-    bool check(SqlDatabase& database) {
-      std::int64_t now = sdk::nowMicros(), last = checked_us.load();
-      if (now - last >= 1000000 && checked_us.compare_exchange_strong(last, now)) {
-        ok = database.ping();
-      }
-      return ok.load();
-    }
-  } db_health;
-  db_health.ok = db->ping();
-  db_health.checked_us = sdk::nowMicros();
-
-  // The kernel's own routes.
-  // The event stream (Server-Sent Events): held in the hub, fed by the event log's thread.
-  router.add(sdk::Route{"GET", "/api/events/stream/", sdk::AuthNeed::kAnyKey, sdk::BodyKind::kJson,
-                        0, "Live events (Server-Sent Events), resumable with Last-Event-ID.",
-                        [&events, &event_types](sdk::Request& r) {
-                          std::int64_t resume = -1;
-                          auto last = r.header("last-event-id");
-                          if (!last || last->empty()) last = r.queryParam("last_event_id");
-                          if (last && !last->empty()) {
-                            const bool digits =
-                                last->size() <= 18 &&
-                                last->find_first_not_of("0123456789") == std::string::npos;
-                            if (!digits) {
-                              throw sdk::HttpError::invalid(
-                                  "last_event_id", "must be the id of an event this stream sent");
-                            }
-                            resume = std::stoll(*last);
-                          }
-                          StreamFilter filter;
-                          filter.account = r.principal.account_id;
-                          if (r.principal.kind == sdk::PrincipalKind::kIdentity) {
-                            filter.identity = r.principal.bound_identity;
-                          } else if (r.identity) {
-                            filter.identity = r.identity->uuid;
-                          }
-                          if (auto types = r.queryParam("types")) {
-                            std::size_t at = 0;
-                            while (at <= types->size()) {
-                              std::size_t end = types->find(',', at);
-                              if (end == std::string::npos) end = types->size();
-                              std::string type = Poco::trim(types->substr(at, end - at));
-                              if (!type.empty()) {
-                                // Only what the loaded plugins declare (and the kernel's own).
-                                if (!event_types.known(type)) {
-                                  throw sdk::HttpError::invalid(
-                                      "types", "unknown event type '" + type.substr(0, 64) +
-                                                   "': no enabled plugin declares it");
-                                }
-                                filter.types.insert(type);
-                              }
-                              at = end + 1;
-                            }
-                          }
-                          // "From now" is fixed before the client sees the stream open: whatever
-                          // happens after that is delivered, even if the event thread is a moment
-                          // behind. A resume point past every stored event (from the future) starts
-                          // at the present too.
-                          const std::int64_t newest = events.newest();
-                          if (resume < 0 || resume > newest) resume = newest;
-                          return sdk::Response::hold([&events, filter,
-                                                      resume](std::shared_ptr<sdk::Stream> s) {
-                            s->begin(200, "text/event-stream",
-                                     {{"Cache-Control", "no-store"}, {"X-Accel-Buffering", "no"}});
-                            s->write("retry: 3000\n\n");
-                            events.addStream(std::move(s), filter, resume);
-                          });
-                        }},
-             "kernel");
-  router.add(sdk::Route{"GET", "/api/health/", sdk::AuthNeed::kNone, sdk::BodyKind::kJson, 0,
-                        "Liveness, database reachability and the loaded plugins.",
-                        [&](sdk::Request&) {
-                          // The plugin list is fixed once svcd runs; only the database part
-                          // changes.
-                          static const std::string plugins = [&] {
-                            Poco::JSON::Array list;
-                            for (const auto& p : host.plugins()) {
-                              Poco::JSON::Object::Ptr item = new Poco::JSON::Object;
-                              item->set("name", p->name);
-                              item->set("version", p->plugin->info().version);
-                              list.add(item);
-                            }
-                            std::ostringstream out;
-                            list.stringify(out);
-                            return out.str();
-                          }();
-                          bool db_ok = db_health.check(*db);
-                          return sdk::Response::text(
-                              db_ok ? 200 : 503,
-                              std::string("{\"database\":\"") + (db_ok ? "ok" : "unreachable") +
-                                  "\",\"plugins\":" + plugins + ",\"status\":\"" +
-                                  (db_ok ? "ok" : "unavailable") + "\"}",
-                              "application/json");
-                        }},
-             "kernel");
+  addKernelRoutes(router, events, event_types, host, *db);
 
   // The operator listener's routes: the kernel's, then any plugin's kOperator routes.
   Router operator_router;
@@ -396,100 +377,16 @@ int SvcdApp::serve() {
   std::string admin_token;
   if (!admin_listen.empty()) {
     admin_token = operatorToken(conf.getString("admin.token", ""), data_dir, log);
-    operator_router.add(sdk::Route{"GET", "/metrics", sdk::AuthNeed::kOperator,
-                                   sdk::BodyKind::kJson, 0, "Prometheus metrics.",
-                                   [&](sdk::Request&) {
-                                     return sdk::Response::text(200, metrics.render(),
-                                                                "text/plain; version=0.0.4");
-                                   }},
-                        "kernel");
-    if (conf.getBool("testing.clock", false)) {
+    const bool testing_clock = conf.getBool("testing.clock", false);
+    if (testing_clock) {
       log.warning("testing.clock is on: the operator listener can move this server's clock");
-      operator_router.add(
-          sdk::Route{"POST", "/admin/clock/", sdk::AuthNeed::kOperator, sdk::BodyKind::kJson, 0,
-                     "Tests only: move the clock forward by advance_seconds.",
-                     [](sdk::Request& r) {
-                       if (!r.json || !r.json->has("advance_seconds") ||
-                           !r.json->get("advance_seconds").isNumeric()) {
-                         throw sdk::HttpError::invalid("advance_seconds", "a number is required");
-                       }
-                       double seconds = r.json->getValue<double>("advance_seconds");
-                       if (seconds < 0 || seconds > 1e9) {
-                         throw sdk::HttpError::invalid("advance_seconds", "0 to 1e9");
-                       }
-                       sdk::advanceClockForTesting(static_cast<std::int64_t>(seconds * 1e6));
-                       Poco::JSON::Object::Ptr body = new Poco::JSON::Object;
-                       body->set("now", sdk::isoTimestamp(sdk::nowMicros()));
-                       return sdk::Response::json(200, body);
-                     }},
-          "kernel");
     }
-    operator_router.add(
-        sdk::Route{"GET", "/admin/plugins", sdk::AuthNeed::kOperator, sdk::BodyKind::kJson, 0,
-                   "Loaded plugins: name, version, status, routes.",
-                   [&](sdk::Request&) {
-                     Poco::JSON::Array::Ptr list = new Poco::JSON::Array;
-                     for (const auto& p : host.plugins()) {
-                       Poco::JSON::Object::Ptr item = new Poco::JSON::Object;
-                       const auto& info = p->plugin->info();
-                       item->set("name", p->name);
-                       item->set("version", info.version);
-                       item->set("description", info.description);
-                       item->set("status", statusName(p->status));
-                       item->set("file", p->file);
-                       Poco::JSON::Array::Ptr requires_list = new Poco::JSON::Array;
-                       for (auto& r : info.requires_plugins) requires_list->add(r);
-                       item->set("requires", requires_list);
-                       Poco::JSON::Array::Ptr event_list = new Poco::JSON::Array;
-                       for (auto& t : info.events) {
-                         Poco::JSON::Object::Ptr e = new Poco::JSON::Object;
-                         e->set("type", t.name);
-                         e->set("description", t.description);
-                         event_list->add(e);
-                       }
-                       item->set("events", event_list);
-                       Poco::JSON::Array::Ptr offers = new Poco::JSON::Array;
-                       for (auto& o : info.offers_services) offers->add(o);
-                       item->set("offers_services", offers);
-                       Poco::JSON::Array::Ptr uses = new Poco::JSON::Array;
-                       for (auto& u : info.uses_services) uses->add(u);
-                       item->set("uses_services", uses);
-                       Poco::JSON::Array::Ptr routes = new Poco::JSON::Array;
-                       for (auto& r : p->routes) routes->add(r);
-                       item->set("routes", routes);
-                       Poco::JSON::Array::Ptr endpoints = new Poco::JSON::Array;
-                       for (auto& r : p->route_info) {
-                         Poco::JSON::Object::Ptr e = new Poco::JSON::Object;
-                         e->set("method", r.method);
-                         e->set("path", r.pattern);
-                         e->set("auth", r.auth);
-                         e->set("summary", r.summary);
-                         endpoints->add(e);
-                       }
-                       item->set("endpoints", endpoints);
-                       list->add(item);
-                     }
-                     Poco::JSON::Object::Ptr body = new Poco::JSON::Object;
-                     body->set("plugins", list);
-                     return sdk::Response::json(200, body);
-                   }},
-        "kernel");
+    addOperatorRoutes(operator_router, metrics, host, testing_clock);
   }
 
   // The kernel's gauges are registered before the plugins configure, so a plugin's series can
   // never take one of their names.
-  metrics.gauge("svc_db_pool_capacity", "database sessions the pool may open",
-                [&] { return static_cast<double>(db->poolCapacity()); });
-  metrics.gauge("svc_db_pool_used", "database sessions in use",
-                [&] { return static_cast<double>(db->poolUsed()); });
-  metrics.gauge("svc_db_pool_idle", "database sessions idle in the pool",
-                [&] { return static_cast<double>(db->poolIdle()); });
-  metrics.gauge("svc_event_streams_open", "event streams open",
-                [&] { return static_cast<double>(events.streamCount()); });
-  metrics.gauge("svc_event_log_position", "the last event sequence handed out",
-                [&] { return static_cast<double>(events.position()); });
-  metrics.gauge("svc_held_responses_open", "long-lived responses held open",
-                [&] { return static_cast<double>(hub.openCount()); });
+  addKernelGauges(metrics, *db, events, hub);
 
   try {
     host.prepare(*db, events, services, router, operator_router, &metrics);
@@ -498,31 +395,18 @@ int SvcdApp::serve() {
     return EXIT_SOFTWARE;
   }
 
-  Runtime runtime;
-  runtime.router = &router;
-  runtime.services = &services;
-  runtime.hub = &hub;
-  runtime.metrics = &metrics;
-  runtime.limits.max_body_bytes = static_cast<std::size_t>(conf.getInt("server.max_body_bytes"));
-  runtime.base_url = conf.getString("public.base_url");
   std::unique_ptr<AccessLog> access_log;
   if (Poco::Logger::get("access").information()) {
     access_log = std::make_unique<AccessLog>(conf.getString("log.format") == "json");
-    runtime.access_log = access_log.get();
   }
-  runtime.error_log = &Poco::Logger::get("svcd");
+  Runtime runtime = apiRuntime(conf, router, services, hub, metrics, access_log.get());
 
   std::unique_ptr<ApiServer> api;
   try {
-    ConnectionLimits limits;
-    limits.idle = std::chrono::seconds(conf.getInt("server.idle_timeout_seconds"));
-    limits.header = std::chrono::seconds(conf.getInt("server.header_timeout_seconds"));
-    limits.body = std::chrono::seconds(conf.getInt("server.body_timeout_seconds"));
-    limits.request = std::chrono::seconds(conf.getInt("server.request_timeout_seconds"));
-    limits.send = std::chrono::seconds(conf.getInt("server.send_timeout_seconds"));
-    api = std::make_unique<ApiServer>(
-        runtime, socket, tls, threads, conf.getInt("server.concurrency"), limits,
-        conf.getInt("server.max_connections"), conf.getInt("server.max_connections_per_address"));
+    api = std::make_unique<ApiServer>(runtime, socket, api_socket.tls, threads,
+                                      conf.getInt("server.concurrency"), apiConnectionLimits(conf),
+                                      conf.getInt("server.max_connections"),
+                                      conf.getInt("server.max_connections_per_address"));
   } catch (const Poco::Exception& e) {
     log.fatal("cannot serve on " + socket.address().toString() + ": " + e.displayText());
     return EXIT_CONFIG;
@@ -536,13 +420,7 @@ int SvcdApp::serve() {
   std::unique_ptr<ApiServer> admin;
   if (!admin_listen.empty()) {
     try {
-      Poco::Net::SocketAddress address(admin_listen);
-      if (!address.host().isLoopback()) {
-        throw std::runtime_error("admin.listen must be a loopback address, not " + admin_listen);
-      }
-      static const ConnectionLimits admin_limits;
-      admin = std::make_unique<ApiServer>(operator_runtime, listenOn(address, 64, false), nullptr,
-                                          4, 2, admin_limits, 64, 0);
+      admin = operatorServer(operator_runtime, admin_listen);
     } catch (const Poco::Exception& e) {
       log.fatal("cannot start the operator listener on " + admin_listen + ": " + e.displayText());
       return EXIT_CONFIG;
@@ -569,8 +447,8 @@ int SvcdApp::serve() {
   memory_release.start();
   const double ready_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-  log.information("svcd ready: api " + scheme + "://" + conf.getString("server.host") + ":" +
-                  std::to_string(api->port()) +
+  log.information("svcd ready: api " + api_socket.scheme + "://" + conf.getString("server.host") +
+                  ":" + std::to_string(api->port()) +
                   (admin ? " admin http://" +
                                Poco::Net::SocketAddress(admin_listen).host().toString() + ":" +
                                std::to_string(admin->port())

@@ -16,9 +16,8 @@ sdk::HttpError failed(const std::string& why) {
   return sdk::HttpError(401, "authentication_failed", why);
 }
 
-// What a failure counts against besides the address. A key's visible prefix (its kind and four
-// characters, checksum right or not): one agent repeating a bad key, or guesses at one key from
-// many addresses, use up that prefix's allowance and no one else's. Anything else: itself.
+}  // namespace
+
 std::string failureKey(std::string_view credential) {
   for (KeyKind kind : {KeyKind::kManagement, KeyKind::kIdentity}) {
     std::string_view prefix = keyPrefix(kind);
@@ -28,8 +27,6 @@ std::string failureKey(std::string_view credential) {
   }
   return "sha256:" + sha256Hex(credential);
 }
-
-}  // namespace
 
 std::optional<sdk::Principal> AuthService::authenticate(const sdk::Credentials& c) {
   const std::string& address = c.client_address;

@@ -17,10 +17,17 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 
 namespace svc::plugins::auth {
+
+/// What a failed authentication counts against besides the client's address. A key's visible
+/// prefix (its kind and four characters, checksum right or not): one agent repeating a bad key,
+/// or guesses at one key from many addresses, use up that prefix's allowance and no one else's.
+/// Anything else (tokens, cookies, garbage): `sha256:` and its hash.
+std::string failureKey(std::string_view credential);
 
 // Keys are looked up once and then served from memory; a revocation clears the entry here at once
 // and, through the poller, in every other svcd process within a second.

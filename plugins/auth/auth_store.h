@@ -27,9 +27,6 @@ struct DeviceCode {
   std::int64_t last_poll_us = 0, expires_us = 0;
 };
 
-/// @return the plugin's migrations.
-std::vector<sdk::Migration> authMigrations();
-
 class AuthStore {
  public:
   explicit AuthStore(sdk::Database& db) : db_(db) {}

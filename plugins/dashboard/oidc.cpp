@@ -2,10 +2,10 @@
 
 #include <svc/sdk/util.h>
 
-#include <Poco/Base64Encoder.h>
 #include <Poco/JSON/Array.h>
 #include <Poco/JSON/Parser.h>
 #include <Poco/Net/Context.h>
+#include <Poco/Net/HTTPBasicCredentials.h>
 #include <Poco/Net/HTTPClientSession.h>
 #include <Poco/Net/HTTPRequest.h>
 #include <Poco/Net/HTTPResponse.h>
@@ -19,7 +19,6 @@
 #include <openssl/param_build.h>
 #include <openssl/sha.h>
 
-#include <sstream>
 
 namespace svc::plugins::dashboard {
 
@@ -244,13 +243,11 @@ OidcClaims OidcClient::finish(const std::string& code, const std::string& code_v
   std::string authorization;
   if (client_secret_.empty()) {
     body += "&client_id=" + formEncode(client_id_);
-  } else {  // client_secret_basic (RFC 6749 §2.3.1): form-encoded, then base64
-    std::ostringstream basic;
-    Poco::Base64Encoder encoder(basic);
-    encoder.rdbuf()->setLineLength(0);
-    encoder << formEncode(client_id_) << ':' << formEncode(client_secret_);
-    encoder.close();
-    authorization = "Basic " + basic.str();
+  } else {  // client_secret_basic (RFC 6749 §2.3.1): form-encoded, then HTTP Basic
+    Poco::Net::HTTPRequest basic;
+    Poco::Net::HTTPBasicCredentials(formEncode(client_id_), formEncode(client_secret_))
+        .authenticate(basic);
+    authorization = basic.get(Poco::Net::HTTPRequest::AUTHORIZATION);
   }
   auto [status, text] = httpExchange("POST", discovery().token_endpoint, body,
                                      "application/x-www-form-urlencoded", authorization);
