@@ -1,6 +1,8 @@
 // Mail as bytes: parsing what arrives (RFC 5322 headers, MIME structure, transfer encodings,
 // RFC 2047 words, charsets to UTF-8) and writing what leaves. Parsing never throws on bad input:
-// whatever cannot be read is kept as safely as possible and named in `problems`.
+// whatever cannot be read is kept as safely as possible and named in `problems`. Parsing lives in
+// mime_parse.cpp, header fields in mime_header.cpp, charsets and transfer encodings in
+// mime_text.cpp, writing in mime_build.cpp.
 #pragma once
 
 #include <cstddef>
