@@ -1,5 +1,7 @@
 #include "dkim.h"
 
+#include <svc/sdk/util.h>
+
 #include <Poco/String.h>
 
 #include <openssl/evp.h>
@@ -12,14 +14,6 @@
 namespace svc::plugins::email {
 
 namespace {
-
-std::string base64(const unsigned char* data, std::size_t size) {
-  std::string out(4 * ((size + 2) / 3) + 1, '\0');
-  int n =
-      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), data, static_cast<int>(size));
-  out.resize(static_cast<std::size_t>(n));
-  return out;
-}
 
 std::string sha256(const std::string& text) {
   unsigned char digest[EVP_MAX_MD_SIZE];
@@ -153,10 +147,7 @@ std::string DkimSigner::sign(const std::string& message, const std::string& doma
       signed_names += (signed_names.empty() ? "" : ":") + std::string(name);
     }
   }
-  const std::string bh = [&] {
-    std::string d = sha256(relaxedBody(body));
-    return base64(reinterpret_cast<const unsigned char*>(d.data()), d.size());
-  }();
+  const std::string bh = sdk::base64(sha256(relaxedBody(body)));
   std::string value = " v=1; a=rsa-sha256; c=relaxed/relaxed; d=" + domain + "; s=" + selector_ +
                       ";\r\n\tt=" + std::to_string(time_s) + "; h=" + signed_names +
                       ";\r\n\tbh=" + bh + ";\r\n\tb=";
@@ -174,7 +165,7 @@ std::string DkimSigner::sign(const std::string& message, const std::string& doma
   }
   EVP_MD_CTX_free(ctx);
   if (!ok) throw std::runtime_error("DKIM signing failed");
-  std::string b = base64(sig.data(), sig_len);
+  std::string b = sdk::base64(std::string_view(reinterpret_cast<const char*>(sig.data()), sig_len));
   // Fold the signature into lines of at most 76 characters.
   std::string folded;
   for (std::size_t i = 0; i < b.size(); i += 70) folded += (i ? "\r\n\t " : "") + b.substr(i, 70);

@@ -7,7 +7,7 @@ namespace svc::plugins::email {
 
 namespace {
 
-Poco::Dynamic::Var member(const sdk::InboxAddress& inbox) {
+Poco::Dynamic::Var member(const InboxAddress& inbox) {
   Poco::JSON::Object::Ptr e = new Poco::JSON::Object;
   e->set("id", inbox.id);
   e->set("address", inbox.address);
@@ -16,12 +16,12 @@ Poco::Dynamic::Var member(const sdk::InboxAddress& inbox) {
 
 }  // namespace
 
-EmailIdentityExtension::EmailIdentityExtension(std::shared_ptr<sdk::InboxProvisioning> inboxes)
-    : capability_(sdk::contractIdentityCapabilities().front()), inboxes_(std::move(inboxes)) {}
+EmailIdentityExtension::EmailIdentityExtension(Inboxes& inboxes)
+    : capability_(sdk::contractIdentityCapabilities().front()), inboxes_(inboxes) {}
 
 void EmailIdentityExtension::validate(const sdk::Request& r) {
   auto identifier = r.stringField("email_identifier");
-  if (identifier && !sdk::isValidInboxLocalPart(*identifier)) {
+  if (identifier && !isValidInboxLocalPart(*identifier)) {
     throw sdk::HttpError::invalid("email_identifier",
                                   "1-64 of a-z 0-9 . _ -, starting and ending with a letter or "
                                   "digit, no two dots in a row");
@@ -34,14 +34,14 @@ Poco::Dynamic::Var EmailIdentityExtension::provision(Poco::Data::Session& tx,
                                                      const sdk::Request& r) {
   const std::string identifier = r.stringField("email_identifier").value_or("");
   const std::string domain = Poco::toLower(Poco::trim(r.stringField("domain").value_or("")));
-  return member(inboxes_->createPrimary(tx, identity.account_id, identity.uuid, identity.name,
-                                        identifier, domain));
+  return member(inboxes_.provisionPrimary(tx, identity.account_id, identity.uuid, identity.name,
+                                          identifier, domain));
 }
 
 std::map<std::string, Poco::Dynamic::Var> EmailIdentityExtension::describe(
     const std::vector<std::string>& identity_uuids) {
   std::map<std::string, Poco::Dynamic::Var> out;
-  for (const auto& [uuid, inbox] : inboxes_->primaryInboxes(identity_uuids)) {
+  for (const auto& [uuid, inbox] : inboxes_.primaries(identity_uuids)) {
     out[uuid] = member(inbox);
   }
   return out;

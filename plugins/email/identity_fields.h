@@ -3,8 +3,9 @@
 // the primary inbox made in the identity's own transaction.
 #pragma once
 
+#include "inboxes.h"
+
 #include <svc/sdk/identity_extensions.h>
-#include <svc/sdk/inboxes.h>
 
 #include <memory>
 
@@ -12,7 +13,7 @@ namespace svc::plugins::email {
 
 class EmailIdentityExtension : public sdk::IdentityExtension {
  public:
-  explicit EmailIdentityExtension(std::shared_ptr<sdk::InboxProvisioning> inboxes);
+  explicit EmailIdentityExtension(Inboxes& inboxes);
   const sdk::IdentityCapability& capability() const override { return capability_; }
   /// `email_identifier`, when given, must follow the inbox local-part rule (400 naming it).
   void validate(const sdk::Request& request) override;
@@ -26,7 +27,7 @@ class EmailIdentityExtension : public sdk::IdentityExtension {
 
  private:
   sdk::IdentityCapability capability_;
-  std::shared_ptr<sdk::InboxProvisioning> inboxes_;
+  Inboxes& inboxes_;
 };
 
 }  // namespace svc::plugins::email

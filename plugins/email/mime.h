@@ -1,6 +1,8 @@
 // Mail as bytes: parsing what arrives (RFC 5322 headers, MIME structure, transfer encodings,
 // RFC 2047 words, charsets to UTF-8) and writing what leaves. Parsing never throws on bad input:
-// whatever cannot be read is kept as safely as possible and named in `problems`.
+// whatever cannot be read is kept as safely as possible and named in `problems`. Parsing lives in
+// mime_parse.cpp, header fields in mime_header.cpp, charsets and transfer encodings in
+// mime_text.cpp, writing in mime_build.cpp.
 #pragma once
 
 #include <cstddef>
@@ -59,7 +61,7 @@ std::vector<Mailbox> parseAddressList(std::string_view value);
 std::vector<std::string> parseMessageIds(std::string_view value);
 /// @param local a candidate local part of someone else's address (a recipient, an SMTP path).
 /// @return true for an RFC 5321 dot-atom of at most 64 characters: atext, no leading, trailing
-/// or consecutive dots. Inboxes here follow the stricter sdk::isValidInboxLocalPart.
+/// or consecutive dots. Inboxes here follow the stricter isValidInboxLocalPart (inboxes.h).
 bool isDotAtomLocalPart(std::string_view local);
 /// @param address a candidate `local@domain`. @return true when it is one this server accepts
 /// (SMTP paths, compose, reply and forward recipients): at most 254 characters, a

@@ -2,7 +2,6 @@
 // once, instead of in every plugin.
 #include <svc/sdk/accounts.h>
 #include <svc/sdk/identity_extensions.h>
-#include <svc/sdk/inboxes.h>
 #include <svc/sdk/plans.h>
 #include <svc/sdk/plugin.h>
 
@@ -22,7 +21,6 @@ MetricRegistry::~MetricRegistry() = default;
 Plugin::~Plugin() = default;
 PlanService::~PlanService() = default;
 AccountService::~AccountService() = default;
-InboxProvisioning::~InboxProvisioning() = default;
 IdentityExtension::~IdentityExtension() = default;
 IdentityExtensions::~IdentityExtensions() = default;
 

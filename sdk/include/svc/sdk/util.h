@@ -1,4 +1,5 @@
-// Small helpers every plugin needs in the same shape: ids, timestamps, UTF-8 checks, quoting.
+// Small helpers every plugin needs in the same shape: ids, timestamps, UTF-8 checks, quoting,
+// base64 and hex.
 #pragma once
 
 #include <cstddef>
@@ -36,6 +37,13 @@ std::string quoteForDetail(std::string_view input, std::size_t max = 80);
 std::string base64url(std::string_view bytes);
 /// @param text base64url, padded or not. @return the bytes, or nullopt when text is not base64url.
 std::optional<std::string> base64urlDecode(std::string_view text);
+/// @param bytes any bytes. @return them in padded base64 (RFC 4648 section 4) on one line.
+std::string base64(std::string_view bytes);
+/// @param text padded base64; spaces, tabs and line breaks in it are skipped.
+/// @return the bytes, or nullopt when text is not base64.
+std::optional<std::string> base64Decode(std::string_view text);
+/// @param bytes any bytes. @return them in lower-case hex, two digits a byte.
+std::string hexEncode(std::string_view bytes);
 /// @param text any bytes. @return their SHA-256 in lower-case hex (what is stored of a secret).
 std::string sha256Hex(std::string_view text);
 /// @return whether a and b are equal, in time that depends only on their length.

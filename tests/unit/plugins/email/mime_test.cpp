@@ -2,9 +2,8 @@
 // normalization, DKIM canonicalization (RFC 6376's own examples).
 #include "mime.h"
 #include "dkim.h"
+#include "inboxes.h"
 #include "mail_store.h"
-
-#include <svc/sdk/inboxes.h>
 
 #include <gtest/gtest.h>
 
@@ -73,7 +72,7 @@ TEST(Mime, EveryLocalPartAnInboxMayHaveIsOneMailCanReach) {
       for (char c : alphabet) next.push_back(prefix + c);
     }
     for (const auto& local : next) {
-      if (!sdk::isValidInboxLocalPart(local)) continue;
+      if (!isValidInboxLocalPart(local)) continue;
       ++inboxes;
       EXPECT_TRUE(isDotAtomLocalPart(local)) << local;
       EXPECT_TRUE(isValidAddress(local + "@agents.test")) << local;
@@ -82,11 +81,11 @@ TEST(Mime, EveryLocalPartAnInboxMayHaveIsOneMailCanReach) {
   }
   EXPECT_GT(inboxes, 100);
   for (const char* bad : {"a..b", ".a", "a.", "-a", "a_", "A", "a+b", ""}) {
-    EXPECT_FALSE(sdk::isValidInboxLocalPart(bad)) << bad;
+    EXPECT_FALSE(isValidInboxLocalPart(bad)) << bad;
   }
-  EXPECT_TRUE(sdk::isValidInboxLocalPart("a.b_c-d9"));
-  EXPECT_TRUE(sdk::isValidInboxLocalPart(std::string(64, 'x')));
-  EXPECT_FALSE(sdk::isValidInboxLocalPart(std::string(65, 'x')));
+  EXPECT_TRUE(isValidInboxLocalPart("a.b_c-d9"));
+  EXPECT_TRUE(isValidInboxLocalPart(std::string(64, 'x')));
+  EXPECT_FALSE(isValidInboxLocalPart(std::string(65, 'x')));
   // Other servers' addresses: any RFC 5321 dot-atom, dots never leading, trailing or doubled.
   EXPECT_TRUE(isDotAtomLocalPart("A+b.c!d"));
   for (const char* bad : {"a..b", ".a", "a.", "a b", ""}) EXPECT_FALSE(isDotAtomLocalPart(bad));

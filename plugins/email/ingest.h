@@ -1,0 +1,84 @@
+// Ingest: what the SMTP listener accepts is appended to the spool (acknowledged once it is on
+// disk) and filed from there into inboxes in batches, with the spool position in the same
+// transaction; a message that cannot be filed is kept in unfiled/ so the rest go on.
+#pragma once
+
+#include "blob_store.h"
+#include "mail_store.h"
+#include "mime.h"
+#include "smtp_server.h"
+#include "spool.h"
+
+#include <svc/sdk/plugin.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+namespace svc::plugins::email {
+
+/// A message as the spool holds it: its envelope and its data.
+struct SpooledMail {
+  std::string mail_from;
+  std::vector<std::string> recipients;
+  std::string_view data;  ///< A view into the payload it was read from.
+};
+/// @return the spool payload of a message: `from\nrcpt,rcpt\ndata`.
+std::string spoolPayload(const std::string& mail_from, const std::vector<std::string>& recipients,
+                         const std::string& data);
+/// @return the message in a spool payload, or nullopt when it is not one spoolPayload wrote.
+std::optional<SpooledMail> readSpoolPayload(std::string_view payload);
+/// @param parsed a received message. @param mail_from its envelope sender (the From when the
+/// message names none). @param hostname for a Message-ID when the message has none.
+/// @return the message as it is filed into an inbox (without attachments).
+NewMessage incomingMessage(const ParsedMessage& parsed, const std::string& mail_from,
+                           const std::string& hostname);
+
+class Ingest : public SmtpDelivery {
+ public:
+  /// @param data_dir the plugin's directory (with a trailing slash): spool/ and unfiled/ live
+  /// there. @param hostname this server's SMTP name. @param max_backlog_bytes spooled bytes not
+  /// yet filed beyond which new mail is refused (451).
+  Ingest(sdk::PluginContext& context, MailStore& store, BlobStore& blobs,
+         const std::string& data_dir, std::string hostname, std::uint64_t max_backlog_bytes);
+
+  /// Files what a crash left in the spool, then takes new mail.
+  void start();
+  void stop();
+  Spool& spool() { return *spool_; }
+
+  // SmtpDelivery
+  bool acceptsRecipient(const std::string& address) override;
+  void deliver(const std::string& mail_from, const std::vector<std::string>& recipients,
+               const std::string& data) override;
+  void deliverAsync(const std::string& mail_from, const std::vector<std::string>& recipients,
+                    std::string data, Stored stored) override;
+
+ private:
+  // Inboxes looked up by address within one filing transaction.
+  using InboxCache = std::map<std::string, std::optional<Inbox>>;
+  struct Item;
+
+  std::string spoolRecord(const std::string& mail_from, const std::vector<std::string>& recipients,
+                          const std::string& data);
+  void fileSpooled(const std::vector<Spool::Record>& records, const Spool::Position& end);
+  void fileIncoming(Poco::Data::Session& tx, const Item& item, InboxCache& inboxes);
+  void recordPosition(Poco::Data::Session& tx, const Spool::Position& p);
+
+  sdk::PluginContext& context_;
+  MailStore& store_;
+  BlobStore& blobs_;
+  std::string spool_dir_, unfiled_dir_, hostname_;
+  std::uint64_t max_backlog_bytes_;
+  std::unique_ptr<Spool> spool_;
+  std::mutex known_mutex_;
+  std::unordered_set<std::string> known_addresses_;
+};
+
+}  // namespace svc::plugins::email

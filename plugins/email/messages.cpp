@@ -1,0 +1,252 @@
+#include "messages.h"
+
+#include "request_scope.h"
+
+#include <svc/sdk/pagination.h>
+#include <svc/sdk/util.h>
+
+#include <Poco/DateTimeParser.h>
+#include <Poco/JSON/Array.h>
+#include <Poco/String.h>
+#include <Poco/Tuple.h>
+
+#include <algorithm>
+#include <regex>
+
+using namespace Poco::Data::Keywords;
+
+namespace svc::plugins::email {
+
+namespace {
+
+// A boolean query parameter: true/1 or false/0, any case.
+std::optional<bool> boolParam(const sdk::Request& r, const std::string& name) {
+  auto v = r.queryParam(name);
+  if (!v) return std::nullopt;
+  std::string l = Poco::toLower(*v);
+  if (l == "true" || l == "1") return true;
+  if (l == "false" || l == "0") return false;
+  throw sdk::HttpError::invalid(name, "must be true or false");
+}
+
+using ThreadTuple = Poco::Tuple<std::string, std::string, std::string, std::string, std::string,
+                                int, int, std::string, std::string, Poco::Int64>;
+
+Poco::JSON::Object::Ptr threadJson(const ThreadTuple& t) {
+  Poco::JSON::Object::Ptr o = new Poco::JSON::Object;
+  o->set("thread_id", t.get<0>());
+  o->set("inbox", t.get<1>());
+  o->set("identity", t.get<2>());
+  o->set("subject", t.get<3>());
+  o->set("preview", t.get<4>());
+  o->set("message_count", t.get<5>());
+  o->set("unread_count", t.get<6>());
+  Poco::JSON::Array::Ptr names = new Poco::JSON::Array, people = new Poco::JSON::Array;
+  for (const auto& n : parseJsonList(t.get<7>())) names->add(n);
+  for (const auto& p : parseJsonList(t.get<8>())) people->add(p);
+  o->set("attachment_names", names);
+  o->set("participants", people);
+  o->set("latest_dt", sdk::isoTimestamp(t.get<9>()));
+  return o;
+}
+
+}  // namespace
+
+std::optional<std::int64_t> parseIsoMicros(const std::string& text) {
+  static const std::regex iso(
+      R"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:?\d{2})?)");
+  if (!std::regex_match(text, iso)) return std::nullopt;
+  Poco::DateTime dt;
+  int tz = 0;
+  if (!Poco::DateTimeParser::tryParse(Poco::DateTimeFormat::ISO8601_FRAC_FORMAT, text, dt, tz) &&
+      !Poco::DateTimeParser::tryParse(Poco::DateTimeFormat::ISO8601_FORMAT, text, dt, tz)) {
+    return std::nullopt;
+  }
+  dt.makeUTC(tz);
+  return dt.timestamp().epochMicroseconds();
+}
+
+ThreadFilter threadFilter(const sdk::Request& r) {
+  ThreadFilter f{"WHERE account_id = ?", {r.principal.account_id}};
+  if (std::string identity = scopeIdentity(r); !identity.empty()) {
+    f.where += " AND identity_uuid = ?";
+    f.binds.push_back(identity);
+  }
+  if (auto inbox = r.queryParam("inbox")) {
+    if (!sdk::isUuid(*inbox)) throw sdk::HttpError::invalid("inbox", "must be an inbox id");
+    f.where += " AND inbox_id = ?";
+    f.binds.push_back(Poco::toLower(*inbox));
+  }
+  if (auto unread = boolParam(r, "has_unread")) {
+    f.where += *unread ? " AND unread_count > 0" : " AND unread_count = 0";
+  }
+  return f;
+}
+
+MessageFilter messageFilter(const sdk::Request& r) {
+  MessageFilter f;
+  // The identity index serves a scoped list (the kernel checked that the identity is the
+  // account's, and its messages are only ever the account's), the account index the rest.
+  // Nothing outside the index in the condition: counting stays an index-only scan.
+  if (std::string identity = scopeIdentity(r); !identity.empty()) {
+    f.where = "WHERE identity_uuid = ?";
+    f.binds = {identity};
+  } else {
+    f.where = "WHERE account_id = ?";
+    f.binds = {r.principal.account_id};
+  }
+  if (auto raw = r.queryParam("created_after")) {
+    f.after = parseIsoMicros(*raw);
+    if (!f.after) {
+      throw sdk::HttpError::invalid("created_after",
+                                    "must be an ISO 8601 time such as "
+                                    "2026-11-22T10:40:38.123456Z");
+    }
+    f.where += " AND created_us > ?";
+  }
+  if (auto d = r.queryParam("direction")) {
+    if (*d != "incoming" && *d != "outgoing") {
+      throw sdk::HttpError::invalid("direction", "must be incoming or outgoing");
+    }
+    f.where += " AND direction = ?";
+    f.binds.push_back(*d);
+  }
+  if (auto is_read = boolParam(r, "is_read")) f.is_read = *is_read ? 1 : 0;
+  if (auto t = r.queryParam("thread_id")) {
+    if (!sdk::isUuid(*t)) throw sdk::HttpError::invalid("thread_id", "must be a thread id");
+    f.where += " AND thread_id = ?";
+    f.binds.push_back(Poco::toLower(*t));
+  }
+  if (auto from = r.queryParam("from_email")) {
+    f.where += " AND from_email = ?";
+    f.binds.push_back(Poco::trim(*from));
+  }
+  if (auto i = r.queryParam("inbox")) {
+    if (!sdk::isUuid(*i)) throw sdk::HttpError::invalid("inbox", "must be an inbox id");
+    f.where += " AND inbox_id = ?";
+    f.binds.push_back(Poco::toLower(*i));
+  }
+  if (f.is_read) f.where += " AND is_read = ?";
+  return f;
+}
+
+void MessageFilter::bind(Poco::Data::Statement& q) {
+  q, use(binds[0]);
+  if (after) q, use(*after);
+  for (std::size_t i = 1; i < binds.size(); ++i) q, use(binds[i]);
+  if (is_read) q, use(*is_read);
+}
+
+Messages::Messages(sdk::Database& database, MailStore& store, long exact_count_limit)
+    : database_(database), store_(store), exact_count_limit_(exact_count_limit) {}
+
+sdk::Response Messages::listThreads(sdk::Request& r) {
+  const auto page = sdk::pageRequest(r);
+  ThreadFilter f = threadFilter(r);
+  Poco::Data::Session s = database_.session();
+  long count = 0;
+  {
+    Poco::Data::Statement q = (s << "SELECT COUNT(*) FROM email_threads " + f.where);
+    for (auto& b : f.binds) q, use(b);
+    q, into(count), now;
+  }
+  std::vector<ThreadTuple> rows;
+  int limit = page.limit, offset = page.offset;
+  Poco::Data::Statement q =
+      (s << "SELECT id, inbox_id, identity_uuid, subject, preview, message_count, "
+            "unread_count, attachment_names, participants, latest_us FROM email_threads " +
+                f.where + " ORDER BY latest_us DESC, id LIMIT ? OFFSET ?");
+  for (auto& b : f.binds) q, use(b);
+  q, use(limit), use(offset), into(rows), now;
+  Poco::JSON::Array::Ptr results = new Poco::JSON::Array;
+  for (const auto& t : rows) results->add(threadJson(t));
+  return sdk::Response::json(200, sdk::pageBody(r, page, count, results));
+}
+
+sdk::Response Messages::oneThread(sdk::Request& r) {
+  std::string id = Poco::toLower(r.params.at("id"));
+  if (!sdk::isUuid(id)) throw sdk::HttpError::notFound("thread");
+  Poco::Data::Session s = database_.session();
+  using T = Poco::Tuple<std::string, std::string, std::string>;
+  std::vector<T> rows;
+  s << "SELECT account_id, identity_uuid, subject FROM email_threads WHERE id = ?", use(id),
+      into(rows), now;
+  if (rows.empty() || !visible(r, rows.front().get<0>(), rows.front().get<1>())) {
+    throw sdk::HttpError::notFound("thread");
+  }
+  Poco::Data::Statement select = (s << std::string(MailStore::messageColumns()) +
+                                           "WHERE thread_id = ? ORDER BY created_us, id",
+                                  use(id));
+  Poco::JSON::Array::Ptr messages = new Poco::JSON::Array;
+  for (auto& m : MailStore::readMessages(select)) {
+    store_.loadBodies(s, m);
+    messages->add(store_.messageJson(s, m, true));
+  }
+  Poco::JSON::Object::Ptr o = new Poco::JSON::Object;
+  o->set("thread_id", id);
+  o->set("subject", rows.front().get<2>());
+  o->set("messages", messages);
+  return sdk::Response::json(200, o);
+}
+
+sdk::Response Messages::list(sdk::Request& r) {
+  const auto page = sdk::pageRequest(r);
+  MessageFilter f = messageFilter(r);
+  Poco::Data::Session s = database_.session();
+  // An exact count of every matching message costs a scan of them all: from the middle of a
+  // mailbox of a million, half a million index entries on every poll. So at most `cap` are
+  // counted: email.messages.exact_count, or more when the page itself reaches further (so
+  // `next` stays right). Past that, count says `cap` and count_is_exact is false: there are
+  // at least that many.
+  const long cap =
+      std::max<long>(exact_count_limit_, static_cast<long>(page.offset) + page.limit + 1);
+  long count = 0;
+  {
+    Poco::Int64 probe = cap + 1;  // 64 bits: offset may be near INT_MAX
+    Poco::Data::Statement q = (s << "SELECT COUNT(*) FROM (SELECT 1 FROM email_messages " +
+                                        f.where + " LIMIT ?) AS counted");
+    f.bind(q);
+    q, use(probe), into(count), now;
+  }
+  const bool exact = count <= cap;
+  count = std::min(count, cap);
+  int limit = page.limit, offset = page.offset;
+  // Lists leave out the bodies: they are not read from the table at all.
+  Poco::Data::Statement q = (s << std::string(MailStore::messageColumns()) + f.where +
+                                      " ORDER BY created_us, id LIMIT ? OFFSET ?");
+  f.bind(q);
+  q, use(limit), use(offset);
+  Poco::JSON::Array::Ptr results = new Poco::JSON::Array;
+  for (const auto& m : MailStore::readMessages(q)) results->add(store_.messageJson(s, m, false));
+  Poco::JSON::Object::Ptr body = sdk::pageBody(r, page, count, results);
+  body->set("count_is_exact", exact);
+  return sdk::Response::json(200, body);
+}
+
+MessageRow Messages::visibleMessage(const sdk::Request& r, Poco::Data::Session& s) {
+  auto m = store_.message(s, r.params.at("id"));
+  if (!m || !visible(r, m->account_id, m->identity_uuid)) throw sdk::HttpError::notFound("message");
+  return *m;
+}
+
+sdk::Response Messages::one(sdk::Request& r) {
+  Poco::Data::Session s = database_.session();
+  MessageRow m = visibleMessage(r, s);
+  if (r.method != "GET") {
+    auto is_read = r.boolField("is_read");
+    if (r.method == "PUT" && !is_read) {
+      throw sdk::HttpError::invalid("is_read",
+                                    "this field is required (PUT replaces every "
+                                    "mutable field; use PATCH to change some)");
+    }
+    if (is_read) {
+      database_.transaction([&](Poco::Data::Session& tx) {
+        auto fresh = store_.message(tx, m.id);
+        if (fresh) m = store_.setRead(tx, *fresh, *is_read);
+      });
+    }
+  }
+  return sdk::Response::json(200, store_.messageJson(s, m, true));
+}
+
+}  // namespace svc::plugins::email

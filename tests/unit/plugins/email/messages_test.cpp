@@ -1,0 +1,104 @@
+// The list filters of threads and messages: which query parameters they accept, what they refuse,
+// and the SQL condition and bind order they produce.
+#include "messages.h"
+
+#include <gtest/gtest.h>
+
+namespace svc::plugins::email {
+namespace {
+
+sdk::Request request(std::multimap<std::string, std::string> query, std::string identity = "") {
+  sdk::Request r;
+  r.method = "GET";
+  r.principal.kind = sdk::PrincipalKind::kManagement;
+  r.principal.account_id = "acct";
+  r.query = std::move(query);
+  if (!identity.empty()) r.identity = sdk::IdentityRef{identity, "Bot"};
+  return r;
+}
+
+// The field a 400 names, or "" when the call did not throw one.
+template <typename F>
+std::string refusedField(F&& f) {
+  try {
+    f();
+  } catch (const sdk::HttpError& e) {
+    EXPECT_EQ(e.status(), 400);
+    return e.errors().empty() ? "?" : e.errors().begin()->first;
+  }
+  return "";
+}
+
+constexpr const char* kUuid = "0B6D1C8E-2F7A-4C1B-9E3D-5A4F6B7C8D9E";
+constexpr const char* kLowerUuid = "0b6d1c8e-2f7a-4c1b-9e3d-5a4f6b7c8d9e";
+
+TEST(ThreadFilter, ScopesToTheAccountAndTheIdentityThenFilters) {
+  auto f = threadFilter(request({}));
+  EXPECT_EQ(f.where, "WHERE account_id = ?");
+  EXPECT_EQ(f.binds, std::vector<std::string>{"acct"});
+  f = threadFilter(request({{"inbox", kUuid}, {"has_unread", "TRUE"}}, "ID-1"));
+  EXPECT_EQ(f.where,
+            "WHERE account_id = ? AND identity_uuid = ? AND inbox_id = ? AND unread_count > 0");
+  EXPECT_EQ(f.binds, (std::vector<std::string>{"acct", "id-1", kLowerUuid}));
+  EXPECT_EQ(threadFilter(request({{"has_unread", "0"}})).where,
+            "WHERE account_id = ? AND unread_count = 0");
+}
+
+TEST(ThreadFilter, RefusesParametersItCannotRead) {
+  EXPECT_EQ(refusedField([] { threadFilter(request({{"inbox", "nope"}})); }), "inbox");
+  EXPECT_EQ(refusedField([] { threadFilter(request({{"has_unread", "yes"}})); }), "has_unread");
+}
+
+TEST(MessageFilter, ScopedListsUseTheIdentityAloneAndTheRestTheAccount) {
+  auto f = messageFilter(request({}, "id-1"));
+  EXPECT_EQ(f.where, "WHERE identity_uuid = ?");
+  EXPECT_EQ(f.binds, std::vector<std::string>{"id-1"});
+  f = messageFilter(request({}));
+  EXPECT_EQ(f.where, "WHERE account_id = ?");
+  EXPECT_EQ(f.binds, std::vector<std::string>{"acct"});
+  EXPECT_FALSE(f.after);
+  EXPECT_FALSE(f.is_read);
+}
+
+TEST(MessageFilter, EveryFilterAddsItsConditionInBindOrder) {
+  auto f = messageFilter(request({{"created_after", "2026-11-22T10:40:38.5+01:00"},
+                                  {"direction", "incoming"},
+                                  {"is_read", "false"},
+                                  {"thread_id", kUuid},
+                                  {"from_email", " a@b.example "},
+                                  {"inbox", kUuid}}));
+  EXPECT_EQ(f.where,
+            "WHERE account_id = ? AND created_us > ? AND direction = ? AND thread_id = ? AND "
+            "from_email = ? AND inbox_id = ? AND is_read = ?");
+  // binds[0], then after, then binds[1...], then is_read: the order of the placeholders.
+  EXPECT_EQ(f.binds,
+            (std::vector<std::string>{"acct", "incoming", kLowerUuid, "a@b.example", kLowerUuid}));
+  ASSERT_TRUE(f.after);
+  EXPECT_EQ(*f.after, *parseIsoMicros("2026-11-22T09:40:38.5Z"));
+  EXPECT_EQ(f.is_read, 0);
+}
+
+TEST(MessageFilter, RefusesParametersItCannotRead) {
+  EXPECT_EQ(refusedField([] {
+              messageFilter(request({{"created_after", "yesterday"}}));
+            }),
+            "created_after");
+  EXPECT_EQ(refusedField([] { messageFilter(request({{"direction", "sideways"}})); }), "direction");
+  EXPECT_EQ(refusedField([] { messageFilter(request({{"is_read", "maybe"}})); }), "is_read");
+  EXPECT_EQ(refusedField([] { messageFilter(request({{"thread_id", "x"}})); }), "thread_id");
+  EXPECT_EQ(refusedField([] { messageFilter(request({{"inbox", "x"}})); }), "inbox");
+  EXPECT_EQ(refusedField([] { messageFilter(request({{"is_read", "1"}})); }), "");
+}
+
+TEST(MessageFilter, ReadsIsoTimesWithZonesAndFractions) {
+  EXPECT_EQ(parseIsoMicros("1970-01-01T00:00:01Z"), 1000000);
+  EXPECT_EQ(parseIsoMicros("1970-01-01T00:00:00.000002Z"), 2);
+  EXPECT_EQ(parseIsoMicros("1970-01-01T01:00:00+01:00"), 0);
+  EXPECT_EQ(parseIsoMicros("1970-01-01T00:00:00"), 0);  // no zone: UTC
+  EXPECT_FALSE(parseIsoMicros("1970-01-01"));
+  EXPECT_FALSE(parseIsoMicros("1970-01-01T00:00:00Z trailing"));
+  EXPECT_FALSE(parseIsoMicros("now"));
+}
+
+}  // namespace
+}  // namespace svc::plugins::email
