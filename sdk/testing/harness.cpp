@@ -19,6 +19,7 @@
 #include <Poco/TemporaryFile.h>
 #include <Poco/Util/LayeredConfiguration.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -162,10 +163,6 @@ PluginHarness::PluginHarness(HarnessOptions options) : impl_(std::make_unique<Im
   auto problems = impl_->layers->build();
   if (!problems.empty()) throw std::runtime_error("test kit configuration: " + problems.front());
   impl_->host = std::make_unique<kernel::PluginHost>(*impl_->config, *impl_->layers, impl_->dir);
-  if (impl_->options.stub_credentials) {
-    impl_->stubs.offer(kAuthenticatorService, impl_->authenticator);
-    impl_->stubs.offer(kIdentityDirectoryService, impl_->directory);
-  }
 }
 
 PluginHarness::~PluginHarness() {
@@ -205,6 +202,20 @@ void PluginHarness::start() {
   Impl& s = *impl_;
   try {
     s.host->add(std::move(s.pending));
+    // The stubs stand in only for what no plugin under test offers itself.
+    auto offeredByAPlugin = [&s](const char* name) {
+      for (const auto& p : s.host->plugins()) {
+        const auto& offers = p->plugin->info().offers_services;
+        if (std::find(offers.begin(), offers.end(), name) != offers.end()) return true;
+      }
+      return false;
+    };
+    if (s.options.stub_credentials && !offeredByAPlugin(kAuthenticatorService.name)) {
+      s.stubs.offer(kAuthenticatorService, s.authenticator);
+    }
+    if (s.options.stub_credentials && !offeredByAPlugin(kIdentityDirectoryService.name)) {
+      s.stubs.offer(kIdentityDirectoryService, s.directory);
+    }
     s.db = std::make_unique<kernel::SqlDatabase>(s.config->getString("db.url"), 8);
     s.db->migrate("kernel", kernel::eventLogMigrations());
     s.events = std::make_unique<kernel::EventLog>(*s.db, 1);

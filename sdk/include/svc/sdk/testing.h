@@ -15,8 +15,8 @@
 // with its declarations, the durable event log and plugin metrics. What is stubbed: credentials.
 // Unless HarnessOptions says otherwise the harness offers an Authenticator that accepts the
 // principal a request names with RequestBuilder::as(), and an IdentityDirectory holding the
-// identities given to addIdentity(); a test of a plugin that offers those services itself turns
-// the stubs off. Each harness has its own temporary directory (data.dir and the database file),
+// identities given to addIdentity(), each only when no plugin under test declares that it offers
+// the service itself (the auth plugin offers the real Authenticator, identities the directory). Each harness has its own temporary directory (data.dir and the database file),
 // removed when it is destroyed.
 #pragma once
 
@@ -112,8 +112,7 @@ class EventRecorder {
 struct HarnessOptions {
   /// Configuration, as `--set key=value` would give it (over the plugins' declared defaults).
   std::map<std::string, std::string> config;
-  /// Offer the stub Authenticator and IdentityDirectory (off when a plugin under test offers
-  /// them itself).
+  /// Offer the stub Authenticator and IdentityDirectory where no plugin under test offers them.
   bool stub_credentials = true;
 };
 
