@@ -30,10 +30,10 @@ test -x "$work/hello/hello_test" || { echo "hello_test was not built" >&2; exit 
 SVC_BUNDLED_PLUGIN_DIR="$work/prefix/lib/svc/plugins" "$work/hello/hello_test" --gtest_brief=1
 cp "$work/hello/svc_plugin_hello.so" "$work/prefix/lib/svc/plugins/"
 
-# With the bundled auth plugin beside it, so a key can read the event stream, and identities, to
-# which hello adds its part.
+# With the bundled auth plugin beside it, so a key can read the event stream, and identities and
+# the dashboard, to which hello adds its parts.
 "$work/prefix/bin/svcd" --port 0 --data-dir "$work/data" --set admin.listen=127.0.0.1:0 \
-  --set plugins.enabled=auth,identities,hello --set hello.greeting=Howdy >"$work/svcd.log" 2>&1 &
+  --set plugins.enabled=auth,identities,dashboard,hello --set hello.greeting=Howdy >"$work/svcd.log" 2>&1 &
 pid=$!
 port=""
 for _ in $(seq 1 200); do
@@ -73,6 +73,11 @@ key=$(api /api/auth/device/token/ -d "{\"device_code\":\"$(jq -r .device_code <<
 made=$(api /api/identities/ -H "Authorization: Bearer $key" -d '{"name":"Ada","hello_greeting":"Ahoy"}')
 [ "$(jq -r .hello.greeting <<<"$made")" = Ahoy ] || { echo "identity: $made" >&2; exit 1; }
 [ "$(jq -r .email <<<"$made")" = null ] || { echo "identity without email: $made" >&2; exit 1; }
+# hello's dashboard page exists (a signed-out visitor is sent to sign in); an unknown one does not.
+page=$(curl -s -o /dev/null -w '%{http_code} %{redirect_url}' "http://127.0.0.1:$port/dashboard/hello")
+grep -Eq '^30[23] .*/dashboard/login' <<<"$page" || { echo "dashboard/hello: $page" >&2; exit 1; }
+none=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/dashboard/hellox")
+[ "$none" = 404 ] || { echo "dashboard/hellox: $none" >&2; exit 1; }
 greeted=$(api /api/hello/greetings/ -H "Authorization: Bearer $key" -d '{"name":"agent"}')
 [ "$greeted" = '{"message":"Howdy, agent!"}' ] || { echo "greeting: $greeted" >&2; exit 1; }
 stream() {
@@ -111,4 +116,4 @@ said=$("${svcctl[@]}" --json hello greet json)
 # The installed svcctl looks where the installed svcd does, which holds hello too.
 help=$("$work/prefix/bin/svcctl" hello --help)
 grep -q '^  greet ' <<<"$help" || { echo "default plugins dir: $help" >&2; exit 1; }
-echo "6 passed, 0 failed"
+echo "7 passed, 0 failed"

@@ -1,10 +1,12 @@
 // hello: the smallest useful plugin. It declares one configuration key, one event type and one
 // metric; one route needs no credential, and one needs a key and publishes `hello.greeted` (which
 // `GET /api/events/stream/?types=hello.greeted` selects). When the identities plugin is enabled,
-// hello adds its part to every identity (identity_part.h); its svcctl commands are in cli.cpp.
+// hello adds its part to every identity (identity_part.h), when the dashboard is, a page of
+// greetings; its svcctl commands are in cli.cpp.
 // svcd loads it from plugins.dir; nothing outside this folder changes to add it.
 #include "identity_part.h"
 
+#include <svc/sdk/dashboard.h>
 #include <svc/sdk/plugin.h>
 
 namespace hello {
@@ -18,8 +20,9 @@ class HelloPlugin : public svc::sdk::Plugin {
     info_.config = {{"hello.greeting", "Hello", "the word hello says", false}};
     // Every event type the plugin publishes is declared: the kernel knows no others.
     info_.events = {{"hello.greeted", "Someone was greeted; object: the greeting.", {}}};
-    // Used when the identities plugin is enabled, which hello does not require.
-    info_.uses_services = {svc::sdk::kIdentityExtensionsService.name};
+    // Used when the identities and dashboard plugins are enabled; hello requires neither.
+    info_.uses_services = {svc::sdk::kIdentityExtensionsService.name,
+                           svc::sdk::kDashboardPagesService.name};
   }
 
   const svc::sdk::PluginInfo& info() const override { return info_; }
@@ -82,6 +85,23 @@ class HelloPlugin : public svc::sdk::Plugin {
   void start() override {
     if (auto identities = context_->services().find(svc::sdk::kIdentityExtensionsService)) {
       identities->add(std::make_shared<HelloIdentityPart>(*context_, greeting_));
+    }
+    // A page in the dashboard's navigation: each identity's greeting (svc/sdk/dashboard.h).
+    if (auto pages = context_->services().find(svc::sdk::kDashboardPagesService)) {
+      svc::sdk::DashboardPage page;
+      page.path = "/hello";
+      page.title = page.nav_label = "Greetings";
+      page.script = R"JS(
+svc.api('/api/identities/?limit=200').then(function (d) {
+  svc.show([svc.table(['Identity', 'Greeting'], d.results.map(function (i) {
+    var row = svc.el('tr');
+    row.appendChild(svc.el('td', i.name));
+    row.appendChild(svc.el('td', i.hello ? i.hello.greeting + ', ' + i.name + '!' : '—'));
+    return row;
+  }))]);
+}).catch(svc.fail);
+)JS";
+      pages->add(page);
     }
   }
   void stop() override {}
