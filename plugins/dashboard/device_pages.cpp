@@ -13,7 +13,7 @@ DevicePages::DevicePages(Site& site, const Poco::Util::AbstractConfiguration& co
       // RFC 8628 §5.1: a person who enters wrong codes is slowed to a few per code lifetime.
       wrong_codes_(
           std::make_unique<sdk::RateLimiter>(config.getInt("dashboard.rate.wrong_codes"),
-                                             config.getInt("auth.device.expires_seconds", 600))) {}
+                                             config.getInt("auth.device.expires_seconds"))) {}
 
 void DevicePages::registerIn(sdk::RouteRegistry& routes) {
   site_.add(routes, "GET", "/device", "Enter or confirm a device code.",

@@ -19,12 +19,12 @@ constexpr std::int64_t kOidcLoginUs = 600LL * 1000000;
 
 SignIn::SignIn(Site& site, sdk::PluginContext& context) : site_(site), context_(context) {
   const auto& c = context.config();
-  const std::string issuer = c.getString("auth.oidc.issuer", "");
+  const std::string issuer = c.getString("auth.oidc.issuer");
   if (!issuer.empty()) {
-    const std::string client_id = c.getString("auth.oidc.client_id", "");
+    const std::string client_id = c.getString("auth.oidc.client_id");
     if (client_id.empty()) throw std::runtime_error("auth.oidc.issuer needs auth.oidc.client_id");
     oidc_ =
-        std::make_unique<OidcClient>(issuer, client_id, c.getString("auth.oidc.client_secret", ""),
+        std::make_unique<OidcClient>(issuer, client_id, c.getString("auth.oidc.client_secret"),
                                      site.url() + "/login/callback");
     provider_name_ = Poco::URI(issuer).getHost();
   }
