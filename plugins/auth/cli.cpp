@@ -22,15 +22,9 @@ using sdk::CliArgs;
 using sdk::CliCommand;
 using sdk::CliContext;
 
-std::string stringify(const Poco::JSON::Object& o) {
-  std::ostringstream out;
-  o.stringify(out);
-  return out.str();
-}
-
 // Posts to an operator route and prints its answer (JSON either way).
 int operatorPost(CliContext& cli, const std::string& path, const Poco::JSON::Object& body) {
-  auto reply = cli.admin("POST", path, stringify(body));
+  auto reply = cli.admin("POST", path, sdk::jsonText(body));
   cli.expect(reply);
   cli.out() << reply.body << "\n";
   return 0;
@@ -94,7 +88,7 @@ int login(CliContext& cli, const CliArgs& args) {
   }
   Poco::JSON::Object start;
   start.set("client_id", client_id);
-  auto reply = cli.anonymous("POST", "/api/auth/device/", stringify(start));
+  auto reply = cli.anonymous("POST", "/api/auth/device/", sdk::jsonText(start));
   cli.expect(reply, 200);
   auto device = reply.json();
   const std::string user_code = device->getValue<std::string>("user_code");
@@ -109,7 +103,7 @@ int login(CliContext& cli, const CliArgs& args) {
   Poco::JSON::Object poll;
   poll.set("device_code", device->getValue<std::string>("device_code"));
   poll.set("wait", true);
-  const std::string poll_body = stringify(poll);
+  const std::string poll_body = sdk::jsonText(poll);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(expires_in);
   const bool tty = ::isatty(STDERR_FILENO);
   sdk::CliReply answer;
@@ -173,7 +167,7 @@ int keysCreate(CliContext& cli, const CliArgs& args) {
   const std::string identity = args.value("--identity");
   if (!identity.empty()) body.set("identity", identity);
   auto reply = cli.api("POST", identity.empty() ? "/api/auth/keys/" : "/api/auth/keys/identity/",
-                       stringify(body));
+                       sdk::jsonText(body));
   cli.expect(reply, 201);
   cli.print(reply, [&](const Poco::JSON::Object& key) {
     cli.out() << key.getValue<std::string>("key") << "\n";

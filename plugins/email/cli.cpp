@@ -16,12 +16,6 @@ using sdk::CliArgs;
 using sdk::CliCommand;
 using sdk::CliContext;
 
-std::string stringify(const Poco::JSON::Object& o) {
-  std::ostringstream out;
-  o.stringify(out);
-  return out.str();
-}
-
 // `?identity=UUID` when given (an identity key needs none).
 std::string identityQuery(const CliArgs& args, char sep = '?') {
   const std::string identity = args.value("--identity");
@@ -72,7 +66,7 @@ int send(CliContext& cli, const CliArgs& args) {
   if (auto bcc = addresses(args.values("--bcc")); bcc->size() > 0) body.set("bcc", bcc);
   if (attachments->size() > 0) body.set("attachment_uuids", attachments);
   auto reply =
-      cli.api("POST", "/api/email-messages/compose/" + identityQuery(args), stringify(body));
+      cli.api("POST", "/api/email-messages/compose/" + identityQuery(args), sdk::jsonText(body));
   cli.expect(reply, 201);
   cli.print(reply, [&](const Poco::JSON::Object& m) {
     cli.out() << m.getValue<std::string>("id") << " " << m.getValue<std::string>("status") << "\n";

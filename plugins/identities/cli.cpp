@@ -38,9 +38,7 @@ std::string body(const CliArgs& args, Poco::JSON::Object& fields) {
   // Shorthands kept from before --field: --email X is --field email_identifier=X.
   if (args.has("--email")) fields.set("email_identifier", args.value("--email"));
   if (args.has("--domain")) fields.set("domain", args.value("--domain"));
-  std::ostringstream out;
-  fields.stringify(out);
-  return out.str();
+  return sdk::jsonText(fields);
 }
 
 void printOne(CliContext& cli, const sdk::CliReply& reply) {

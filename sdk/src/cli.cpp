@@ -420,4 +420,10 @@ int CliCommandTable::run(const std::vector<std::string>& args, CliContext& conte
   }
 }
 
+std::string jsonText(const Poco::JSON::Object& body) {
+  std::ostringstream out;
+  body.stringify(out);
+  return out.str();
+}
+
 }  // namespace svc::sdk

@@ -2,8 +2,6 @@
 // svc_plugin_hello.so through SVC_CLI_COMMANDS; svcctl itself is not changed.
 #include <svc/sdk/cli.h>
 
-#include <sstream>
-
 namespace hello {
 
 namespace {
@@ -11,9 +9,7 @@ namespace {
 int greet(svc::sdk::CliContext& cli, const svc::sdk::CliArgs& args) {
   Poco::JSON::Object body;
   body.set("name", args.arg(0));
-  std::ostringstream json;
-  body.stringify(json);
-  auto reply = cli.api("POST", "/api/hello/greetings/", json.str());
+  auto reply = cli.api("POST", "/api/hello/greetings/", svc::sdk::jsonText(body));
   cli.expect(reply, 201);  // else fails with the server's error
   // The message, or with --json the API's JSON as it is.
   cli.print(reply, [&](const Poco::JSON::Object& greeting) {

@@ -95,6 +95,9 @@ class CliArgs {
   std::map<std::string, std::vector<std::string>> options_;
 };
 
+/// @param body a request body. @return it as JSON text, for CliContext::api() and friends.
+std::string jsonText(const Poco::JSON::Object& body);
+
 class CliContext;
 
 /// A command's body. @return the exit code (0 on success). Throw CliError (or CliUsageError) to
