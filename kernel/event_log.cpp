@@ -172,7 +172,7 @@ sdk::Event EventLog::publish(const std::string& type, const std::string& account
     const std::uint64_t serial = db_.transactionSerial();
     if (serial != 0 && serial == numbering.transaction) {
       // This transaction holds the counter row already: number on, and store the counter once,
-      // before the commit (a batch of filed mail publishes an event a message).
+      // before the commit (a transaction that stores a batch publishes an event for each).
       seq = ++numbering.last;
     } else {
       // The counter row is locked until this transaction ends: events commit in sequence order.
