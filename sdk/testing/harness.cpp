@@ -162,8 +162,10 @@ PluginHarness::PluginHarness(HarnessOptions options) : impl_(std::make_unique<Im
   auto problems = impl_->layers->build();
   if (!problems.empty()) throw std::runtime_error("test kit configuration: " + problems.front());
   impl_->host = std::make_unique<kernel::PluginHost>(*impl_->config, *impl_->layers, impl_->dir);
-  if (impl_->options.stub_credentials) {
+  if (impl_->options.stub_authenticator) {
     impl_->stubs.offer(kAuthenticatorService, impl_->authenticator);
+  }
+  if (impl_->options.stub_identity_directory) {
     impl_->stubs.offer(kIdentityDirectoryService, impl_->directory);
   }
 }
@@ -197,6 +199,9 @@ ServiceRegistry& PluginHarness::stubs() {
 
 void PluginHarness::addIdentity(const std::string& account, const std::string& uuid,
                                 const std::string& name) {
+  if (!impl_->options.stub_identity_directory) {
+    throw std::logic_error("addIdentity() needs HarnessOptions::stub_identity_directory");
+  }
   impl_->directory->add(account, uuid, name);
 }
 
@@ -272,6 +277,12 @@ TestResponse PluginHarness::Impl::serve(kernel::Pipeline& p, const RequestBuilde
 TestResponse PluginHarness::call(const RequestBuilder& request) {
   std::string authorization;
   if (request.principal_) {
+    // The plugin's own Authenticator would refuse the stub's token with a puzzling 401.
+    if (!impl_->options.stub_authenticator) {
+      throw std::logic_error(
+          "RequestBuilder::as() needs HarnessOptions::stub_authenticator; send the plugin's own "
+          "credential with header(\"Authorization\", ...)");
+    }
     authorization = "Bearer " + impl_->authenticator->tokenFor(*request.principal_);
   }
   return impl_->serve(*impl_->pipeline, request, authorization);
