@@ -1,5 +1,7 @@
 #include "http_framing.h"
 
+#include <svc/sdk/util.h>
+
 #include <Poco/String.h>
 
 #include <algorithm>
@@ -71,10 +73,8 @@ std::string splitFieldLine(std::string_view line, std::string_view& name, std::s
     if (!isTokenChar(c)) return "A header name contains a character that is not allowed.";
   }
   value = trimWhitespace(line.substr(colon + 1));
-  for (unsigned char c : value) {
-    if ((c < 0x20 && c != '\t') || c == 0x7f) {
-      return "Header " + quotedName(name) + " contains control characters.";
-    }
+  if (sdk::hasControlCharacter(value, /*allow_tab=*/true)) {
+    return "Header " + quotedName(name) + " contains control characters.";
   }
   return {};
 }
@@ -303,8 +303,8 @@ ChunkedDecoder::Status ChunkedDecoder::feed(std::string_view input, std::size_t&
         if (digits < line.size() && (extension.empty() || extension.front() != ';')) {
           return fail("A chunk size is followed by something other than an extension.");
         }
-        for (unsigned char c : extension) {
-          if ((c < 0x20 && c != '\t') || c == 0x7f) return fail("A chunk extension is malformed.");
+        if (sdk::hasControlCharacter(extension, /*allow_tab=*/true)) {
+          return fail("A chunk extension is malformed.");
         }
         // Extensions carry nothing we use; unbounded, they would make a body of a few bytes
         // cost gigabytes on the wire.

@@ -29,13 +29,6 @@ sdk::HttpError invalidBody(const std::string& detail) {
   return e;
 }
 
-bool hasControlCharacters(const std::string& value) {
-  for (unsigned char c : value) {
-    if ((c < 0x20 && c != '\t') || c == 0x7f) return true;
-  }
-  return false;
-}
-
 std::string mediaType(const std::string& content_type) {
   std::string type = content_type.substr(0, content_type.find(';'));
   return Poco::toLower(Poco::trim(type));
@@ -151,7 +144,7 @@ sdk::Response Pipeline::dispatchMatched(const RouteMatch& match, sdk::Request& r
     req.route = entry.route.pattern;
     req.params = match.params;
     for (auto& [name, value] : req.headers) {
-      if (hasControlCharacters(value)) {
+      if (sdk::hasControlCharacter(value, /*allow_tab=*/true)) {
         const std::string quoted = sdk::quoteForDetail(name);
         sdk::HttpError e(400, "invalid", "Header " + quoted + " contains control characters.");
         e.field(quoted, "contains control characters");

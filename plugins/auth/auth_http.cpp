@@ -1,26 +1,22 @@
 #include "auth_http.h"
 
-namespace svc::plugins::auth {
+#include <svc/sdk/util.h>
 
-std::optional<std::string> field(const sdk::Request& r, const std::string& name) {
-  auto f = r.form.find(name);
-  if (f != r.form.end()) return f->second;
-  return r.stringField(name);
-}
+namespace svc::plugins::auth {
 
 std::string bounded(const std::string& name, std::string value, std::size_t max) {
   if (value.size() > max) {
     throw sdk::HttpError::invalid(name, "at most " + std::to_string(max) + " characters");
   }
-  for (unsigned char c : value) {
-    if (c < 0x20) throw sdk::HttpError::invalid(name, "must not contain control characters");
+  if (sdk::hasControlCharacter(value)) {
+    throw sdk::HttpError::invalid(name, "must not contain control characters");
   }
   return value;
 }
 
 std::string boundedField(const sdk::Request& r, const std::string& name, std::size_t max,
                          bool required) {
-  auto v = field(r, name);
+  auto v = r.stringField(name);
   if (!v) {
     if (required) throw sdk::HttpError::invalid(name, "this field is required");
     return "";

@@ -12,9 +12,6 @@
 
 namespace svc::plugins::auth {
 
-/// A string field of a JSON or form body. @return nullopt when absent or null.
-/// @throws sdk::HttpError 400 when it is not a string.
-std::optional<std::string> field(const sdk::Request& r, const std::string& name);
 /// @return value, when it has at most max bytes and no control characters.
 /// @throws sdk::HttpError 400 naming the field otherwise.
 std::string bounded(const std::string& name, std::string value, std::size_t max);

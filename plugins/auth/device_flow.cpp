@@ -93,8 +93,8 @@ sdk::Response DeviceFlow::token(sdk::Request& r) {
   std::optional<std::string> grant, code;
   bool wait = false;
   try {
-    grant = field(r, "grant_type");
-    code = field(r, "device_code");
+    grant = r.stringField("grant_type");
+    code = r.stringField("device_code");
     if (!form && r.json && r.json->has("wait") && !r.json->isNull("wait")) {
       Poco::Dynamic::Var w = r.json->get("wait");
       if (!w.isBoolean()) return oauthError(400, "invalid_request", "wait must be a boolean.");

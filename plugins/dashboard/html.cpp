@@ -68,88 +68,56 @@ td,th{text-align:left;padding:.4rem .3rem;border-bottom:1px solid #e3e7ef;vertic
 pre.body{white-space:pre-wrap;word-break:break-word;font:inherit;margin:.4rem 0}
 )CSS";
 
-// The copy button of the new-key page, and the mail pages, which read the API with the session
-// cookie and build their content with textContent only (mail is someone else's text: never HTML).
+// The copy button of the new-key page, and `svc`, the client API of contributed pages
+// (sdk/include/svc/sdk/dashboard.h documents it). Pages read the API with the session cookie and
+// build their content with textContent only (mail is someone else's text: never HTML).
 constexpr const char* kScript = R"JS(
-(function () {
+var svc = (function () {
   var box = document.getElementById('view');
-  if (!box) return;
-  var view = box.dataset.view, prefix = box.dataset.prefix;
-  var identity = box.dataset.identity, thread = box.dataset.thread;
+  if (!box) return null;
+  var prefix = box.dataset.prefix, links = JSON.parse(box.dataset.links || '[]');
   function el(tag, text, attrs) {
     var e = document.createElement(tag);
     if (text !== undefined && text !== null) e.textContent = text;
     for (var k in (attrs || {})) e.setAttribute(k, attrs[k]);
     return e;
   }
-  function api(path) {
-    return fetch(path, { credentials: 'same-origin', headers: { Accept: 'application/json' } })
-      .then(function (r) {
-        if (!r.ok) throw new Error(r.status === 404 ? 'Not found.' : 'The server answered ' + r.status + '.');
-        return r.json();
-      });
-  }
   function show(nodes) { box.replaceChildren.apply(box, nodes); }
-  function fail(e) { show([el('p', e.message, { 'class': 'error', role: 'alert' })]); }
-  function when(iso) { return iso ? iso.replace('T', ' ').slice(0, 16) + ' UTC' : ''; }
-  function table(headers, rows) {
-    var t = el('table');
-    var head = el('tr');
-    headers.forEach(function (h) { head.appendChild(el('th', h)); });
-    t.appendChild(head);
-    rows.forEach(function (r) { t.appendChild(r); });
-    return t;
-  }
-  var q = '?identity=' + encodeURIComponent(identity);
-  if (view === 'identities') {
-    api('/api/identities/?limit=200').then(function (d) {
-      if (!d.results.length) return show([el('p', 'No identities yet. Agents create them with POST /api/identities/.', { 'class': 'muted' })]);
-      show([table(['Name', 'Email'], d.results.map(function (i) {
-        var row = el('tr', null, { 'data-identity': i.uuid });
-        var name = el('td');
-        name.appendChild(el('a', i.name, { href: prefix + '/identities/' + i.uuid + '/inbox' }));
-        row.appendChild(name);
-        row.appendChild(el('td', i.email ? i.email.address : '—'));
-        return row;
-      }))]);
-    }).catch(fail);
-  } else if (view === 'inbox') {
-    Promise.all([api('/api/identities/' + identity + '/'), api('/api/email-inbox/' + q + '&limit=100')]).then(function (r) {
-      document.getElementById('view-title').textContent = r[0].name + (r[0].email ? ' · ' + r[0].email.address : '');
-      if (!r[1].results.length) return show([el('p', 'No mail yet.', { 'class': 'muted' })]);
-      show([table(['Subject', 'With', 'Messages', 'Latest'], r[1].results.map(function (t) {
-        var row = el('tr', null, { 'data-thread': t.thread_id });
-        var subject = el('td');
-        var link = el('a', t.subject || '(no subject)', { href: prefix + '/identities/' + identity + '/threads/' + t.thread_id });
-        if (t.unread_count > 0) link.style.fontWeight = '700';
-        subject.appendChild(link);
-        subject.appendChild(el('div', t.preview, { 'class': 'muted' }));
-        if (t.attachment_names.length) subject.appendChild(el('div', '📎 ' + t.attachment_names.join(', '), { 'class': 'muted' }));
-        row.appendChild(subject);
-        row.appendChild(el('td', t.participants.join(', ')));
-        row.appendChild(el('td', t.message_count + (t.unread_count ? ' (' + t.unread_count + ' unread)' : '')));
-        row.appendChild(el('td', when(t.latest_dt)));
-        return row;
-      }))]);
-    }).catch(fail);
-  } else if (view === 'thread') {
-    api('/api/email-inbox/' + thread + '/' + q).then(function (d) {
-      document.getElementById('view-title').textContent = d.subject || '(no subject)';
-      show(d.messages.map(function (m) {
-        var card = el('div', null, { 'class': 'message', 'data-message': m.id });
-        card.appendChild(el('p', (m.direction === 'outgoing' ? 'To ' + m.to_email.join(', ') : 'From ' + m.from_email) + ' · ' + when(m.created_dt), { 'class': 'muted' }));
-        if (m.cc.length) card.appendChild(el('p', 'Cc ' + m.cc.join(', '), { 'class': 'muted' }));
-        card.appendChild(el('pre', m.content, { 'class': 'body' }));
-        m.attachments.forEach(function (a) {
-          var p = el('p');
-          p.appendChild(el('a', a.filename, { href: '/api/email-attachments/' + a.uuid + '/download/' + q, download: a.filename, 'class': 'attachment' }));
-          p.appendChild(el('span', ' ' + a.content_type + ', ' + a.size + ' bytes', { 'class': 'muted' }));
-          card.appendChild(p);
+  return {
+    prefix: prefix,
+    params: JSON.parse(box.dataset.params || '{}'),
+    el: el,
+    show: show,
+    api: function (path) {
+      return fetch(path, { credentials: 'same-origin', headers: { Accept: 'application/json' } })
+        .then(function (r) {
+          if (!r.ok) throw new Error(r.status === 404 ? 'Not found.' : 'The server answered ' + r.status + '.');
+          return r.json();
         });
-        return card;
-      }));
-    }).catch(fail);
-  }
+    },
+    fail: function (e) { show([el('p', e.message, { 'class': 'error', role: 'alert' })]); },
+    title: function (text) { document.getElementById('view-title').textContent = text; },
+    back: function (href, text) {
+      var p = el('p');
+      p.appendChild(el('a', '\u2190 ' + text, { href: href }));
+      var title = document.getElementById('view-title');
+      title.parentNode.insertBefore(p, title);
+    },
+    when: function (iso) { return iso ? iso.replace('T', ' ').slice(0, 16) + ' UTC' : ''; },
+    table: function (headers, rows) {
+      var t = el('table');
+      var head = el('tr');
+      headers.forEach(function (h) { head.appendChild(el('th', h)); });
+      t.appendChild(head);
+      rows.forEach(function (r) { t.appendChild(r); });
+      return t;
+    },
+    links: function (name, value) {
+      return links.filter(function (l) { return l.param === name; }).map(function (l) {
+        return { label: l.label, href: prefix + l.path.replace('{' + name + '}', encodeURIComponent(value)) };
+      });
+    }
+  };
 })();
 
 document.querySelectorAll('[data-copy]').forEach(function (button) {
@@ -186,7 +154,9 @@ std::string page(const PageFrame& f, const std::string& content) {
   if (!f.user_email.empty()) {
     out += "<a href=\"" + escape(f.prefix) + "/device\">Approve a device</a>";
     out += "<a href=\"" + escape(f.prefix) + "/keys\">Keys</a>";
-    out += "<a href=\"" + escape(f.prefix) + "/identities\">Identities</a>";
+    for (const auto& [path, label] : f.nav) {
+      out += "<a href=\"" + escape(f.prefix + path) + "\">" + escape(label) + "</a>";
+    }
     out += "<span class=\"who\"><span>" + escape(f.user_email) +
            "</span><form method=\"post\" action=\"" + escape(f.prefix) +
            "/logout\"><input type=\"hidden\" name=\"csrf\" value=\"" + escape(f.csrf) +
@@ -196,7 +166,13 @@ std::string page(const PageFrame& f, const std::string& content) {
   out += content;
   out += "</main><script nonce=\"" + f.nonce + "\">";
   out += kScript;
-  out += "</script></body></html>\n";
+  out += "</script>";
+  if (!f.page_script.empty()) {
+    out += "<script nonce=\"" + f.nonce + "\">(function (svc) {\n";
+    out += f.page_script;
+    out += "\n})(svc);</script>";
+  }
+  out += "</body></html>\n";
   return out;
 }
 

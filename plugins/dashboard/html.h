@@ -3,6 +3,8 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace svc::plugins::dashboard {
 
@@ -18,7 +20,11 @@ struct PageFrame {
   std::string prefix;      ///< The dashboard's path prefix, for links.
   std::string user_email;  ///< The signed-in person, or empty.
   std::string csrf;        ///< The CSRF token for the sign-out form (signed in only).
-  std::string nonce;       ///< The CSP nonce of this response's inline style and script.
+  std::string nonce;       ///< The CSP nonce of this response's inline style and scripts.
+  /// The navigation after the dashboard's own entries: (path below the prefix, label).
+  std::vector<std::pair<std::string, std::string>> nav;
+  /// A contributed page's script (the body of `function (svc)`), or empty.
+  std::string page_script;
 };
 
 /// @return a whole HTML document: content (already HTML) inside the shared layout.

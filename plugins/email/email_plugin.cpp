@@ -6,6 +6,7 @@
 // class per job: EmailConfig, Ingest, Domains, Inboxes, Messages, Outgoing, Attachments.
 #include "attachments.h"
 #include "blob_store.h"
+#include "dashboard_pages.h"
 #include "data_dirs.h"
 #include "dkim.h"
 #include "domains.h"
@@ -53,7 +54,7 @@ class EmailPlugin : public sdk::Plugin {
          {"thread_id"}},
     };
     info_.uses_services = {sdk::kIdentityDirectoryService.name, sdk::kPlanService.name,
-                           sdk::kIdentityExtensionsService.name};
+                           sdk::kIdentityExtensionsService.name, sdk::kDashboardPagesService.name};
     info_.requires_plugins = {"identities"};
     info_.config = emailConfigKeys();
   }
@@ -166,6 +167,9 @@ class EmailPlugin : public sdk::Plugin {
                                    Poco::cat(std::string(", "), domains.begin(), domains.end()));
     if (relay_->configured()) relay_->start();
     registerMetrics();
+    if (auto pages = context_->services().find(sdk::kDashboardPagesService)) {
+      for (auto& page : dashboardPages()) pages->add(std::move(page));
+    }
   }
 
   void stop() override {

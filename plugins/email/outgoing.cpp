@@ -85,7 +85,7 @@ Outgoing::Outgoing(sdk::Database& database, MailStore& store, BlobStore& blobs, 
 
 std::vector<Mailbox> Outgoing::recipients(const sdk::Request& r, const std::string& field) {
   std::vector<Mailbox> out;
-  for (const auto& raw : listField(r, field)) out.push_back(parseRecipient(field, raw));
+  for (const auto& raw : r.stringListField(field)) out.push_back(parseRecipient(field, raw));
   return out;
 }
 
@@ -93,7 +93,7 @@ std::vector<AttachmentRecord> Outgoing::requestedAttachments(const sdk::Request&
                                                              const Inbox& inbox) {
   std::vector<AttachmentRecord> out;
   Poco::Data::Session s = database_.session();
-  for (const auto& uuid : listField(r, "attachment_uuids")) {
+  for (const auto& uuid : r.stringListField("attachment_uuids")) {
     auto a = store_.attachment(s, uuid);
     if (!a || a->account_id != inbox.account_id ||
         (!a->identity_uuid.empty() && a->identity_uuid != inbox.identity_uuid)) {
@@ -124,8 +124,8 @@ sdk::Response Outgoing::compose(sdk::Request& r) {
   d.inbox = senderInbox(r);
   d.to = recipients(r, "to_email");
   if (d.to.empty()) throw sdk::HttpError::invalid("to_email", "at least one recipient is required");
-  d.subject = requiredText(r, "subject");
-  d.content = requiredText(r, "content");
+  d.subject = r.requiredString("subject");
+  d.content = r.requiredString("content");
   d.cc = recipients(r, "cc");
   d.bcc = recipients(r, "bcc");
   d.attachments = requestedAttachments(r, d.inbox);
@@ -149,7 +149,7 @@ sdk::Response Outgoing::reply(sdk::Request& r, bool all) {
   Poco::Data::Session s = database_.session();
   MessageRow parent = messages_.visibleMessage(r, s);
   Draft d = replyDraft(s, parent);
-  d.content = requiredText(r, "content");
+  d.content = r.requiredString("content");
   std::vector<std::string> to;
   if (parent.direction == "outgoing") {
     to = parent.to;  // replying to one's own message writes to its recipients again
@@ -192,7 +192,7 @@ sdk::Response Outgoing::forward(sdk::Request& r) {
   Draft d = replyDraft(s, parent);
   d.to = recipients(r, "to_email");
   if (d.to.empty()) throw sdk::HttpError::invalid("to_email", "at least one recipient is required");
-  std::string note = requiredText(r, "content");
+  std::string note = r.requiredString("content");
   d.cc = recipients(r, "cc");
   d.bcc = recipients(r, "bcc");
   d.subject = replySubject(parent.subject, "Fwd:");

@@ -3,11 +3,13 @@
 // the identity extension point through which other plugins add their part of an identity (the
 // email plugin its inbox, the SMS plugin its number), and serves the identity routes of the
 // contract, including the voice-agent settings with their URL checks. It names no other plugin.
+#include "dashboard_page.h"
 #include "extensions.h"
 #include "identity_routes.h"
 #include "identity_store.h"
 #include "voice_agent.h"
 
+#include <svc/sdk/dashboard.h>
 #include <svc/sdk/plugin.h>
 
 namespace svc::plugins::identities {
@@ -24,6 +26,7 @@ class IdentitiesPlugin : public sdk::Plugin {
     };
     info_.offers_services = {sdk::kIdentityDirectoryService.name,
                              sdk::kIdentityExtensionsService.name};
+    info_.uses_services = {sdk::kDashboardPagesService.name};
     info_.config = {
         {"identities.voice.allow_private_urls", "false",
          "let voice-agent response URLs point at loopback or private addresses", false},
@@ -33,6 +36,7 @@ class IdentitiesPlugin : public sdk::Plugin {
   const sdk::PluginInfo& info() const override { return info_; }
 
   void configure(sdk::PluginContext& context) override {
+    context_ = &context;
     store_ = std::make_unique<IdentityStore>(context.database());
     directory_ = std::make_shared<Directory>(*store_);
     voice_ = std::make_unique<VoiceAgents>(
@@ -47,11 +51,17 @@ class IdentitiesPlugin : public sdk::Plugin {
     services.offer(sdk::kIdentityDirectoryService, directory_);
     services.offer(sdk::kIdentityExtensionsService, extensions_);
   }
-  void start() override {}
+  void start() override {
+    // The dashboard may be disabled: then there is nowhere to show the page.
+    if (auto pages = context_->services().find(sdk::kDashboardPagesService)) {
+      pages->add(identitiesDashboardPage());
+    }
+  }
   void stop() override {}
 
  private:
   sdk::PluginInfo info_;
+  sdk::PluginContext* context_ = nullptr;
   std::unique_ptr<IdentityStore> store_;
   std::shared_ptr<Directory> directory_;
   std::shared_ptr<Extensions> extensions_ = std::make_shared<Extensions>();

@@ -1,5 +1,6 @@
 #include <svc/sdk/http.h>
 
+#include <Poco/JSON/Array.h>
 #include <Poco/JSON/Stringifier.h>
 #include <Poco/String.h>
 
@@ -21,10 +22,40 @@ std::optional<std::string> Request::header(const std::string& name) const {
 }
 
 std::optional<std::string> Request::stringField(const std::string& name) const {
+  if (auto f = form.find(name); f != form.end()) return f->second;
   if (!json || !json->has(name) || json->isNull(name)) return std::nullopt;
   auto v = json->get(name);
   if (!v.isString()) throw HttpError::invalid(name, "must be a string");
   return v.convert<std::string>();
+}
+
+std::string Request::requiredString(const std::string& name) const {
+  auto v = stringField(name);
+  if (!v) throw HttpError::invalid(name, "this field is required");
+  return *v;
+}
+
+std::vector<std::string> Request::stringListField(const std::string& name) const {
+  std::vector<std::string> out;
+  if (!json || !json->has(name) || json->isNull(name)) return out;
+  auto v = json->get(name);
+  if (v.isString()) {
+    out.push_back(v.convert<std::string>());
+    return out;
+  }
+  Poco::JSON::Array::Ptr list;
+  try {
+    list = v.extract<Poco::JSON::Array::Ptr>();
+  } catch (const Poco::Exception&) {
+  }
+  const char* problem = "must be a string or a list of strings";
+  if (!list) throw HttpError::invalid(name, problem);
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    auto e = list->get(static_cast<unsigned>(i));
+    if (!e.isString()) throw HttpError::invalid(name, problem);
+    out.push_back(e.convert<std::string>());
+  }
+  return out;
 }
 
 std::optional<bool> Request::boolField(const std::string& name) const {

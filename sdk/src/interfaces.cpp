@@ -1,6 +1,7 @@
 // Out-of-line destructors: each interface's vtable and type information live in the SDK library,
 // once, instead of in every plugin.
 #include <svc/sdk/accounts.h>
+#include <svc/sdk/dashboard.h>
 #include <svc/sdk/identity_extensions.h>
 #include <svc/sdk/plans.h>
 #include <svc/sdk/plugin.h>
@@ -23,6 +24,7 @@ PlanService::~PlanService() = default;
 AccountService::~AccountService() = default;
 IdentityExtension::~IdentityExtension() = default;
 IdentityExtensions::~IdentityExtensions() = default;
+DashboardPages::~DashboardPages() = default;
 
 const std::vector<IdentityCapability>& contractIdentityCapabilities() {
   using Type = IdentityField::Type;

@@ -127,10 +127,10 @@ bool unsafeToShow(unsigned cp) {
 
 }  // namespace
 
-bool hasControlCharacter(std::string_view text) {
-  return std::any_of(text.begin(), text.end(), [](char c) {
+bool hasControlCharacter(std::string_view text, bool allow_tab) {
+  return std::any_of(text.begin(), text.end(), [allow_tab](char c) {
     auto u = static_cast<unsigned char>(c);
-    return u < 0x20 || u == 0x7f;
+    return (u < 0x20 && !(allow_tab && c == '\t')) || u == 0x7f;
   });
 }
 

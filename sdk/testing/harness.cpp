@@ -19,6 +19,7 @@
 #include <Poco/TemporaryFile.h>
 #include <Poco/Util/LayeredConfiguration.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -143,6 +144,7 @@ struct PluginHarness::Impl {
   Recorder recorder;
   std::uint64_t subscription = 0;
   bool started = false;
+  bool authenticator_stubbed = false;  // no plugin under test offers the Authenticator
 
   TestResponse serve(kernel::Pipeline& pipeline, const RequestBuilder& rb, const std::string& auth);
 };
@@ -162,12 +164,6 @@ PluginHarness::PluginHarness(HarnessOptions options) : impl_(std::make_unique<Im
   auto problems = impl_->layers->build();
   if (!problems.empty()) throw std::runtime_error("test kit configuration: " + problems.front());
   impl_->host = std::make_unique<kernel::PluginHost>(*impl_->config, *impl_->layers, impl_->dir);
-  if (impl_->options.stub_authenticator) {
-    impl_->stubs.offer(kAuthenticatorService, impl_->authenticator);
-  }
-  if (impl_->options.stub_identity_directory) {
-    impl_->stubs.offer(kIdentityDirectoryService, impl_->directory);
-  }
 }
 
 PluginHarness::~PluginHarness() {
@@ -199,9 +195,6 @@ ServiceRegistry& PluginHarness::stubs() {
 
 void PluginHarness::addIdentity(const std::string& account, const std::string& uuid,
                                 const std::string& name) {
-  if (!impl_->options.stub_identity_directory) {
-    throw std::logic_error("addIdentity() needs HarnessOptions::stub_identity_directory");
-  }
   impl_->directory->add(account, uuid, name);
 }
 
@@ -210,6 +203,21 @@ void PluginHarness::start() {
   Impl& s = *impl_;
   try {
     s.host->add(std::move(s.pending));
+    // The stubs stand in only for what no plugin under test offers itself.
+    auto offeredByAPlugin = [&s](const char* name) {
+      for (const auto& p : s.host->plugins()) {
+        const auto& offers = p->plugin->info().offers_services;
+        if (std::find(offers.begin(), offers.end(), name) != offers.end()) return true;
+      }
+      return false;
+    };
+    if (s.options.stub_credentials && !offeredByAPlugin(kAuthenticatorService.name)) {
+      s.stubs.offer(kAuthenticatorService, s.authenticator);
+      s.authenticator_stubbed = true;
+    }
+    if (s.options.stub_credentials && !offeredByAPlugin(kIdentityDirectoryService.name)) {
+      s.stubs.offer(kIdentityDirectoryService, s.directory);
+    }
     s.db = std::make_unique<kernel::SqlDatabase>(s.config->getString("db.url"), 8);
     s.db->migrate("kernel", kernel::eventLogMigrations());
     s.events = std::make_unique<kernel::EventLog>(*s.db, 1);
@@ -276,12 +284,13 @@ TestResponse PluginHarness::Impl::serve(kernel::Pipeline& p, const RequestBuilde
 
 TestResponse PluginHarness::call(const RequestBuilder& request) {
   std::string authorization;
-  if (request.principal_) {
-    // The plugin's own Authenticator would refuse the stub's token with a puzzling 401.
-    if (!impl_->options.stub_authenticator) {
+  if (request.principal_ && impl_->started) {
+    // A plugin's own Authenticator would refuse the stub's token with a puzzling 401.
+    if (!impl_->authenticator_stubbed) {
       throw std::logic_error(
-          "RequestBuilder::as() needs HarnessOptions::stub_authenticator; send the plugin's own "
-          "credential with header(\"Authorization\", ...)");
+          "RequestBuilder::as() needs the stub Authenticator, and a plugin under test offers the "
+          "Authenticator (or stub_credentials is off): send its credential with "
+          "header(\"Authorization\", ...)");
     }
     authorization = "Bearer " + impl_->authenticator->tokenFor(*request.principal_);
   }

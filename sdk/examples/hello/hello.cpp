@@ -1,6 +1,10 @@
 // hello: the smallest useful plugin. It declares one configuration key, one event type and one
 // metric; one route needs no credential, and one needs a key and publishes `hello.greeted` (which
-// `GET /api/events/stream/?types=hello.greeted` selects). svcd loads it from plugins.dir.
+// `GET /api/events/stream/?types=hello.greeted` selects). When the identities plugin is enabled,
+// hello adds its part to every identity (identity_part.h); its svcctl commands are in cli.cpp.
+// svcd loads it from plugins.dir; nothing outside this folder changes to add it.
+#include "identity_part.h"
+
 #include <svc/sdk/plugin.h>
 
 namespace hello {
@@ -14,6 +18,8 @@ class HelloPlugin : public svc::sdk::Plugin {
     info_.config = {{"hello.greeting", "Hello", "the word hello says", false}};
     // Every event type the plugin publishes is declared: the kernel knows no others.
     info_.events = {{"hello.greeted", "Someone was greeted; object: the greeting.", {}}};
+    // Used when the identities plugin is enabled, which hello does not require.
+    info_.uses_services = {svc::sdk::kIdentityExtensionsService.name};
   }
 
   const svc::sdk::PluginInfo& info() const override { return info_; }
@@ -32,7 +38,12 @@ class HelloPlugin : public svc::sdk::Plugin {
     context.logger().information("hello configured; it sees " + list);
   }
 
-  std::vector<svc::sdk::Migration> migrations() const override { return {}; }
+  std::vector<svc::sdk::Migration> migrations() const override {
+    return {svc::sdk::Migration::portable(
+        1, "greetings chosen for identities",
+        {"CREATE TABLE hello_greetings (identity_uuid CHAR(36) NOT NULL PRIMARY KEY, "
+         "greeting VARCHAR(160) NOT NULL)"})};
+  }
 
   void registerRoutes(svc::sdk::RouteRegistry& routes) override {
     svc::sdk::Route route;
@@ -67,7 +78,12 @@ class HelloPlugin : public svc::sdk::Plugin {
   }
 
   void registerServices(svc::sdk::ServiceRegistry&) override {}
-  void start() override {}
+  // A service of a plugin hello does not require is looked up in start() (see services.h).
+  void start() override {
+    if (auto identities = context_->services().find(svc::sdk::kIdentityExtensionsService)) {
+      identities->add(std::make_shared<HelloIdentityPart>(*context_, greeting_));
+    }
+  }
   void stop() override {}
 
  private:

@@ -243,10 +243,8 @@ class GatekeeperPlugin : public Plugin {
   bool authenticator_, directory_;
 };
 
-TEST(TestKit, APluginOffersTheAuthenticatorInsteadOfTheStub) {
-  HarnessOptions options;
-  options.stub_authenticator = false;
-  PluginHarness harness(options);
+TEST(TestKit, APluginOfferingTheAuthenticatorReplacesOnlyThatStub) {
+  PluginHarness harness;
   harness.add(std::make_unique<NotesPlugin>());
   harness.add(std::make_unique<GatekeeperPlugin>(true, false));
   harness.addIdentity(kAccount, kIdentity, "ada");  // the stub directory is still there
@@ -266,13 +264,11 @@ TEST(TestKit, APluginOffersTheAuthenticatorInsteadOfTheStub) {
       std::logic_error);
 }
 
-TEST(TestKit, APluginOffersTheIdentityDirectoryInsteadOfTheStub) {
-  HarnessOptions options;
-  options.stub_identity_directory = false;
-  PluginHarness harness(options);
+TEST(TestKit, APluginOfferingTheIdentityDirectoryReplacesOnlyThatStub) {
+  PluginHarness harness;
   harness.add(std::make_unique<NotesPlugin>());
   harness.add(std::make_unique<GatekeeperPlugin>(false, true));
-  EXPECT_THROW(harness.addIdentity(kAccount, kIdentity, "ada"), std::logic_error);
+  harness.addIdentity(kAccount, kIdentity, "ada");  // the stub's, which stands aside
   harness.start();
   auto mine = harness.call(RequestBuilder::get("/api/notes/mine/")
                                .as(managementPrincipal(kAccount))
@@ -281,16 +277,17 @@ TEST(TestKit, APluginOffersTheIdentityDirectoryInsteadOfTheStub) {
   EXPECT_EQ(mine.json()->getValue<std::string>("name"), "grace");
 }
 
-TEST(TestKit, AStubAndAPluginOfferingTheSameServiceRefuseToStart) {
-  PluginHarness harness;
-  harness.add(std::make_unique<GatekeeperPlugin>(false, true));
-  try {
-    harness.start();
-    FAIL() << "two IdentityDirectories were offered";
-  } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find(kIdentityDirectoryService.name), std::string::npos)
-        << e.what();
-  }
+TEST(TestKit, WithoutStubCredentialsNothingAuthenticates) {
+  HarnessOptions options;
+  options.stub_credentials = false;
+  PluginHarness harness(options);
+  harness.add(std::make_unique<NotesPlugin>());
+  harness.start();
+  auto refused =
+      harness.call(RequestBuilder::post("/api/notes/").header("Authorization", "Bearer anything"));
+  EXPECT_EQ(refused.status, 503) << refused.body;  // as svcd without an authentication plugin
+  EXPECT_THROW(harness.call(RequestBuilder::post("/api/notes/").as(managementPrincipal(kAccount))),
+               std::logic_error);
 }
 
 TEST(TestKit, LoadsLibrariesWithTheRealHandshake) {

@@ -75,9 +75,17 @@ struct Request {
   std::optional<std::string> header(const std::string& name) const;
   /// @param name a cookie name. @return that cookie's value from the Cookie header, or nullopt.
   std::optional<std::string> cookie(const std::string& name) const;
-  /// @param name a member of the JSON body. @return its text, or nullopt when absent or null.
+  /// @param name a field of the body: a member of a JSON body, or a form-encoded field.
+  /// @return its text, or nullopt when absent or null.
   /// @throws HttpError 400 `invalid` naming the field when it is not a string.
   std::optional<std::string> stringField(const std::string& name) const;
+  /// @param name a field of the body, as stringField reads it. @return its text.
+  /// @throws HttpError 400 `invalid` naming the field when it is absent, null or not a string.
+  std::string requiredString(const std::string& name) const;
+  /// @param name a member of the JSON body. @return a string as a list of one, a list of
+  /// strings as it is, nothing when absent or null.
+  /// @throws HttpError 400 `invalid` naming the field for anything else.
+  std::vector<std::string> stringListField(const std::string& name) const;
   /// @param name a member of the JSON body. @return its value, or nullopt when absent or null.
   /// @throws HttpError 400 `invalid` naming the field when it is not true or false.
   std::optional<bool> boolField(const std::string& name) const;

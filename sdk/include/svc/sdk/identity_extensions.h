@@ -2,8 +2,10 @@
 // `email`; the SMS plugin its number, `phone`; a third party anything of its own).
 //
 // The identities plugin owns the identity and names no other plugin. It offers
-// kIdentityExtensionsService; a plugin that extends identities lists `identities` in
-// PluginInfo::requires_plugins, finds the service in configure() and adds its extension there.
+// kIdentityExtensionsService. A plugin that cannot work without identities lists `identities`
+// in PluginInfo::requires_plugins and adds its extension in configure(); one that merely adds to
+// identities when they exist (the SDK's hello example) lists the service in uses_services and
+// adds its extension in start(), when find() gives it.
 // An extension then takes part in every identity:
 //   - create: validate() checks the body's fields it owns before anything is written, and
 //     provision() runs inside the identity's own transaction, after its row is inserted (throwing
@@ -92,7 +94,7 @@ class IdentityExtension {
 class IdentityExtensions {
  public:
   virtual ~IdentityExtensions();
-  /// Adds an extension (in configure()). @throws std::invalid_argument when its capability's
+  /// Adds an extension (in configure() or start()). @throws std::invalid_argument when its capability's
   /// name, a create field or an action is already another extension's.
   virtual void add(std::shared_ptr<IdentityExtension> extension) = 0;
 };

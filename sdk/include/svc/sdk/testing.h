@@ -15,11 +15,10 @@
 // with its declarations, the durable event log and plugin metrics. What is stubbed: credentials.
 // Unless HarnessOptions says otherwise the harness offers an Authenticator that accepts the
 // principal a request names with RequestBuilder::as(), and an IdentityDirectory holding the
-// identities given to addIdentity(). A test of a plugin that offers one of those services itself
-// turns that stub off (the other may stay): the identities plugin's test keeps the stub
-// Authenticator, the auth plugin's keeps the stub IdentityDirectory and calls with the keys auth
-// issues. Each harness has its own temporary directory (data.dir and the database file), removed
-// when it is destroyed.
+// identities given to addIdentity(), each only when no plugin under test declares that it offers
+// the service itself: with the auth plugin, requests carry the credentials auth issues; with the
+// identities plugin, identities are created through its routes. Each harness has its own
+// temporary directory (data.dir and the database file), removed when it is destroyed.
 #pragma once
 
 #include <svc/sdk/plugin.h>
@@ -70,8 +69,8 @@ class RequestBuilder {
   /// Any body. @param bytes the body. @param content_type its type. @return *this.
   RequestBuilder& body(std::string bytes, std::string content_type);
   /// Calls as this principal: the harness's stub Authenticator accepts it (call() refuses a
-  /// request naming one when the stub is off; send the real credential with header()).
-  /// @return *this.
+  /// request naming one when a plugin under test offers the Authenticator; send its credential
+  /// with header()). @return *this.
   RequestBuilder& as(const Principal& principal);
   /// Names the identity the request targets (the X-Svc-Identity header). @return *this.
   RequestBuilder& identity(std::string uuid);
@@ -116,13 +115,8 @@ class EventRecorder {
 struct HarnessOptions {
   /// Configuration, as `--set key=value` would give it (over the plugins' declared defaults).
   std::map<std::string, std::string> config;
-  /// Offer the stub Authenticator, which accepts the principals RequestBuilder::as() names. Turn
-  /// it off when a plugin under test offers the Authenticator itself (two offers of one service
-  /// refuse start()).
-  bool stub_authenticator = true;
-  /// Offer the stub IdentityDirectory, which knows the identities given to addIdentity(). Turn it
-  /// off when a plugin under test offers the IdentityDirectory itself.
-  bool stub_identity_directory = true;
+  /// Offer the stub Authenticator and IdentityDirectory where no plugin under test offers them.
+  bool stub_credentials = true;
 };
 
 /// A kernel in a box for one test.
@@ -147,7 +141,6 @@ class PluginHarness {
   }
   /// Adds an identity the stub IdentityDirectory knows. @param account its account.
   /// @param uuid its id. @param name its display name.
-  /// @throws std::logic_error when the stub IdentityDirectory is off.
   void addIdentity(const std::string& account, const std::string& uuid, const std::string& name);
   /// Configures, migrates, registers and starts every plugin, in dependency order.
   /// @throws std::runtime_error with svcd's message naming the plugin that refused.
@@ -159,7 +152,7 @@ class PluginHarness {
   /// response (long-poll, stream) is waited for: see RequestBuilder::waitAtMost. May be called
   /// from several threads at once (a test that answers a held request from another thread).
   /// @throws std::logic_error when the request names a principal and the stub Authenticator is
-  /// off.
+  /// not offered.
   TestResponse call(const RequestBuilder& request);
   /// Serves one request on the operator listener's routes, with the operator's token.
   TestResponse callOperator(const RequestBuilder& request);

@@ -24,9 +24,10 @@ void advanceClockForTesting(std::int64_t micros);
 std::string isoTimestamp(std::int64_t micros);
 /// @param text bytes. @return true when they are well-formed UTF-8 (no overlongs, no surrogates).
 bool isValidUtf8(std::string_view text);
-/// @param text bytes. @return true when one is an ASCII control character (below 0x20, or DEL):
-/// what a name, a label or a header value must not carry.
-bool hasControlCharacter(std::string_view text);
+/// @param text bytes. @param allow_tab whether a horizontal tab is allowed (HTTP field values).
+/// @return true when one is an ASCII control character (below 0x20, or DEL): what a name, a
+/// label, a path segment or a header value must not carry.
+bool hasControlCharacter(std::string_view text, bool allow_tab = false);
 /// Makes client input safe to echo in an error's `detail` (or any message a person reads): bytes
 /// that are not well-formed UTF-8, control characters and bidirectional overrides each become
 /// U+FFFD, and input longer than `max` characters is cut there and ends with "…". No quotation

@@ -1,5 +1,5 @@
 // The auth plugin's device login (RFC 8628), loaded from its library with the test kit: auth
-// offers the real Authenticator (the kit's stub is off), an operator approves through the
+// offers the real Authenticator (the kit's stub stands aside), an operator approves through the
 // operator routes, and the key the agent receives authenticates its next call.
 #include <svc/sdk/testing.h>
 
@@ -15,23 +15,16 @@
 namespace svc::plugins::auth {
 namespace {
 
-using sdk::testing::HarnessOptions;
 using sdk::testing::PluginHarness;
 using sdk::testing::RequestBuilder;
 using sdk::testing::TestResponse;
-
-HarnessOptions authOffersTheAuthenticator() {
-  HarnessOptions options;
-  options.stub_authenticator = false;
-  return options;
-}
 
 // One harness for the suite: adding a user hashes its password with scrypt and the first token
 // makes the RSA signing key, each a good part of a second; every test starts its own login.
 class DeviceFlowTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    harness_ = std::make_unique<PluginHarness>(authOffersTheAuthenticator());
+    harness_ = std::make_unique<PluginHarness>();
     harness_->load(std::string(SVC_BUNDLED_PLUGIN_DIR) + "/svc_plugin_auth.so");
     harness_->start();
     auto user = harness_->callOperator(

@@ -29,7 +29,6 @@ constexpr const char* kOther = "bbbbbbbb-0000-4000-8000-000000000000";
 // identities offers the IdentityDirectory; the kit's stub Authenticator stands in for auth.
 HarnessOptions emailOptions(std::map<std::string, std::string> extra = {}) {
   HarnessOptions options;
-  options.stub_identity_directory = false;
   options.config = {{"email.domains", "agents.test"}, {"email.smtp.listen", "127.0.0.1:0"}};
   for (auto& [key, value] : extra) options.config[key] = value;
   return options;

@@ -16,7 +16,6 @@ namespace svc::plugins::identities {
 namespace {
 
 using namespace Poco::Data::Keywords;
-using sdk::testing::HarnessOptions;
 using sdk::testing::identityPrincipal;
 using sdk::testing::managementPrincipal;
 using sdk::testing::PluginHarness;
@@ -152,12 +151,6 @@ class BadgePlugin : public sdk::Plugin {
   sdk::IdentityCapability capability_;
 };
 
-HarnessOptions identitiesOwnTheDirectory() {
-  HarnessOptions options;
-  options.stub_identity_directory = false;  // the plugin offers it
-  return options;
-}
-
 class IdentitiesTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -188,7 +181,7 @@ class IdentitiesTest : public ::testing::Test {
   }
 
   Probe probe_;
-  PluginHarness harness_{identitiesOwnTheDirectory()};
+  PluginHarness harness_;  // identities offers the IdentityDirectory; the stub authenticates
 };
 
 TEST_F(IdentitiesTest, CreatesListsReadsAndRenames) {
@@ -410,7 +403,7 @@ TEST_F(IdentitiesTest, ContractCapabilitiesWithoutTheirPluginAre503AndCreateNoth
 
 TEST(IdentityExtensionsTest, TwoExtensionsCannotClaimTheSameField) {
   Probe probe;
-  PluginHarness harness(identitiesOwnTheDirectory());
+  PluginHarness harness;
   harness.load(kLibrary);
   harness.add(std::make_unique<BadgePlugin>(probe));
   harness.add(std::make_unique<BadgePlugin>(
@@ -432,7 +425,7 @@ TEST(IdentityExtensionsTest, TwoExtensionsCannotClaimTheSameMemberOrAction) {
       {{"gloss", {}, {"polish"}}, "identity action 'polish'"}};
   for (const auto& [capability, refusal] : cases) {
     Probe probe;
-    PluginHarness harness(identitiesOwnTheDirectory());
+    PluginHarness harness;
     harness.load(kLibrary);
     harness.add(std::make_unique<BadgePlugin>(probe));
     harness.add(std::make_unique<BadgePlugin>(probe, "copy", capability));

@@ -1,0 +1,72 @@
+#include "contributed_pages.h"
+
+#include "html.h"
+
+#include <svc/sdk/util.h>
+
+#include <Poco/JSON/Array.h>
+#include <Poco/JSON/Object.h>
+#include <Poco/JSON/Stringifier.h>
+
+#include <sstream>
+
+namespace svc::plugins::dashboard {
+
+namespace {
+
+std::string json(const Poco::Dynamic::Var& value) {
+  std::ostringstream out;
+  Poco::JSON::Stringifier::stringify(value, out);
+  return out.str();
+}
+
+}  // namespace
+
+void ContributedPages::registerIn(sdk::RouteRegistry& routes) {
+  std::string path;
+  for (std::size_t depth = 1; depth <= PageRegistry::kMaxSegments; ++depth) {
+    path += "/{s" + std::to_string(depth) + "}";
+    site_.add(routes, "GET", path, "A page another plugin adds to the dashboard.",
+              [this](sdk::Request& r, Visitor& v) { return serve(r, v); });
+  }
+}
+
+Page ContributedPages::serve(sdk::Request& r, Visitor& v) {
+  std::vector<std::string> segments;
+  for (std::size_t i = 1; r.params.count("s" + std::to_string(i)); ++i) {
+    segments.push_back(r.params.at("s" + std::to_string(i)));
+  }
+  auto match = pages_->match(segments);
+  if (!match) {
+    throw sdk::HttpError(404, "not_found", "No route matches " + sdk::quoteForDetail(r.path) + ".");
+  }
+  if (!v.user) {
+    std::string here = site_.prefix();
+    for (const auto& s : segments) here += "/" + urlEncode(s);
+    return site_.signInFirst(here);
+  }
+  if (v.user->account_id.empty()) return site_.noAccount();
+  const sdk::DashboardPage& page = *match->page;
+  if (page.accept && !page.accept(match->params)) return site_.message(404, "Not found", "");
+
+  Poco::JSON::Object params;
+  for (const auto& [name, value] : match->params) params.set(name, value);
+  Poco::JSON::Array links;
+  for (const auto& link : pages_->links()) {
+    Poco::JSON::Object l;
+    l.set("path", link.path);
+    l.set("param", link.param);
+    l.set("label", link.label);
+    links.add(l);
+  }
+  Page p;
+  p.title = page.title;
+  p.content = "<div class=\"card\"><h1 id=\"view-title\">" + escape(page.title) +
+              "</h1><div id=\"view\" data-prefix=\"" + escape(site_.prefix()) +
+              "\" data-params=\"" + escape(json(params)) + "\" data-links=\"" +
+              escape(json(links)) + "\"><p class=\"muted\">Loading…</p></div></div>";
+  p.script = page.script;
+  return p;
+}
+
+}  // namespace svc::plugins::dashboard

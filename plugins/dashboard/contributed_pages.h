@@ -1,0 +1,28 @@
+// Serves the pages other plugins add (PageRegistry): the dashboard routes every GET below its
+// prefix that none of its own routes takes (up to PageRegistry::kMaxSegments segments) here,
+// because plugins add pages in start(), after routes are registered. A path no page matches is
+// answered 404 exactly as the kernel answers a path no route matches.
+#pragma once
+
+#include "page_registry.h"
+#include "site.h"
+
+#include <memory>
+
+namespace svc::plugins::dashboard {
+
+class ContributedPages {
+ public:
+  ContributedPages(Site& site, std::shared_ptr<const PageRegistry> pages)
+      : site_(site), pages_(std::move(pages)) {}
+  /// Registers GET prefix/{s1}, prefix/{s1}/{s2}, ... (static routes win in the kernel's router).
+  void registerIn(sdk::RouteRegistry& routes);
+
+ private:
+  Page serve(sdk::Request& r, Visitor& v);
+
+  Site& site_;
+  std::shared_ptr<const PageRegistry> pages_;
+};
+
+}  // namespace svc::plugins::dashboard
