@@ -300,8 +300,8 @@ TEST_F(IdentitiesTest, AnExtensionValidatesBeforeAnythingIsWritten) {
 TEST_F(IdentitiesTest, AnExtensionProvisionsInsideTheIdentitysTransaction) {
   auto created = create(R"({"name":"bot","badge":"gold"})");
   ASSERT_EQ(created.status, 201) << created.body;
-  EXPECT_EQ(probe_.identity_rows_in_transaction.load(),
-            1);  // the identity's row, not yet committed
+  // provision saw the identity's row, inserted by the same, not yet committed, transaction.
+  EXPECT_EQ(probe_.identity_rows_in_transaction.load(), 1);
   EXPECT_EQ(created.json()->getObject("badge")->getValue<std::string>("badge"), "gold");
 
   // A refusal in provision rolls everything back: the identity and the extension's own row.
@@ -328,6 +328,7 @@ TEST_F(IdentitiesTest, AnExtensionDescribesItsMemberInListsReadsAndEvents) {
           ->getArray("results");
   ASSERT_EQ(list->size(), 2u);
   EXPECT_EQ(list->getObject(0)->getObject("badge")->getValue<std::string>("badge"), "gold");
+  EXPECT_EQ(list->getObject(1)->getValue<std::string>("uuid"), without);
   EXPECT_TRUE(list->getObject(1)->has("badge"));
   EXPECT_TRUE(list->getObject(1)->isNull("badge"));  // an identity it has nothing for
 
@@ -342,7 +343,6 @@ TEST_F(IdentitiesTest, AnExtensionDescribesItsMemberInListsReadsAndEvents) {
   auto updated = harness_.events().waitFor("identity.updated", std::chrono::seconds(5));
   ASSERT_TRUE(updated);
   EXPECT_EQ(updated->object->getObject("badge")->getValue<std::string>("badge"), "gold");
-  (void)without;
 }
 
 TEST_F(IdentitiesTest, AnExtensionsActionIsServedAndFenced) {
