@@ -144,6 +144,7 @@ struct PluginHarness::Impl {
   Recorder recorder;
   std::uint64_t subscription = 0;
   bool started = false;
+  bool authenticator_stubbed = false;  // no plugin under test offers the Authenticator
 
   TestResponse serve(kernel::Pipeline& pipeline, const RequestBuilder& rb, const std::string& auth);
 };
@@ -212,6 +213,7 @@ void PluginHarness::start() {
     };
     if (s.options.stub_credentials && !offeredByAPlugin(kAuthenticatorService.name)) {
       s.stubs.offer(kAuthenticatorService, s.authenticator);
+      s.authenticator_stubbed = true;
     }
     if (s.options.stub_credentials && !offeredByAPlugin(kIdentityDirectoryService.name)) {
       s.stubs.offer(kIdentityDirectoryService, s.directory);
@@ -282,7 +284,14 @@ TestResponse PluginHarness::Impl::serve(kernel::Pipeline& p, const RequestBuilde
 
 TestResponse PluginHarness::call(const RequestBuilder& request) {
   std::string authorization;
-  if (request.principal_) {
+  if (request.principal_ && impl_->started) {
+    // A plugin's own Authenticator would refuse the stub's token with a puzzling 401.
+    if (!impl_->authenticator_stubbed) {
+      throw std::logic_error(
+          "RequestBuilder::as() needs the stub Authenticator, and a plugin under test offers the "
+          "Authenticator (or stub_credentials is off): send its credential with "
+          "header(\"Authorization\", ...)");
+    }
     authorization = "Bearer " + impl_->authenticator->tokenFor(*request.principal_);
   }
   return impl_->serve(*impl_->pipeline, request, authorization);

@@ -201,6 +201,95 @@ TEST_F(TestKitTest, ScopesConfigurationAsSvcdDoes) {
   EXPECT_FALSE(config.has("db.url"));
 }
 
+// Offers the credential services itself, as the auth and identities plugins do: one key for
+// kAccount, one identity of it.
+class GatekeeperPlugin : public Plugin {
+ public:
+  GatekeeperPlugin(bool authenticator, bool directory)
+      : authenticator_(authenticator), directory_(directory) {
+    info_.name = "gatekeeper";
+    info_.version = "1.0.0";
+    info_.description = "offers credentials";
+    if (authenticator) info_.offers_services.push_back(kAuthenticatorService.name);
+    if (directory) info_.offers_services.push_back(kIdentityDirectoryService.name);
+  }
+  const PluginInfo& info() const override { return info_; }
+  void configure(PluginContext&) override {}
+  std::vector<Migration> migrations() const override { return {}; }
+  void registerRoutes(RouteRegistry&) override {}
+  void registerServices(ServiceRegistry& services) override {
+    if (authenticator_) services.offer(kAuthenticatorService, std::make_shared<Keys>());
+    if (directory_) services.offer(kIdentityDirectoryService, std::make_shared<Directory>());
+  }
+  void start() override {}
+  void stop() override {}
+
+ private:
+  struct Keys : Authenticator {
+    std::optional<Principal> authenticate(const Credentials& c) override {
+      if (bearerCredential(c.authorization) != std::optional<std::string>("open-sesame")) {
+        return std::nullopt;
+      }
+      return managementPrincipal(kAccount);
+    }
+  };
+  struct Directory : IdentityDirectory {
+    std::optional<IdentityRef> find(const std::string& account, const std::string& uuid) override {
+      if (account != kAccount || uuid != kIdentity) return std::nullopt;
+      return IdentityRef{kIdentity, "grace"};
+    }
+  };
+  PluginInfo info_;
+  bool authenticator_, directory_;
+};
+
+TEST(TestKit, APluginOfferingTheAuthenticatorReplacesOnlyThatStub) {
+  PluginHarness harness;
+  harness.add(std::make_unique<NotesPlugin>());
+  harness.add(std::make_unique<GatekeeperPlugin>(true, false));
+  harness.addIdentity(kAccount, kIdentity, "ada");  // the stub directory is still there
+  harness.start();
+  auto mine = harness.call(RequestBuilder::get("/api/notes/mine/")
+                               .header("Authorization", "Bearer open-sesame")
+                               .identity(kIdentity));
+  ASSERT_EQ(mine.status, 200) << mine.body;
+  EXPECT_EQ(mine.json()->getValue<std::string>("name"), "ada");
+  auto wrong = harness.call(RequestBuilder::get("/api/notes/mine/")
+                                .header("Authorization", "Bearer closed")
+                                .identity(kIdentity));
+  EXPECT_EQ(wrong.status, 401);
+  // A stub principal would only meet the plugin's refusal: the kit says why instead.
+  EXPECT_THROW(
+      harness.call(RequestBuilder::get("/api/notes/mine/").as(managementPrincipal(kAccount))),
+      std::logic_error);
+}
+
+TEST(TestKit, APluginOfferingTheIdentityDirectoryReplacesOnlyThatStub) {
+  PluginHarness harness;
+  harness.add(std::make_unique<NotesPlugin>());
+  harness.add(std::make_unique<GatekeeperPlugin>(false, true));
+  harness.addIdentity(kAccount, kIdentity, "ada");  // the stub's, which stands aside
+  harness.start();
+  auto mine = harness.call(RequestBuilder::get("/api/notes/mine/")
+                               .as(managementPrincipal(kAccount))
+                               .identity(kIdentity));
+  ASSERT_EQ(mine.status, 200) << mine.body;
+  EXPECT_EQ(mine.json()->getValue<std::string>("name"), "grace");
+}
+
+TEST(TestKit, WithoutStubCredentialsNothingAuthenticates) {
+  HarnessOptions options;
+  options.stub_credentials = false;
+  PluginHarness harness(options);
+  harness.add(std::make_unique<NotesPlugin>());
+  harness.start();
+  auto refused =
+      harness.call(RequestBuilder::post("/api/notes/").header("Authorization", "Bearer anything"));
+  EXPECT_EQ(refused.status, 503) << refused.body;  // as svcd without an authentication plugin
+  EXPECT_THROW(harness.call(RequestBuilder::post("/api/notes/").as(managementPrincipal(kAccount))),
+               std::logic_error);
+}
+
 TEST(TestKit, LoadsLibrariesWithTheRealHandshake) {
   PluginHarness harness;
   harness.load(std::string(SVC_TEST_PLUGIN_DIR) + "/svc_plugin_alpha.so");

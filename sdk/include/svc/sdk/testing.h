@@ -16,8 +16,9 @@
 // Unless HarnessOptions says otherwise the harness offers an Authenticator that accepts the
 // principal a request names with RequestBuilder::as(), and an IdentityDirectory holding the
 // identities given to addIdentity(), each only when no plugin under test declares that it offers
-// the service itself (the auth plugin offers the real Authenticator, identities the directory). Each harness has its own temporary directory (data.dir and the database file),
-// removed when it is destroyed.
+// the service itself: with the auth plugin, requests carry the credentials auth issues; with the
+// identities plugin, identities are created through its routes. Each harness has its own
+// temporary directory (data.dir and the database file), removed when it is destroyed.
 #pragma once
 
 #include <svc/sdk/plugin.h>
@@ -67,7 +68,9 @@ class RequestBuilder {
   RequestBuilder& json(std::string text);
   /// Any body. @param bytes the body. @param content_type its type. @return *this.
   RequestBuilder& body(std::string bytes, std::string content_type);
-  /// Calls as this principal: the harness's stub Authenticator accepts it. @return *this.
+  /// Calls as this principal: the harness's stub Authenticator accepts it (call() refuses a
+  /// request naming one when a plugin under test offers the Authenticator; send its credential
+  /// with header()). @return *this.
   RequestBuilder& as(const Principal& principal);
   /// Names the identity the request targets (the X-Svc-Identity header). @return *this.
   RequestBuilder& identity(std::string uuid);
@@ -146,7 +149,10 @@ class PluginHarness {
   void stop();
 
   /// Serves one request through the kernel's pipeline, as the API listener would. A held
-  /// response (long-poll, stream) is waited for: see RequestBuilder::waitAtMost.
+  /// response (long-poll, stream) is waited for: see RequestBuilder::waitAtMost. May be called
+  /// from several threads at once (a test that answers a held request from another thread).
+  /// @throws std::logic_error when the request names a principal and the stub Authenticator is
+  /// not offered.
   TestResponse call(const RequestBuilder& request);
   /// Serves one request on the operator listener's routes, with the operator's token.
   TestResponse callOperator(const RequestBuilder& request);
