@@ -81,7 +81,7 @@ none=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/dashboard/
 greeted=$(api /api/hello/greetings/ -H "Authorization: Bearer $key" -d '{"name":"agent"}')
 [ "$greeted" = '{"message":"Howdy, agent!"}' ] || { echo "greeting: $greeted" >&2; exit 1; }
 stream() {
-  curl -sN --max-time 1.5 -H "Authorization: Bearer $key" \
+  curl -sN --max-time 3 -H "Authorization: Bearer $key" \
     "http://127.0.0.1:$port/api/events/stream/?last_event_id=0$1" || true
 }
 all=$(stream "")
