@@ -254,7 +254,11 @@ TEST(Listeners, ClosingAListenerClosesItsConnections) {
   EXPECT_EQ(b.line(), "");
   EXPECT_EQ(f.lines.closed.load(), 2);
   EXPECT_EQ(f.listener->counts().open.load(), 0);
-  EXPECT_THROW(Client c(port), Poco::Exception) << "nothing listens any more";
+  try {  // nothing listens any more: refused, or (connecting to itself) never greeted
+    Client c(port);
+    EXPECT_EQ(c.line(), "");
+  } catch (const Poco::Exception&) {
+  }
 }
 
 }  // namespace
