@@ -1,6 +1,6 @@
 #include "listeners.h"
 
-#include <svc/sdk/socket_io.h>
+#include "socket_io.h"
 
 #include <Poco/Net/Context.h>
 #include <Poco/Net/SecureStreamSocket.h>
@@ -200,11 +200,11 @@ struct Conn final : sdk::Connection {
     return wake_wanted || close_wanted || (tls_wanted && !secure) ||
            (!queued.empty() && !(tls_wanted && tls_mark == 0));
   }
-  /// Sends `out` as far as the socket takes it. @return sdk::kSocketFailed, sdk::kWantsRead, 0
+  /// Sends `out` as far as the socket takes it. @return kSocketFailed, kWantsRead, 0
   /// when the socket is full, 1 when all is out.
   long flush() {
     while (sent < out.size()) {
-      long n = sdk::sendSome(socket, secure, out.data() + sent, out.size() - sent);
+      long n = sendSome(socket, secure, out.data() + sent, out.size() - sent);
       if (n < 0) return n;
       if (n == 0) return 0;
       sent += static_cast<std::size_t>(n);
@@ -405,7 +405,7 @@ void ListenerLoop::Impl::accept(const std::shared_ptr<Port>& shared) {
     socket.setBlocking(false);
     socket.setNoDelay(true);
     const std::string ip = peer.host().toString();
-    std::string key = sdk::connectionLimitKey(peer.host());
+    std::string key = connectionLimitKey(peer.host());
     std::optional<sdk::ConnectionProtocol::Refusal> refusal;
     {
       std::lock_guard lock(mutex_);
@@ -428,7 +428,7 @@ void ListenerLoop::Impl::accept(const std::shared_ptr<Port>& shared) {
     if (refusal) {
       port.counts.refused.fetch_add(1, std::memory_order_relaxed);
       const std::string said = port.protocol.refused(*refusal, ip);
-      if (!said.empty()) sdk::sendSome(socket, false, said.data(), said.size());
+      if (!said.empty()) sendSome(socket, false, said.data(), said.size());
       return;  // closing the socket ends the connection
     }
   } catch (const Poco::Exception& e) {
@@ -516,8 +516,8 @@ Wait ListenerLoop::Impl::advance(Conn& c) {
       c.gatherLocked();
     }
     long flushed = c.flush();
-    if (flushed == sdk::kSocketFailed) return Wait::kClose;
-    if (flushed == sdk::kWantsRead) return Wait::kRead;
+    if (flushed == kSocketFailed) return Wait::kClose;
+    if (flushed == kWantsRead) return Wait::kRead;
     if (flushed == 0) return Wait::kWrite;
     bool more, tls, close, paused;
     std::chrono::seconds timeout;
@@ -550,8 +550,8 @@ Wait ListenerLoop::Impl::advance(Conn& c) {
       thread_local char read_buffer[kReadSize];
       buf = read_buffer;
     }
-    long n = sdk::receiveSome(c.socket, c.secure, buf, kReadSize);
-    if (n == sdk::kWouldBlock) return Wait::kRead;
+    long n = receiveSome(c.socket, c.secure, buf, kReadSize);
+    if (n == kWouldBlock) return Wait::kRead;
     if (n <= 0) return Wait::kClose;  // the client left
     drained = !c.secure && static_cast<std::size_t>(n) < kReadSize;
     {
