@@ -62,7 +62,11 @@ struct Conn final : sdk::Connection {
     {
       std::lock_guard lock(mutex);
       if (closed || close_wanted) return;
-      queued += bytes;
+      if (queued.empty()) {
+        queued.swap(bytes);
+      } else {
+        queued += bytes;
+      }
     }
     kick();
   }
@@ -112,6 +116,8 @@ struct Conn final : sdk::Connection {
       out.append(queued, 0, tls_mark);
       queued.erase(0, tls_mark);
       tls_mark = 0;
+    } else if (out.empty()) {
+      out.swap(queued);  // the usual case: no copy
     } else {
       out += queued;
       queued.clear();
