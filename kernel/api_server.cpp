@@ -1,6 +1,6 @@
 #include "api_server.h"
 
-#include <svc/sdk/socket_io.h>
+#include "socket_io.h"
 
 #include <Poco/Net/SecureStreamSocket.h>
 
@@ -38,7 +38,7 @@ struct ApiServer::Connection {
         counted(counted_) {}
   HttpConnection http;  // owns the socket: destroying it closes the connection
   const std::uint64_t id;
-  const std::string limit_key;  // what the per-address limit counts (sdk::connectionLimitKey)
+  const std::string limit_key;  // what the per-address limit counts (connectionLimitKey)
   const bool counted;           // counts against its address's limit
   // Guarded by ApiServer::mutex_: waiting in epoll (true) or taken by a worker (false).
   bool parked = true;
@@ -141,7 +141,7 @@ void ApiServer::accept() {
     socket.setBlocking(false);
     if (tls_) socket = Poco::Net::SecureStreamSocket::attach(socket, tls_);
     const std::string address = peer.host().toString();
-    const std::string key = sdk::connectionLimitKey(peer.host());
+    const std::string key = connectionLimitKey(peer.host());
     std::lock_guard lock(mutex_);
     int& from_address = per_address_[key];
     const bool full =

@@ -2,8 +2,8 @@
 
 #include "http_wire.h"
 
-#include <svc/sdk/socket_io.h>
 #include "pipeline.h"
+#include "socket_io.h"
 
 #include <algorithm>
 #include <memory>
@@ -23,7 +23,7 @@ HttpConnection::HttpConnection(Poco::Net::StreamSocket socket, std::string addre
                                const ConnectionLimits& limits)
     : socket_(std::move(socket)),
       fd_(socket_.impl()->sockfd()),
-      secure_(sdk::isSecureSocket(socket_)),
+      secure_(isSecureSocket(socket_)),
       address_(std::move(address)),
       limits_(limits) {
   socket_.setBlocking(false);
@@ -76,7 +76,7 @@ long HttpConnection::readMore() {
   // Read into the thread's buffer and keep only what came: a connection waiting with a few bytes
   // of a head holds a few bytes, not a whole read buffer.
   char* scratch = threadReadBuffer();
-  long n = sdk::receiveSome(socket_, secure_, scratch, kReadChunk);
+  long n = receiveSome(socket_, secure_, scratch, kReadChunk);
   if (n > 0) in_.append(scratch, static_cast<std::size_t>(n));
   drained_ = !secure_ && n > 0 && static_cast<std::size_t>(n) < kReadChunk;
   return n;
@@ -85,12 +85,12 @@ long HttpConnection::readMore() {
 bool HttpConnection::flush() {
   wants_read_ = false;
   while (sent_ < out_.size()) {
-    long n = sdk::sendSome(socket_, secure_, out_.data() + sent_, out_.size() - sent_);
-    if (n == sdk::kSocketFailed) {
+    long n = sendSome(socket_, secure_, out_.data() + sent_, out_.size() - sent_);
+    if (n == kSocketFailed) {
       failed_ = true;
       return false;
     }
-    if (n == sdk::kWantsRead) wants_read_ = true;
+    if (n == kWantsRead) wants_read_ = true;
     if (n <= 0) return false;
     sent_ += static_cast<std::size_t>(n);
     deadline_ = Clock::now() + limits_.send;
@@ -178,8 +178,8 @@ HttpConnection::Wait HttpConnection::advance(Pipeline& pipeline, bool stopping) 
       case Phase::kLinger: {
         char scratch[16384];
         for (;;) {
-          long n = sdk::receiveSome(socket_, secure_, scratch, sizeof scratch);
-          if (n == sdk::kWouldBlock) {
+          long n = receiveSome(socket_, secure_, scratch, sizeof scratch);
+          if (n == kWouldBlock) {
             deadline_ = std::min(linger_until_, Clock::now() + kLingerGap);
             return Wait::kRead;
           }
@@ -207,7 +207,7 @@ HttpConnection::Wait HttpConnection::advance(Pipeline& pipeline, bool stopping) 
           }
           break;
         }
-        if (n == sdk::kWouldBlock) return Wait::kRead;
+        if (n == kWouldBlock) return Wait::kRead;
         return Wait::kClose;  // the client ended or the connection failed mid-wait
       }
     }

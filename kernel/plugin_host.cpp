@@ -45,14 +45,15 @@ class ContextImpl : public sdk::PluginContext {
  public:
   ContextImpl(Poco::AutoPtr<ScopedConfiguration> config, const std::string& name, sdk::Database& db,
               sdk::EventBus& events, sdk::ServiceRegistry& services, std::string data_dir,
-              sdk::MetricRegistry& metrics)
+              sdk::MetricRegistry& metrics, sdk::Listeners& listeners)
       : config_(std::move(config)),
         logger_(Poco::Logger::get("plugin." + name)),
         db_(db),
         events_(events),
         services_(services),
         data_dir_(std::move(data_dir)),
-        metrics_(metrics) {}
+        metrics_(metrics),
+        listeners_(listeners) {}
   const Poco::Util::AbstractConfiguration& config() const override { return *config_; }
   Poco::Logger& logger() const override { return logger_; }
   sdk::Database& database() const override { return db_; }
@@ -60,6 +61,7 @@ class ContextImpl : public sdk::PluginContext {
   sdk::ServiceRegistry& services() const override { return services_; }
   std::string dataDir() const override { return data_dir_; }
   sdk::MetricRegistry& metrics() const override { return metrics_; }
+  sdk::Listeners& listeners() const override { return listeners_; }
 
  private:
   Poco::AutoPtr<ScopedConfiguration> config_;
@@ -69,6 +71,7 @@ class ContextImpl : public sdk::PluginContext {
   sdk::ServiceRegistry& services_;
   std::string data_dir_;
   sdk::MetricRegistry& metrics_;
+  sdk::Listeners& listeners_;
 };
 
 class RecordingRoutes : public sdk::RouteRegistry {
@@ -205,7 +208,10 @@ void orderByDependency(std::vector<std::unique_ptr<LoadedPlugin>>& plugins) {
 
 PluginHost::PluginHost(Poco::Util::LayeredConfiguration& config, ConfigLayers& layers,
                        std::string data_dir)
-    : config_(config), layers_(layers), data_dir_(std::move(data_dir)) {}
+    : config_(config),
+      layers_(layers),
+      data_dir_(std::move(data_dir)),
+      listeners_(Poco::Logger::get("listeners")) {}
 
 PluginHost::~PluginHost() {
   stop();
@@ -290,7 +296,7 @@ void PluginHost::prepare(SqlDatabase& db, sdk::EventBus& events, ServiceTable& s
     p->metrics = (metrics ? *metrics : unserved_metrics_).registryFor(p->name);
     std::string dir = Poco::Path(data_dir_).append(p->name + "/").toString();
     p->context = std::make_unique<ContextImpl>(scopedConfig(*p), p->name, db, events, *p->services,
-                                               dir, *p->metrics);
+                                               dir, *p->metrics, listeners_);
     try {
       p->plugin->configure(*p->context);
     } catch (...) {

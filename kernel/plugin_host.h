@@ -8,6 +8,7 @@
 #include "config.h"
 #include "database.h"
 #include "event_types.h"
+#include "listeners.h"
 #include "metrics.h"
 #include "router.h"
 #include "scoped_config.h"
@@ -110,6 +111,7 @@ class PluginHost {
   Poco::Util::LayeredConfiguration& config_;
   ConfigLayers& layers_;
   std::string data_dir_;
+  ListenerLoop listeners_;  // outlives the plugins, whose listeners it drives
   std::vector<std::unique_ptr<LoadedPlugin>> plugins_;
   EventTypeRegistry event_types_;
   Metrics unserved_metrics_;

@@ -2,8 +2,8 @@
 
 #include "http_wire.h"
 
-#include <svc/sdk/socket_io.h>
 #include "pipeline.h"
+#include "socket_io.h"
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -23,7 +23,7 @@ class HeldStream : public sdk::Stream, public std::enable_shared_from_this<HeldS
       : hub_(hub),
         socket_(std::move(socket)),
         fd_(socket_.impl()->sockfd()),
-        secure_(sdk::isSecureSocket(socket_)),
+        secure_(isSecureSocket(socket_)),
         request_id_(std::move(request_id)),
         on_done_(std::move(on_done)) {}
 
@@ -132,8 +132,8 @@ class HeldStream : public sdk::Stream, public std::enable_shared_from_this<HeldS
   bool drainInput() {
     char scratch[4096];
     for (;;) {
-      long r = sdk::receiveSome(socket_, secure_, scratch, sizeof scratch);
-      if (r == sdk::kWouldBlock) return true;
+      long r = receiveSome(socket_, secure_, scratch, sizeof scratch);
+      if (r == kWouldBlock) return true;
       if (r <= 0) return false;
     }
   }
@@ -204,8 +204,8 @@ class HeldStream : public sdk::Stream, public std::enable_shared_from_this<HeldS
 
   // One non-blocking send: bytes sent, 0 when it would block, -1 when the connection failed.
   long sendSome(const char* data, std::size_t size) {
-    long n = sdk::sendSome(socket_, secure_, data, size);
-    return n == sdk::kSocketFailed ? -1 : n;
+    long n = kernel::sendSome(socket_, secure_, data, size);
+    return n == kSocketFailed ? -1 : n;
   }
 
   std::string statusAndHeaders(int status, const std::string& content_type,

@@ -161,7 +161,7 @@ class EmailPlugin : public sdk::Plugin {
     inboxes_->start();
     ingest_->start();
     smtp_server_ = std::make_unique<SmtpServer>(config_.smtp, *ingest_, context_->logger());
-    smtp_server_->start();
+    smtp_server_->start(context_->listeners());
     const auto& domains = config_.platform_domains;
     context_->logger().information("SMTP listener on port %hu for %s", smtp_server_->port(),
                                    Poco::cat(std::string(", "), domains.begin(), domains.end()));

@@ -1,7 +1,7 @@
-// The SMTP listener (RFC 5321) that receives mail for this server's inboxes. Connections wait in
-// an epoll set, not in threads: a few workers take a connection when its socket is ready, feed
-// what arrived to its SmtpSession (the protocol, see smtp_session.h), send what it answers as the
-// socket takes it, and park it again. An idle or slow client costs a socket and a small struct.
+// The SMTP listener (RFC 5321) that receives mail for this server's inboxes: the glue between
+// the kernel's listener facility (sdk/listeners.h: it accepts, holds connections in its event
+// loop, reads, writes and times out) and SmtpSession (the protocol, see smtp_session.h). An idle
+// or slow client costs a socket and a session, not a thread.
 //
 // Like Postfix (postscreen, smtpd_client_connection_count_limit, smtpd_timeout): each client
 // address may hold `max_connections_per_address` connections and the listener `max_connections`
@@ -9,12 +9,11 @@
 // may be silent for `idle_timeout_seconds`, inside one for `timeout_seconds`; then 421 and close.
 #pragma once
 
-#include <Poco/Logger.h>
-#include <Poco/Net/Context.h>
+#include <svc/sdk/listeners.h>
 
-#include <atomic>
+#include <Poco/Logger.h>
+
 #include <cstddef>
-#include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -68,34 +67,35 @@ class SmtpDelivery {
   }
 };
 
-class SmtpListener;
+class DataBudget;
 
-/// What the listener has done, for the plugin's metrics; updated without a lock.
-struct SmtpCounts {
-  std::atomic<std::int64_t> open{0};       ///< sessions open now
-  std::atomic<std::uint64_t> accepted{0};  ///< connections taken since start
-  std::atomic<std::uint64_t> refused{
-      0};  ///< connections refused (too many, overall or per address)
-};
+/// What the listener has done, for the plugin's metrics.
+using SmtpCounts = sdk::ListenerCounts;
 
-class SmtpServer {
+class SmtpServer : public sdk::ConnectionProtocol {
  public:
   SmtpServer(SmtpConfig config, SmtpDelivery& delivery, Poco::Logger& logger);
-  ~SmtpServer();
-  void start();
-  /// Closes every session (one storing a message finishes storing it) and stops the workers.
+  ~SmtpServer() override;
+  /// Binds config.listen with the kernel's listeners. @throws when it cannot.
+  void start(sdk::Listeners& listeners);
+  /// Closes every session (one storing a message finishes storing it).
   void stop();
   /// @return the port it listens on (after start()).
   unsigned short port() const;
-  /// @return the listener's figures (valid for the life of this object, across stop()).
-  const SmtpCounts& counts() const { return counts_; }
+  /// @return the listener's figures (after start(); valid for the life of this object).
+  const SmtpCounts& counts() const { return listener_->counts(); }
+
+  // sdk::ConnectionProtocol
+  std::unique_ptr<sdk::ConnectionHandler> open(
+      const std::shared_ptr<sdk::Connection>& connection) override;
+  std::string refused(Refusal why, const std::string& peer) override;
 
  private:
   SmtpConfig config_;
   SmtpDelivery& delivery_;
   Poco::Logger& logger_;
-  SmtpCounts counts_;
-  std::unique_ptr<SmtpListener> listener_;
+  std::unique_ptr<DataBudget> budget_;  // shared by the sessions
+  std::unique_ptr<sdk::Listener> listener_;
 };
 
 }  // namespace svc::plugins::email

@@ -15,6 +15,7 @@
 #include <svc/sdk/auth.h>
 #include <svc/sdk/events.h>
 #include <svc/sdk/http.h>
+#include <svc/sdk/listeners.h>
 #include <svc/sdk/metrics.h>
 #include <svc/sdk/routes.h>
 #include <svc/sdk/services.h>
@@ -94,6 +95,9 @@ class PluginContext {
   /// @return where the plugin registers its own metrics (names `svc_<plugin>_...`), which
   /// `GET /metrics` serves beside the kernel's.
   virtual MetricRegistry& metrics() const = 0;
+  /// @return where the plugin opens TCP listeners for a protocol of its own (listeners.h): in
+  /// start(), closed in stop().
+  virtual Listeners& listeners() const = 0;
 };
 
 /// A plugin. Implement it, then export it with SVC_PLUGIN(YourClass).

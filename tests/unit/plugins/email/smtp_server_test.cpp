@@ -4,6 +4,8 @@
 // answer is pending leaves nothing behind.
 #include "smtp_server.h"
 
+#include "listeners.h"
+
 #include <Poco/Net/SocketAddress.h>
 #include <Poco/Net/StreamSocket.h>
 
@@ -108,7 +110,8 @@ class Client {
 
 struct Listener {
   explicit Listener(SmtpDelivery& delivery)
-      : server(
+      : loop(Poco::Logger::get("test.listeners")),
+        server(
             [] {
               SmtpConfig c;
               c.listen = "127.0.0.1:0";
@@ -117,9 +120,10 @@ struct Listener {
               return c;
             }(),
             delivery, Poco::Logger::get("test.smtp")) {
-    server.start();
+    server.start(loop);
   }
   ~Listener() { server.stop(); }
+  kernel::ListenerLoop loop;
   SmtpServer server;
 };
 

@@ -1,5 +1,5 @@
 // Non-blocking reads and writes on a plain or TLS socket, for code that waits for sockets in
-// epoll (the kernel's HTTP listener and stream hub, a plugin's protocol listener). They hide the
+// epoll (the HTTP listener, the stream hub, the protocol listeners plugins open). They hide the
 // difference between a plain socket (system calls, EAGAIN) and Poco's TLS socket (which answers
 // "would block" with a negative count, or with a TimeoutException when OpenSSL met EAGAIN inside
 // a system call of its own).
@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <string>
 
-namespace svc::sdk {
+namespace svc::kernel {
 
 /// receiveSome(): nothing has arrived yet.
 constexpr long kWouldBlock = -1;
@@ -38,4 +38,4 @@ long sendSome(Poco::Net::StreamSocket& socket, bool secure, const char* data, st
 /// /64 (one host is usually given a whole /64, so counting single addresses would not limit it).
 std::string connectionLimitKey(const Poco::Net::IPAddress& address);
 
-}  // namespace svc::sdk
+}  // namespace svc::kernel

@@ -1,4 +1,4 @@
-#include "svc/sdk/socket_io.h"
+#include "socket_io.h"
 
 #include <Poco/Exception.h>
 #include <Poco/Net/SecureStreamSocketImpl.h>
@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace svc::sdk {
+namespace svc::kernel {
 
 bool isSecureSocket(const Poco::Net::StreamSocket& socket) {
   return dynamic_cast<Poco::Net::SecureStreamSocketImpl*>(socket.impl()) != nullptr;
@@ -65,4 +65,4 @@ std::string connectionLimitKey(const Poco::Net::IPAddress& address) {
   return Poco::Net::IPAddress(prefix, sizeof prefix).toString() + "/64";
 }
 
-}  // namespace svc::sdk
+}  // namespace svc::kernel
