@@ -120,8 +120,8 @@ ApiSocket listenForApi(Poco::Util::LayeredConfiguration& conf) {
   ApiSocket api;
   Poco::Net::SocketAddress address(conf.getString("server.host"),
                                    static_cast<Poco::UInt16>(conf.getInt("server.port")));
-  const std::string cert = conf.getString("server.tls.cert", "");
-  const bool reuse_port = conf.getBool("server.reuse_port", false);
+  const std::string cert = conf.getString("server.tls.cert");
+  const bool reuse_port = conf.getBool("server.reuse_port");
   if (!cert.empty()) {
     Poco::Net::initializeSSL();
     Poco::Net::Context::Ptr context =
@@ -299,8 +299,8 @@ bool SvcdApp::layerConfiguration(ConfigLayers& layers, std::vector<std::string>&
   auto validation = layers.validate();
   problems.insert(problems.end(), validation.begin(), validation.end());
   const auto& conf = config();
-  configureLogging(conf.getString("log.format", "text") == "json" ? "json" : "text",
-                   problems.empty() ? conf.getString("log.level", "information") : "information");
+  configureLogging(conf.getString("log.format") == "json" ? "json" : "text",
+                   problems.empty() ? conf.getString("log.level") : "information");
   return true;
 }
 
@@ -373,11 +373,11 @@ int SvcdApp::serve() {
 
   // The operator listener's routes: the kernel's, then any plugin's kOperator routes.
   Router operator_router;
-  const std::string admin_listen = conf.getString("admin.listen", "");
+  const std::string admin_listen = conf.getString("admin.listen");
   std::string admin_token;
   if (!admin_listen.empty()) {
-    admin_token = operatorToken(conf.getString("admin.token", ""), data_dir, log);
-    const bool testing_clock = conf.getBool("testing.clock", false);
+    admin_token = operatorToken(conf.getString("admin.token"), data_dir, log);
+    const bool testing_clock = conf.getBool("testing.clock");
     if (testing_clock) {
       log.warning("testing.clock is on: the operator listener can move this server's clock");
     }
