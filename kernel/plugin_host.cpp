@@ -251,6 +251,33 @@ void PluginHost::load(const std::string& dir, const std::string& enabled) {
   add(std::move(loaded));
 }
 
+void checkDeclaredKeys(const std::vector<std::unique_ptr<LoadedPlugin>>& plugins) {
+  auto firstSegment = [](const std::string& key) { return key.substr(0, key.find('.')); };
+  std::set<std::string> kernel_keys, kernel_spaces;
+  for (const auto& k : kernelConfigKeys()) {
+    kernel_keys.insert(k.key);
+    kernel_spaces.insert(firstSegment(k.key));
+  }
+  std::map<std::string, std::string> declared_by;
+  for (const auto& p : plugins) {
+    if (kernel_spaces.count(p->name)) {
+      throw PluginError(p->name, "its name is the namespace of svcd's own keys (" + p->name +
+                                     ".*); rename the plugin");
+    }
+    for (const auto& k : p->plugin->info().config) {
+      const std::string space = firstSegment(k.key);
+      if (kernel_keys.count(k.key) || kernel_spaces.count(space)) {
+        throw PluginError(p->name, "declares '" + k.key + "', a key of svcd's own");
+      }
+      auto [it, fresh] = declared_by.emplace(k.key, p->name);
+      if (!fresh && it->second != p->name) {
+        throw PluginError(
+            p->name, "declares '" + k.key + "', which plugin '" + it->second + "' declares too");
+      }
+    }
+  }
+}
+
 std::unique_ptr<LoadedPlugin> adoptPlugin(std::unique_ptr<sdk::Plugin> plugin) {
   auto adopted = std::make_unique<LoadedPlugin>();
   adopted->name = plugin->info().name;
@@ -270,6 +297,7 @@ void PluginHost::add(std::vector<std::unique_ptr<LoadedPlugin>> loaded) {
     plugins_.push_back(std::move(p));
   }
   orderByDependency(plugins_);
+  checkDeclaredKeys(plugins_);
   for (auto& p : plugins_) {
     layers_.addDeclaredKeys(p->plugin->info().config);
     for (const auto& type : p->plugin->info().events) {
@@ -295,6 +323,11 @@ void PluginHost::prepare(SqlDatabase& db, sdk::EventBus& events, ServiceTable& s
     p->services = std::make_unique<OwnedServices>(services, p->name, &p->plugin->info());
     p->metrics = (metrics ? *metrics : unserved_metrics_).registryFor(p->name);
     std::string dir = Poco::Path(data_dir_).append(p->name + "/").toString();
+    try {
+      Poco::File(dir).createDirectories();
+    } catch (const Poco::Exception& e) {
+      throw PluginError(p->name, "cannot make its directory " + dir + ": " + e.displayText());
+    }
     p->context = std::make_unique<ContextImpl>(scopedConfig(*p), p->name, db, events, *p->services,
                                                dir, *p->metrics, listeners_);
     try {

@@ -73,6 +73,13 @@ std::unique_ptr<LoadedPlugin> loadPluginFileAgainstForTest(const std::string& pa
 /// @throws PluginError for a missing dependency or a cycle (naming the cycle).
 void orderByDependency(std::vector<std::unique_ptr<LoadedPlugin>>& plugins);
 
+/// Keeps each plugin to keys of its own: none of svcd's keys or namespaces (`admin.token`,
+/// `db.*`), none another plugin declares (so no plugin reaches another's secret by declaring it),
+/// and no plugin named after one of svcd's namespaces. A key outside the plugin's namespace is
+/// allowed otherwise (the dashboard declares the contract's `auth.oidc.*`).
+/// @throws PluginError naming the plugin and the key.
+void checkDeclaredKeys(const std::vector<std::unique_ptr<LoadedPlugin>>& plugins);
+
 /// Wraps a plugin object that is linked into the process instead of loaded from a library (the
 /// SDK's test kit); it needs no handshake, having been compiled with the kernel's own headers.
 std::unique_ptr<LoadedPlugin> adoptPlugin(std::unique_ptr<sdk::Plugin> plugin);

@@ -8,6 +8,7 @@
 
 #include <svc/sdk/dashboard.h>
 #include <svc/sdk/plugin.h>
+#include <svc/sdk/util.h>
 
 namespace hello {
 
@@ -67,9 +68,11 @@ class HelloPlugin : public svc::sdk::Plugin {
     greet.auth = svc::sdk::AuthNeed::kAnyKey;
     greet.summary = "Greets {\"name\"} and publishes hello.greeted to the caller's account.";
     greet.handler = [this](svc::sdk::Request& request) {
-      const std::string name =
-          request.json ? request.json->optValue<std::string>("name", "world").substr(0, 100)
-                       : std::string("world");
+      // Fields are read through the SDK: a wrong type is 400 naming the field.
+      const std::string name = request.stringField("name").value_or("world");
+      if (name.empty() || name.size() > 100 || svc::sdk::hasControlCharacter(name)) {
+        throw svc::sdk::HttpError::invalid("name", "1-100 bytes, no control characters");
+      }
       Poco::JSON::Object::Ptr body = new Poco::JSON::Object;
       body->set("message", greeting_ + ", " + name + "!");
       context_->events().publish("hello.greeted", request.principal.account_id,

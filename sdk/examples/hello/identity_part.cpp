@@ -14,8 +14,10 @@ HelloIdentityPart::HelloIdentityPart(svc::sdk::PluginContext& context, std::stri
 
 void HelloIdentityPart::validate(const svc::sdk::Request& request) {
   auto greeting = request.stringField("hello_greeting");
-  if (greeting &&
-      (greeting->empty() || greeting->size() > 40 || svc::sdk::hasControlCharacter(*greeting))) {
+  if (!greeting) return;
+  std::size_t characters = 0;  // UTF-8 (the kernel has checked the body): count lead bytes
+  for (unsigned char c : *greeting) characters += (c & 0xC0) != 0x80;
+  if (characters == 0 || characters > 40 || svc::sdk::hasControlCharacter(*greeting)) {
     throw svc::sdk::HttpError::invalid("hello_greeting", "1-40 characters, no control characters");
   }
 }

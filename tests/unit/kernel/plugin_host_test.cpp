@@ -122,6 +122,51 @@ std::vector<std::unique_ptr<LoadedPlugin>> loadAll(std::vector<std::string> name
   return out;
 }
 
+// A plugin that declares the keys it is given, for the checks of declared keys.
+class Declaring : public sdk::Plugin {
+ public:
+  Declaring(std::string name, std::vector<std::string> keys) {
+    info_.name = std::move(name);
+    for (auto& k : keys) info_.config.push_back({k, "", "a key", false});
+  }
+  const sdk::PluginInfo& info() const override { return info_; }
+  void configure(sdk::PluginContext&) override {}
+  std::vector<sdk::Migration> migrations() const override { return {}; }
+  void registerRoutes(sdk::RouteRegistry&) override {}
+  void registerServices(sdk::ServiceRegistry&) override {}
+  void start() override {}
+  void stop() override {}
+
+ private:
+  sdk::PluginInfo info_;
+};
+
+std::string keysError(std::vector<std::pair<std::string, std::vector<std::string>>> plugins) {
+  std::vector<std::unique_ptr<LoadedPlugin>> loaded;
+  for (auto& [name, keys] : plugins) {
+    loaded.push_back(adoptPlugin(std::make_unique<Declaring>(name, keys)));
+  }
+  try {
+    checkDeclaredKeys(loaded);
+  } catch (const PluginError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(DeclaredKeys, APluginCannotDeclareItsWayToAnotherComponentsKeys) {
+  EXPECT_EQ(keysError({{"notes", {"notes.dir"}}, {"dash", {"auth.oidc.issuer"}}}), "");
+  EXPECT_NE(keysError({{"notes", {"admin.token"}}}).find("'admin.token', a key of svcd's own"),
+            std::string::npos);
+  EXPECT_NE(keysError({{"notes", {"db.other"}}}).find("a key of svcd's own"), std::string::npos);
+  EXPECT_NE(keysError({{"admin", {"admin.x"}}}).find("namespace of svcd's own keys"),
+            std::string::npos);
+  // Declaring another plugin's key (its relay password, say) would make it readable: refused.
+  std::string twice =
+      keysError({{"mail", {"mail.relay.password"}}, {"notes", {"mail.relay.password"}}});
+  EXPECT_NE(twice.find("which plugin 'mail' declares too"), std::string::npos) << twice;
+}
+
 TEST(DependencyOrder, DependenciesComeFirst) {
   auto plugins = loadAll({"beta", "alpha"});
   orderByDependency(plugins);

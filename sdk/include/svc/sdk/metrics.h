@@ -3,10 +3,11 @@
 //
 // A plugin registers them through PluginContext::metrics(), in configure() or start(). Names
 // follow Prometheus rules and must begin with `svc_<plugin>_` (the plugin's name, dots and dashes
-// as underscores), so two plugins never collide; a counter's name ends in `_total`. Asking again
-// for the same name and labels returns the same series; the same name with another type or help
-// is refused. Labels are fixed per series: register one series per label set (keep the sets few
-// and bounded; never put an id or an address in a label).
+// as underscores), so two plugins never collide; a counter's name, and only a counter's, ends in
+// `_total`. Asking counter(), gauge() or histogram() again for the same name and labels returns
+// the same series; the same name with another type or help is refused, and so is registering a
+// *Function series twice. Labels are fixed per series: register one series per label set (keep
+// the sets few and bounded; never put an id or an address in a label; `le` is the histogram's).
 //
 // Updating a counter, gauge or histogram is a few relaxed atomic operations, safe from any thread.
 // A *Function reading is called at scrape time on an operator request thread: keep it cheap, and

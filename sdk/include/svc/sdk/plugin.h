@@ -90,7 +90,8 @@ class PluginContext {
   /// @return the service registry, for lookups: in configure() for the required plugins' services,
   /// in start() and later for the rest (offers happen in registerServices()).
   virtual ServiceRegistry& services() const = 0;
-  /// @return data.dir, where a plugin keeps files (in a subdirectory named after itself).
+  /// @return the plugin's own directory for files, `<data.dir>/<name>/` (with a trailing slash),
+  /// made by the kernel before configure().
   virtual std::string dataDir() const = 0;
   /// @return where the plugin registers its own metrics (names `svc_<plugin>_...`), which
   /// `GET /metrics` serves beside the kernel's.
@@ -117,7 +118,8 @@ class Plugin {
   virtual void registerServices(ServiceRegistry& services) = 0;
   /// Starts background work (listeners, senders). Throw to refuse start.
   virtual void start() = 0;
-  /// Stops background work; called once, in reverse start order.
+  /// Stops background work; called once, in reverse start order, for each plugin whose start()
+  /// returned (a start() that throws must undo what it began itself).
   virtual void stop() = 0;
 };
 

@@ -167,7 +167,7 @@ class PluginHarness {
   ServiceRegistry& services();
   /// @return the Prometheus text of the plugins' metrics (and the kernel's).
   std::string metrics() const;
-  /// @return the harness's data.dir.
+  /// @return the harness's data.dir (each plugin's own directory is `<data.dir>/<name>/`).
   std::string dataDir() const;
 
  private:
