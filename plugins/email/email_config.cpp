@@ -2,8 +2,10 @@
 
 #include "mime.h"
 
+#include <Poco/AutoPtr.h>
 #include <Poco/String.h>
 #include <Poco/StringTokenizer.h>
+#include <Poco/Util/MapConfiguration.h>
 
 #include <stdexcept>
 
@@ -102,6 +104,12 @@ EmailConfig EmailConfig::read(const Poco::Util::AbstractConfiguration& c) {
   out.exact_count_limit = c.getInt("email.messages.exact_count");
   if (out.exact_count_limit < 0) throw std::runtime_error("email.messages.exact_count is negative");
   return out;
+}
+
+EmailConfig EmailConfig::defaults() {
+  Poco::AutoPtr<Poco::Util::MapConfiguration> declared(new Poco::Util::MapConfiguration);
+  for (const auto& key : emailConfigKeys()) declared->setString(key.key, key.default_value);
+  return read(*declared);
 }
 
 }  // namespace svc::plugins::email

@@ -41,6 +41,8 @@ struct EmailConfig {
   /// kernel sets the declared defaults). @return the values.
   /// @throws std::runtime_error naming the key when a value is not usable.
   static EmailConfig read(const Poco::Util::AbstractConfiguration& config);
+  /// @return the values of the declared defaults alone (tests start from them).
+  static EmailConfig defaults();
 };
 
 }  // namespace svc::plugins::email

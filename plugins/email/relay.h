@@ -16,13 +16,15 @@
 
 namespace svc::plugins::email {
 
+/// The relay's settings: the email.relay.* keys (EmailConfig::read; their defaults live only in
+/// the declarations) and two fixed limits.
 struct RelayConfig {
   std::string host;  ///< Empty: no relay; mail for other servers cannot be sent.
-  int port = 587;
+  int port = 0;
   std::string username, password;
-  bool starttls = true;
+  bool starttls = false;
   std::string tls_ca_file;  ///< CA certificates to trust besides the system's (PEM).
-  std::string helo = "localhost";
+  std::string helo;         ///< The SMTP hostname.
   int max_attempts = 8;
   int timeout_seconds = 60;
 };

@@ -22,17 +22,19 @@
 
 namespace svc::plugins::email {
 
+/// The listener's settings, read from the email.smtp.* keys (EmailConfig::read; their defaults
+/// live only in the declarations, EmailConfig::defaults() gives them).
 struct SmtpConfig {
-  std::string listen = "127.0.0.1:2525";  ///< host:port (port 0: any free port).
-  std::string hostname = "localhost";     ///< Said in the greeting and EHLO answer.
-  std::size_t max_message_bytes = 36700160;
-  int max_recipients = 100;
-  int timeout_seconds = 300;      ///< Silence allowed inside a mail transaction.
-  int idle_timeout_seconds = 30;  ///< Silence allowed outside one (before MAIL, between mails).
-  int max_connections = 1000;     ///< Sessions at once; 421 beyond.
-  int max_connections_per_address = 20;  ///< Sessions from one client address; 421 beyond.
+  std::string listen;    ///< host:port (port 0: any free port).
+  std::string hostname;  ///< Said in the greeting and EHLO answer.
+  std::size_t max_message_bytes = 0;
+  int max_recipients = 0;
+  int timeout_seconds = 0;       ///< Silence allowed inside a mail transaction.
+  int idle_timeout_seconds = 0;  ///< Silence allowed outside one (before MAIL, between mails).
+  int max_connections = 0;       ///< Sessions at once; 421 beyond (0: no limit).
+  int max_connections_per_address = 0;  ///< Sessions from one client address; 421 beyond.
   /// Message bytes all sessions may hold in memory at once (452 for a message beyond it).
-  std::size_t max_buffered_bytes = 512u * 1024 * 1024;
+  std::size_t max_buffered_bytes = 0;
   std::string tls_cert_file, tls_key_file;  ///< Both set: STARTTLS is offered.
 };
 

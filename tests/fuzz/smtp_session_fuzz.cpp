@@ -7,6 +7,7 @@
 // the same replies in the same order and store the same messages; every reply is one or more
 // lines of a three-digit code; a stored message has CRLF line ends only and fits the size limit;
 // and a session gives its whole share of the memory budget back when it ends.
+#include "email_config.h"
 #include "fuzz_check.h"
 #include "smtp_session.h"
 
@@ -101,7 +102,8 @@ Run converse(const SmtpConfig& config, std::string_view bytes, std::size_t step,
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
-  SmtpConfig config;
+  static const SmtpConfig declared = EmailConfig::defaults().smtp;
+  SmtpConfig config = declared;
   config.hostname = "here.test";
   config.max_message_bytes = 2000;
   config.max_recipients = 3;

@@ -3,6 +3,7 @@
 // client pipelined after the message, a failure is a 451, and a client that leaves while its
 // answer is pending leaves nothing behind.
 #include "smtp_server.h"
+#include "email_config.h"
 
 #include "listeners.h"
 
@@ -113,7 +114,7 @@ struct Listener {
       : loop(Poco::Logger::get("test.listeners")),
         server(
             [] {
-              SmtpConfig c;
+              SmtpConfig c = EmailConfig::defaults().smtp;
               c.listen = "127.0.0.1:0";
               c.hostname = "here.test";
               c.timeout_seconds = 5;

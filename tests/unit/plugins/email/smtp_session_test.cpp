@@ -2,6 +2,7 @@
 // comes later, the same answers however the bytes are split, and nothing sent in the clear after
 // STARTTLS read as if it came inside TLS.
 #include "smtp_session.h"
+#include "email_config.h"
 
 #include <Poco/Logger.h>
 
@@ -40,7 +41,7 @@ class PromptDelivery : public HeldDelivery {
 };
 
 SmtpConfig config() {
-  SmtpConfig c;
+  SmtpConfig c = EmailConfig::defaults().smtp;
   c.hostname = "here.test";
   return c;
 }
