@@ -22,8 +22,16 @@ test -x "$work/prefix/bin/svcctl"
 test -f "$work/prefix/etc/svc/svcd.properties"
 test -f "$work/prefix/lib/systemd/system/svcd.service"
 
+# Against a sanitized svcd (tools/test.sh --sanitize), the plugin and its test are built the same
+# way: the test links the kit, which carries the sanitizers' runtime.
+sanitize=()
+if grep -q '^SVC_SANITIZE:BOOL=ON' "$build/CMakeCache.txt"; then
+  flags=-fsanitize=address,undefined
+  sanitize=(-DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags"
+    -DCMAKE_MODULE_LINKER_FLAGS="$flags")
+fi
 cmake -S "$src/sdk/examples/hello" -B "$work/hello" -DCMAKE_PREFIX_PATH="$work/prefix" \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo "${sanitize[@]}" >/dev/null
 cmake --build "$work/hello" >/dev/null
 # Its unit test, written with the installed test kit, built and run out of tree too.
 test -x "$work/hello/hello_test" || { echo "hello_test was not built" >&2; exit 1; }
