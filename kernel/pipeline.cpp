@@ -193,9 +193,22 @@ void Pipeline::parseBody(const RouteEntry& entry, sdk::Request& req) {
       break;
     case sdk::BodyKind::kJsonOrForm:
       if (form) {
-        if (!sdk::isValidUtf8(req.body)) throw invalidBody("The body is not valid UTF-8.");
-        Poco::URI parsed("/?" + req.body);
-        for (auto& [k, v] : parsed.getQueryParameters()) req.form[k] = v;
+        Poco::URI::QueryParameters fields;
+        try {
+          fields = Poco::URI("/?" + req.body).getQueryParameters();
+        } catch (const Poco::Exception&) {
+          throw invalidBody("The form-encoded body is malformed.");
+        }
+        // Checked decoded, as a JSON body's strings are: UTF-8, and no NUL.
+        for (auto& [k, v] : fields) {
+          if (!sdk::isValidUtf8(k) || !sdk::isValidUtf8(v)) {
+            throw invalidBody("The body is not valid UTF-8.");
+          }
+          if (k.find('\0') != std::string::npos || v.find('\0') != std::string::npos) {
+            throw invalidBody("The body holds a NUL character.");
+          }
+          req.form[k] = v;
+        }
         return;
       }
       [[fallthrough]];

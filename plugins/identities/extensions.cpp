@@ -29,8 +29,45 @@ sdk::HttpError capabilityMissing(const std::string& capability) {
                             "created; ask the operator to enable it.");
 }
 
+namespace {
+
+// A member, field or action name: lower-case ASCII letters and digits, `_` (or `-` in actions),
+// starting with a letter.
+bool wellFormed(const std::string& name, char joiner) {
+  if (name.empty() || name.size() > 64 || name[0] < 'a' || name[0] > 'z') return false;
+  for (char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == joiner)) return false;
+  }
+  return true;
+}
+
+// What the identity resource itself holds or serves: no extension may take it.
+bool reservedMember(const std::string& name) {
+  for (const char* own : {"uuid", "name", "created_dt", "updated_dt", "account", "identity"}) {
+    if (name == own) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void Extensions::add(std::shared_ptr<sdk::IdentityExtension> extension) {
   const sdk::IdentityCapability& c = extension->capability();
+  if (!wellFormed(c.name, '_') || reservedMember(c.name)) {
+    throw std::invalid_argument("identity capability name '" + c.name +
+                                "' is malformed or the identity's own");
+  }
+  for (const auto& f : c.create_fields) {
+    if (!wellFormed(f.name, '_') || reservedMember(f.name)) {
+      throw std::invalid_argument("identity field '" + f.name +
+                                  "' is malformed or the identity's own");
+    }
+  }
+  for (const auto& a : c.actions) {
+    if (!wellFormed(a, '-') || a == "voice-agent") {
+      throw std::invalid_argument("identity action '" + a + "' is malformed or the identity's own");
+    }
+  }
   std::unique_lock lock(mutex_);
   if (c.name.empty() || by_name_.count(c.name)) {
     throw std::invalid_argument("identity capability '" + c.name + "' is already provided");

@@ -60,6 +60,19 @@ class PipelineTest : public ::testing::Test {
       return sdk::Response::json(200, o);
     };
     add("GET", "/api/open/", sdk::AuthNeed::kNone, echo);
+    {
+      sdk::Route form;
+      form.method = "POST";
+      form.pattern = "/api/form/";
+      form.auth = sdk::AuthNeed::kNone;
+      form.body = sdk::BodyKind::kJsonOrForm;
+      form.handler = [](sdk::Request& r) {
+        Poco::JSON::Object::Ptr o = new Poco::JSON::Object;
+        o->set("a", r.stringField("a").value_or(""));
+        return sdk::Response::json(200, o);
+      };
+      router_.add(std::move(form), "test");
+    }
     add("POST", "/api/open/", sdk::AuthNeed::kNone, echo);
     add("GET", "/api/any/", sdk::AuthNeed::kAnyKey, echo);
     add("GET", "/api/account/", sdk::AuthNeed::kAccount, echo);
@@ -137,6 +150,20 @@ TEST_F(PipelineTest, MalformedJsonNonObjectsAndBadUtf8AreInvalid) {
   auto ok = call("POST", "/api/open/", "", "{\"a\":1}");
   EXPECT_EQ(ok.status, 200);
   EXPECT_EQ(json(ok)->getObject("body")->getValue<int>("a"), 1);
+}
+
+TEST_F(PipelineTest, FormBodiesAreDecodedAndCheckedLikeJson) {
+  const std::string form = "application/x-www-form-urlencoded";
+  auto ok = call("POST", "/api/form/", "", "a=b%20c&d=e", form);
+  ASSERT_EQ(ok.status, 200) << ok.body;
+  EXPECT_EQ(json(ok)->getValue<std::string>("a"), "b c");
+  // Malformed escapes, bytes that are not UTF-8 once decoded, and NUL: 400 on body, never 500.
+  for (std::string body : {"a=%zz", "a=%", "a=%FF%FE", "a=x%00y", "%C3=1"}) {
+    auto r = call("POST", "/api/form/", "", body, form);
+    EXPECT_EQ(r.status, 400) << body << " " << r.body;
+    EXPECT_EQ(code(r), "invalid") << body;
+    EXPECT_TRUE(json(r)->getObject("errors")->has("body")) << body;
+  }
 }
 
 TEST_F(PipelineTest, DeeplyNestedJsonIsRefusedNotRecursed) {

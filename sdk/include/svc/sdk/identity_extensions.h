@@ -45,7 +45,10 @@ struct IdentityField {
 
 /// A part of the identity resource.
 struct IdentityCapability {
-  std::string name;  ///< The identity's JSON member it fills (`email`); lower-case, unique.
+  /// The identity's JSON member it fills (`email`): `[a-z][a-z0-9_]*`, unique, and none of the
+  /// identity's own (`uuid`, `name`, `created_dt`, `updated_dt`); fields likewise. Actions are
+  /// `[a-z][a-z0-9-]*` (not `voice-agent`). add() refuses others.
+  std::string name;
   std::vector<IdentityField> create_fields;  ///< Create-body fields it owns.
   std::vector<std::string> actions;          ///< Its actions: `provision-phone` is served at
                                              ///< `POST /api/identities/{uuid}/provision-phone/`.
@@ -94,8 +97,8 @@ class IdentityExtension {
 class IdentityExtensions {
  public:
   virtual ~IdentityExtensions();
-  /// Adds an extension (in configure() or start()). @throws std::invalid_argument when its capability's
-  /// name, a create field or an action is already another extension's.
+  /// Adds an extension (in configure() or start()). @throws std::invalid_argument when its
+  /// capability's name, a create field or an action is already another extension's.
   virtual void add(std::shared_ptr<IdentityExtension> extension) = 0;
 };
 

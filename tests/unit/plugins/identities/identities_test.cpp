@@ -438,5 +438,29 @@ TEST(IdentityExtensionsTest, TwoExtensionsCannotClaimTheSameMemberOrAction) {
   }
 }
 
+TEST(IdentityExtensionsTest, NoExtensionTakesTheIdentitysOwnMembersOrMalformedNames) {
+  using Type = sdk::IdentityField::Type;
+  const std::vector<sdk::IdentityCapability> refused = {{"uuid", {}, {}},
+                                                        {"created_dt", {}, {}},
+                                                        {"Badge", {}, {}},
+                                                        {"bad-name", {}, {}},
+                                                        {"ok", {{"name", Type::kString}}, {}},
+                                                        {"ok", {}, {"a/b"}},
+                                                        {"ok", {}, {"voice-agent"}}};
+  for (const auto& capability : refused) {
+    Probe probe;
+    PluginHarness harness;
+    harness.load(kLibrary);
+    harness.add(std::make_unique<BadgePlugin>(probe, "odd", capability));
+    try {
+      harness.start();
+      ADD_FAILURE() << "an extension named '" << capability.name << "' was accepted";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("malformed or the identity's own"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace svc::plugins::identities
