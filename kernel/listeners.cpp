@@ -39,7 +39,7 @@ constexpr std::size_t kReadSize = 16384;
 constexpr std::uint32_t eventsFor(Wait wait) {
   return wait == Wait::kRead    ? EPOLLIN | EPOLLRDHUP | EPOLLONESHOT
          : wait == Wait::kWrite ? EPOLLOUT | EPOLLONESHOT
-                                : EPOLLONESHOT;
+                                : EPOLLRDHUP | EPOLLONESHOT;  // held: still notice a hang-up
 }
 constexpr std::uint32_t kWokenEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLONESHOT;
 
@@ -357,7 +357,9 @@ std::shared_ptr<Conn> ListenerLoop::Impl::claim(std::uint64_t id, std::uint32_t 
   }
   c.parked = false;
   c.woken = false;
-  c.hangup = (events & (EPOLLHUP | EPOLLERR)) != 0;
+  // Consulted only while reading is paused: then a client that shut its side is gone, and its
+  // slot is freed rather than kept until the handler's answer.
+  c.hangup = (events & (EPOLLHUP | EPOLLERR | EPOLLRDHUP)) != 0;
   return it->second;
 }
 

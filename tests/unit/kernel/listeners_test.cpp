@@ -85,6 +85,8 @@ void LineHandler::received(sdk::Connection& c, std::string_view bytes) {
         std::this_thread::sleep_for(100ms);
         if (auto c = weak.lock()) c->wake();
       });
+    } else if (line == "stall") {
+      c.pauseReading(true);  // as SMTP does while a message is being stored
     } else if (line == "hold") {
       c.pauseReading(true);
       protocol_.later([weak = self_] {
@@ -118,6 +120,7 @@ class Client {
   void send(const std::string& text) {
     socket_.sendBytes(text.data(), static_cast<int>(text.size()));
   }
+  void shutdownSend() { socket_.shutdownSend(); }
   // The next line without its CRLF; "" once closed.
   std::string line() {
     for (;;) {
@@ -203,6 +206,20 @@ TEST(Listeners, ConnectionsBeyondTheLimitsAreRefusedWithTheProtocolsWords) {
   EXPECT_EQ(e.line(), "hello 127.0.0.1");
   Client h(g.listener->port());
   EXPECT_EQ(h.line(), "busy");
+}
+
+TEST(Listeners, AClientThatHangsUpWhileReadingIsPausedIsNoticed) {
+  sdk::ListenerOptions options;
+  options.timeout = 60s;  // long: only the hang-up may close it
+  Fixture f(options);
+  Client c(f.listener->port());
+  EXPECT_EQ(c.line(), "hello 127.0.0.1");
+  c.send("stall\r\n");
+  std::this_thread::sleep_for(50ms);
+  c.shutdownSend();
+  for (int i = 0; i < 200 && f.lines.closed < 1; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(f.lines.closed.load(), 1) << "the slot stays taken until the handler answers";
+  EXPECT_EQ(f.listener->counts().open.load(), 0);
 }
 
 TEST(Listeners, ASilentClientIsAskedAboutAndClosedAfterItsTimeout) {
