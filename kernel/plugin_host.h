@@ -76,7 +76,7 @@ void orderByDependency(std::vector<std::unique_ptr<LoadedPlugin>>& plugins);
 /// Keeps each plugin to keys of its own: none of svcd's keys or namespaces (`admin.token`,
 /// `db.*`), none another plugin declares (so no plugin reaches another's secret by declaring it),
 /// and no plugin named after one of svcd's namespaces. A key outside the plugin's namespace is
-/// allowed otherwise (the dashboard declares the contract's `auth.oidc.*`).
+/// allowed otherwise (a plugin may declare keys the contract names outside its namespace).
 /// @throws PluginError naming the plugin and the key.
 void checkDeclaredKeys(const std::vector<std::unique_ptr<LoadedPlugin>>& plugins);
 
