@@ -162,7 +162,13 @@ RouteMatch Router::match(std::string_view method, std::string_view raw_path) con
         return node->methods.count(std::string(method)) > 0;
       }
       auto it = node->statics.find(segs[depth]);
-      if (it != node->statics.end() && walk(it->second.get(), depth + 1)) return true;
+      if (it != node->statics.end()) {
+        const Node* before = found;
+        if (walk(it->second.get(), depth + 1)) return true;
+        // A route names this path with a static segment here but not for this method: 405 with
+        // its methods, rather than a parameter route taking the segment as a value.
+        if (found != before) return false;
+      }
       if (node->param) {
         bound.emplace_back(node->param_name, segs[depth]);
         bool ok = walk(node->param.get(), depth + 1);

@@ -105,6 +105,8 @@ TEST_F(Identities, PhonesAndInboxesAnswer503AndCreateNothingWithoutTheirPlugins)
       503);
   // An action no capability has is not found.
   EXPECT_EQ(call("POST", "/api/identities/" + uuid + "/teleport/", "{}").status, 404);
+  // A sub-resource without POST is 405, not taken for an action.
+  EXPECT_EQ(call("POST", "/api/identities/" + uuid + "/voice-agent/", "{}").status, 405);
   EXPECT_TRUE(call("GET", "/api/identities/" + uuid + "/").json()->isNull("phone"));
 }
 

@@ -51,6 +51,18 @@ TEST(Router, ParameterStillMatchesWhereStaticPrefixDeadEnds) {
   EXPECT_EQ(m.params.at("id"), "special");
 }
 
+TEST(Router, AStaticRouteWithoutTheMethodIsMethodNotAllowedNotAParameterMatch) {
+  Router router;
+  router.add(route("GET", "/api/things/{id}/colour/"), "a");
+  router.add(route("POST", "/api/things/{id}/{action}/"), "b");
+  auto m = router.match("POST", "/api/things/7/colour/");
+  ASSERT_EQ(m.status, RouteMatch::Status::kMethodNotAllowed);
+  EXPECT_EQ(m.allowed, (std::vector<std::string>{"GET"}));
+  auto action = router.match("POST", "/api/things/7/polish/");
+  ASSERT_EQ(action.status, RouteMatch::Status::kFound);
+  EXPECT_EQ(action.params.at("action"), "polish");
+}
+
 TEST(Router, WrongMethodAnswersMethodNotAllowedWithAllowList) {
   Router router;
   router.add(route("GET", "/api/items/{id}/"), "a");
