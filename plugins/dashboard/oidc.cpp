@@ -19,7 +19,6 @@
 #include <openssl/param_build.h>
 #include <openssl/sha.h>
 
-
 namespace svc::plugins::dashboard {
 
 namespace {

@@ -23,9 +23,8 @@ SignIn::SignIn(Site& site, sdk::PluginContext& context) : site_(site), context_(
   if (!issuer.empty()) {
     const std::string client_id = c.getString("auth.oidc.client_id");
     if (client_id.empty()) throw std::runtime_error("auth.oidc.issuer needs auth.oidc.client_id");
-    oidc_ =
-        std::make_unique<OidcClient>(issuer, client_id, c.getString("auth.oidc.client_secret"),
-                                     site.url() + "/login/callback");
+    oidc_ = std::make_unique<OidcClient>(issuer, client_id, c.getString("auth.oidc.client_secret"),
+                                         site.url() + "/login/callback");
     provider_name_ = Poco::URI(issuer).getHost();
   }
   sign_in_failures_ =
