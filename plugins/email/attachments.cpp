@@ -23,7 +23,7 @@ Attachments::Attachments(sdk::Database& database, MailStore& store, BlobStore& b
 sdk::Response Attachments::upload(sdk::Request& r) {
   Upload u = readUpload(r.header("content-type").value_or(""), r.body,
                         r.queryParam("filename").value_or(""), max_bytes_);
-  auto a = store_.saveAttachment(r.principal.account_id, scopeIdentity(r), u.filename,
+  auto a = store_.saveAttachment(r.principal.account_id, sdk::scopeIdentity(r), u.filename,
                                  u.content_type, u.data);
   return sdk::Response::json(201, MailStore::attachmentJson(a));
 }
@@ -32,7 +32,7 @@ AttachmentRecord Attachments::visibleAttachment(const sdk::Request& r) {
   Poco::Data::Session s = database_.session();
   auto a = store_.attachment(s, r.params.at("uuid"));
   if (!a || a->account_id != r.principal.account_id) throw sdk::HttpError::notFound("attachment");
-  std::string scope = scopeIdentity(r);
+  std::string scope = sdk::scopeIdentity(r);
   if (!scope.empty() && !a->identity_uuid.empty() && a->identity_uuid != scope) {
     throw sdk::HttpError::notFound("attachment");
   }

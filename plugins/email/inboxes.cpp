@@ -137,7 +137,7 @@ std::string Inboxes::generatedAddress(Poco::Data::Session& s, const std::string&
 sdk::Response Inboxes::list(sdk::Request& r) {
   const auto page = sdk::pageRequest(r);
   Poco::Data::Session s = context_.database().session();
-  std::string account = r.principal.account_id, identity = scopeIdentity(r);
+  std::string account = r.principal.account_id, identity = sdk::scopeIdentity(r);
   std::string where =
       "WHERE account_id = ?" + std::string(identity.empty() ? "" : " AND identity_uuid = ?");
   long count = 0;
@@ -178,7 +178,7 @@ sdk::Response Inboxes::availability(sdk::Request& r) {
 }
 
 sdk::Response Inboxes::create(sdk::Request& r) {
-  std::string identity = scopeIdentity(r);
+  std::string identity = sdk::scopeIdentity(r);
   if (auto from_body = r.stringField("identity")) {
     std::string named = Poco::toLower(*from_body);
     if (!identity.empty() && named != identity) {
@@ -237,7 +237,7 @@ sdk::Response Inboxes::create(sdk::Request& r) {
 Inbox Inboxes::visibleInbox(const sdk::Request& r, const std::string& id) {
   Poco::Data::Session s = context_.database().session();
   auto inbox = store_.inboxById(s, id);
-  if (!inbox || !visible(r, inbox->account_id, inbox->identity_uuid)) {
+  if (!inbox || !sdk::visibleTo(r, inbox->account_id, inbox->identity_uuid)) {
     throw sdk::HttpError::notFound("inbox");
   }
   return *inbox;

@@ -5,29 +5,17 @@
 #include <svc/sdk/pagination.h>
 #include <svc/sdk/util.h>
 
-#include <Poco/DateTimeParser.h>
 #include <Poco/JSON/Array.h>
 #include <Poco/String.h>
 #include <Poco/Tuple.h>
 
 #include <algorithm>
-#include <regex>
 
 using namespace Poco::Data::Keywords;
 
 namespace svc::plugins::email {
 
 namespace {
-
-// A boolean query parameter: true/1 or false/0, any case.
-std::optional<bool> boolParam(const sdk::Request& r, const std::string& name) {
-  auto v = r.queryParam(name);
-  if (!v) return std::nullopt;
-  std::string l = Poco::toLower(*v);
-  if (l == "true" || l == "1") return true;
-  if (l == "false" || l == "0") return false;
-  throw sdk::HttpError::invalid(name, "must be true or false");
-}
 
 using ThreadTuple = Poco::Tuple<std::string, std::string, std::string, std::string, std::string,
                                 int, int, std::string, std::string, Poco::Int64>;
@@ -52,23 +40,9 @@ Poco::JSON::Object::Ptr threadJson(const ThreadTuple& t) {
 
 }  // namespace
 
-std::optional<std::int64_t> parseIsoMicros(const std::string& text) {
-  static const std::regex iso(
-      R"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:?\d{2})?)");
-  if (!std::regex_match(text, iso)) return std::nullopt;
-  Poco::DateTime dt;
-  int tz = 0;
-  if (!Poco::DateTimeParser::tryParse(Poco::DateTimeFormat::ISO8601_FRAC_FORMAT, text, dt, tz) &&
-      !Poco::DateTimeParser::tryParse(Poco::DateTimeFormat::ISO8601_FORMAT, text, dt, tz)) {
-    return std::nullopt;
-  }
-  dt.makeUTC(tz);
-  return dt.timestamp().epochMicroseconds();
-}
-
 ThreadFilter threadFilter(const sdk::Request& r) {
   ThreadFilter f{"WHERE account_id = ?", {r.principal.account_id}};
-  if (std::string identity = scopeIdentity(r); !identity.empty()) {
+  if (std::string identity = sdk::scopeIdentity(r); !identity.empty()) {
     f.where += " AND identity_uuid = ?";
     f.binds.push_back(identity);
   }
@@ -77,7 +51,7 @@ ThreadFilter threadFilter(const sdk::Request& r) {
     f.where += " AND inbox_id = ?";
     f.binds.push_back(Poco::toLower(*inbox));
   }
-  if (auto unread = boolParam(r, "has_unread")) {
+  if (auto unread = r.boolQuery("has_unread")) {
     f.where += *unread ? " AND unread_count > 0" : " AND unread_count = 0";
   }
   return f;
@@ -88,7 +62,7 @@ MessageFilter messageFilter(const sdk::Request& r) {
   // The identity index serves a scoped list (the kernel checked that the identity is the
   // account's, and its messages are only ever the account's), the account index the rest.
   // Nothing outside the index in the condition: counting stays an index-only scan.
-  if (std::string identity = scopeIdentity(r); !identity.empty()) {
+  if (std::string identity = sdk::scopeIdentity(r); !identity.empty()) {
     f.where = "WHERE identity_uuid = ?";
     f.binds = {identity};
   } else {
@@ -96,7 +70,7 @@ MessageFilter messageFilter(const sdk::Request& r) {
     f.binds = {r.principal.account_id};
   }
   if (auto raw = r.queryParam("created_after")) {
-    f.after = parseIsoMicros(*raw);
+    f.after = sdk::parseIsoMicros(*raw);
     if (!f.after) {
       throw sdk::HttpError::invalid("created_after",
                                     "must be an ISO 8601 time such as "
@@ -111,7 +85,7 @@ MessageFilter messageFilter(const sdk::Request& r) {
     f.where += " AND direction = ?";
     f.binds.push_back(*d);
   }
-  if (auto is_read = boolParam(r, "is_read")) f.is_read = *is_read ? 1 : 0;
+  if (auto is_read = r.boolQuery("is_read")) f.is_read = *is_read ? 1 : 0;
   if (auto t = r.queryParam("thread_id")) {
     if (!sdk::isUuid(*t)) throw sdk::HttpError::invalid("thread_id", "must be a thread id");
     f.where += " AND thread_id = ?";
@@ -171,7 +145,7 @@ sdk::Response Messages::oneThread(sdk::Request& r) {
   std::vector<T> rows;
   s << "SELECT account_id, identity_uuid, subject FROM email_threads WHERE id = ?", use(id),
       into(rows), now;
-  if (rows.empty() || !visible(r, rows.front().get<0>(), rows.front().get<1>())) {
+  if (rows.empty() || !sdk::visibleTo(r, rows.front().get<0>(), rows.front().get<1>())) {
     throw sdk::HttpError::notFound("thread");
   }
   Poco::Data::Statement select = (s << std::string(MailStore::messageColumns()) +
@@ -225,7 +199,8 @@ sdk::Response Messages::list(sdk::Request& r) {
 
 MessageRow Messages::visibleMessage(const sdk::Request& r, Poco::Data::Session& s) {
   auto m = store_.message(s, r.params.at("id"));
-  if (!m || !visible(r, m->account_id, m->identity_uuid)) throw sdk::HttpError::notFound("message");
+  if (!m || !sdk::visibleTo(r, m->account_id, m->identity_uuid))
+    throw sdk::HttpError::notFound("message");
   return *m;
 }
 

@@ -17,10 +17,6 @@
 
 namespace svc::plugins::email {
 
-/// @param text an ISO 8601 time with a zone or `Z` (fractions allowed); no zone is UTC.
-/// @return microseconds since the epoch, or nullopt when text is no such time.
-std::optional<std::int64_t> parseIsoMicros(const std::string& text);
-
 /// A list's WHERE clause and what it binds, read from the request's query and scope.
 struct ThreadFilter {
   std::string where;               ///< `WHERE account_id = ? ...`

@@ -53,15 +53,6 @@ std::size_t dedupeRecipients(Draft& d) {
   return seen.size();
 }
 
-std::optional<int> sendingWait(const std::vector<std::int64_t>& recent, int limit,
-                               int window_seconds, std::int64_t now_us) {
-  if (limit <= 0 || static_cast<int>(recent.size()) < limit) return std::nullopt;
-  // The oldest of the last `limit` sends leaves the window first.
-  const std::int64_t window_us = static_cast<std::int64_t>(window_seconds) * 1000000;
-  return static_cast<int>(
-      (recent[static_cast<std::size_t>(limit) - 1] + window_us - now_us) / 1000000 + 1);
-}
-
 std::string forwardedContent(const std::string& note, const MessageRow& parent) {
   return note + "\n\n---------- Forwarded message ---------\nFrom: " + parent.from_email +
          "\nDate: " + sdk::isoTimestamp(parent.created_us) + "\nSubject: " + parent.subject +
@@ -215,8 +206,8 @@ void Outgoing::checkSendingLimit(Poco::Data::Session& s, const std::string& iden
     s << "SELECT created_us FROM email_messages WHERE identity_uuid = ? AND direction = "
          "'outgoing' AND created_us > ? ORDER BY created_us DESC LIMIT ?",
         use(id), use(since), use(n), into(times), now;
-    if (auto wait = sendingWait(std::vector<std::int64_t>(times.begin(), times.end()), limit,
-                                seconds, now_us)) {
+    if (auto wait = sdk::windowWait(std::vector<std::int64_t>(times.begin(), times.end()), limit,
+                                    seconds, now_us)) {
       throw sdk::RateLimiter::throttled(*wait, "messages from this identity (it may send " +
                                                    std::to_string(limit) + " " + what + ")");
     }

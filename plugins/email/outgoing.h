@@ -44,13 +44,6 @@ std::string replySubject(const std::string& subject, const char* prefix);
 /// Drops repeated addresses (any case) across to, cc and bcc; the first mention wins.
 /// @return how many recipients are left.
 std::size_t dedupeRecipients(Draft& d);
-/// The sending-limit rule for one window.
-/// @param recent the identity's sends within the window, newest first, at most `limit` of them.
-/// @param limit sends allowed per window (0 or less: no limit). @param window_seconds the window.
-/// @param now_us the time now. @return the seconds to wait when the limit is reached (until the
-/// oldest of the last `limit` sends leaves the window), else nullopt.
-std::optional<int> sendingWait(const std::vector<std::int64_t>& recent, int limit,
-                               int window_seconds, std::int64_t now_us);
 /// @param parent the forwarded message. @param note what the sender writes above it.
 /// @return the forward's body: the note, then the parent's headers and text.
 std::string forwardedContent(const std::string& note, const MessageRow& parent);

@@ -15,6 +15,25 @@ std::optional<std::string> Request::queryParam(const std::string& name) const {
   return it->second;
 }
 
+std::optional<bool> Request::boolQuery(const std::string& name) const {
+  auto v = queryParam(name);
+  if (!v) return std::nullopt;
+  const std::string l = Poco::toLower(*v);
+  if (l == "true" || l == "1") return true;
+  if (l == "false" || l == "0") return false;
+  throw HttpError::invalid(name, "must be true or false");
+}
+
+std::string scopeIdentity(const Request& r) {
+  return r.identity ? Poco::toLower(r.identity->uuid) : std::string();
+}
+
+bool visibleTo(const Request& r, const std::string& account, const std::string& identity) {
+  if (account != r.principal.account_id) return false;
+  const std::string scope = scopeIdentity(r);
+  return scope.empty() || scope == identity;
+}
+
 std::optional<std::string> Request::header(const std::string& name) const {
   auto it = headers.find(Poco::toLower(name));
   if (it == headers.end()) return std::nullopt;

@@ -56,4 +56,13 @@ HttpError RateLimiter::throttled(int seconds, const std::string& what) {
   return e;
 }
 
+std::optional<int> windowWait(const std::vector<std::int64_t>& recent, int limit,
+                              int window_seconds, std::int64_t now_us) {
+  if (limit <= 0 || static_cast<int>(recent.size()) < limit) return std::nullopt;
+  // The oldest of the last `limit` events leaves the window first.
+  const std::int64_t window_us = static_cast<std::int64_t>(window_seconds) * 1000000;
+  return static_cast<int>(
+      (recent[static_cast<std::size_t>(limit) - 1] + window_us - now_us) / 1000000 + 1);
+}
+
 }  // namespace svc::sdk

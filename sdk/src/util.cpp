@@ -2,6 +2,8 @@
 
 #include <Poco/Base64Decoder.h>
 #include <Poco/Base64Encoder.h>
+#include <Poco/DateTimeFormat.h>
+#include <Poco/DateTimeParser.h>
 #include <Poco/DigestEngine.h>
 
 #include <openssl/crypto.h>
@@ -15,6 +17,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <regex>
 #include <sstream>
 #include <vector>
 
@@ -132,6 +135,20 @@ bool hasControlCharacter(std::string_view text, bool allow_tab) {
     auto u = static_cast<unsigned char>(c);
     return (u < 0x20 && !(allow_tab && c == '\t')) || u == 0x7f;
   });
+}
+
+std::optional<std::int64_t> parseIsoMicros(const std::string& text) {
+  static const std::regex iso(
+      R"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:?\d{2})?)");
+  if (!std::regex_match(text, iso)) return std::nullopt;
+  Poco::DateTime dt;
+  int tz = 0;
+  if (!Poco::DateTimeParser::tryParse(Poco::DateTimeFormat::ISO8601_FRAC_FORMAT, text, dt, tz) &&
+      !Poco::DateTimeParser::tryParse(Poco::DateTimeFormat::ISO8601_FORMAT, text, dt, tz)) {
+    return std::nullopt;
+  }
+  dt.makeUTC(tz);
+  return dt.timestamp().epochMicroseconds();
 }
 
 bool isValidUtf8(std::string_view s) {

@@ -228,5 +228,38 @@ TEST(RateLimiter, AllowsTheBurstThenAsksToWaitPerKey) {
   for (int i = 0; i < 1000; ++i) ASSERT_EQ(unlimited.take("x"), 0);
 }
 
+TEST(ParseIsoMicros, ReadsTimesWithZonesAndFractions) {
+  EXPECT_EQ(parseIsoMicros("1970-01-01T00:00:01Z"), 1000000);
+  EXPECT_EQ(parseIsoMicros("1970-01-01T00:00:00.000002Z"), 2);
+  EXPECT_EQ(parseIsoMicros("1970-01-01T01:00:00+01:00"), 0);
+  EXPECT_EQ(parseIsoMicros("1970-01-01T00:00:00"), 0);  // no zone: UTC
+  EXPECT_FALSE(parseIsoMicros("1970-01-01"));
+  EXPECT_FALSE(parseIsoMicros("1970-01-01T00:00:00Z trailing"));
+  EXPECT_FALSE(parseIsoMicros("now"));
+}
+
+TEST(WindowWait, AllowsSendsUntilTheLimitIsReached) {
+  const std::int64_t now = 10'000'000'000;
+  EXPECT_FALSE(windowWait({}, 2, 3600, now));
+  EXPECT_FALSE(windowWait({now - 1'000'000}, 2, 3600, now));
+  EXPECT_FALSE(windowWait({now, now, now}, 0, 3600, now));  // 0: no limit
+  EXPECT_FALSE(windowWait({now, now, now}, -1, 3600, now));
+}
+
+TEST(WindowWait, AtTheLimitWaitsUntilTheOldestOfTheLastSendsLeavesTheWindow) {
+  const std::int64_t now = 10'000'000'000;
+  // Newest first: the last of `limit` is the one that leaves first.
+  auto wait = windowWait({now - 10'000'000, now - 600'000'000}, 2, 3600, now);
+  ASSERT_TRUE(wait);
+  EXPECT_EQ(*wait, 3600 - 600 + 1);
+  // One microsecond before it leaves: still a whole second (never 0, which reads as "now").
+  wait = windowWait({now - 3600'000'000 + 1}, 1, 3600, now);
+  ASSERT_TRUE(wait);
+  EXPECT_EQ(*wait, 1);
+  wait = windowWait({now, now - 86'000'000'000}, 2, 86400, now);
+  ASSERT_TRUE(wait);
+  EXPECT_EQ(*wait, 401);
+}
+
 }  // namespace
 }  // namespace svc::sdk

@@ -70,6 +70,9 @@ struct Request {
   /// @param name a query parameter name.
   /// @return its first value, or nullopt when absent.
   std::optional<std::string> queryParam(const std::string& name) const;
+  /// @param name a query parameter name. @return its value as a boolean (`true`/`1` or
+  /// `false`/`0`, any case), or nullopt when absent. @throws HttpError 400 naming it otherwise.
+  std::optional<bool> boolQuery(const std::string& name) const;
   /// @param name a header name, any case.
   /// @return its value, or nullopt when absent.
   std::optional<std::string> header(const std::string& name) const;
@@ -90,6 +93,15 @@ struct Request {
   /// @throws HttpError 400 `invalid` naming the field when it is not true or false.
   std::optional<bool> boolField(const std::string& name) const;
 };
+
+/// @param request a request. @return the identity it is limited to (lower-case): the bound
+/// identity of an identity key, or the one a user or management key named; empty when it may see
+/// the whole account.
+std::string scopeIdentity(const Request& request);
+/// @param request a request. @param account a row's account. @param identity the row's identity.
+/// @return whether the request may see that row; when not, the route answers 404 (never reveal
+/// that it belongs to someone else).
+bool visibleTo(const Request& request, const std::string& account, const std::string& identity);
 
 /// @param cookie_header a Cookie header's value (`a=1; b=2`). @param name a cookie name.
 /// @return that cookie's value (the first, when repeated), or nullopt.

@@ -9,8 +9,10 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace svc::sdk {
 
@@ -44,5 +46,14 @@ class RateLimiter {
   std::unordered_map<std::string, Bucket> buckets_;
   std::int64_t last_sweep_us_ = 0;
 };
+
+/// A sliding-window limit over stored events (an identity's sent messages), durable and shared by
+/// every svcd process because the events are rows. @param recent the times (microseconds) of the
+/// events within the window, newest first, at most `limit` of them. @param limit events allowed
+/// per window (0 or less: no limit). @param window_seconds the window. @param now_us the time now.
+/// @return the seconds to wait when the limit is reached (until the oldest of the last `limit`
+/// events leaves the window), else nullopt.
+std::optional<int> windowWait(const std::vector<std::int64_t>& recent, int limit,
+                              int window_seconds, std::int64_t now_us);
 
 }  // namespace svc::sdk

@@ -22,6 +22,9 @@ void advanceClockForTesting(std::int64_t micros);
 /// @param micros microseconds since the epoch.
 /// @return ISO 8601 UTC with microseconds: `2026-11-22T10:40:38.123456Z`.
 std::string isoTimestamp(std::int64_t micros);
+/// @param text an ISO 8601 time with a zone or `Z` (fractions allowed); no zone is UTC.
+/// @return microseconds since the epoch, or nullopt when text is no such time.
+std::optional<std::int64_t> parseIsoMicros(const std::string& text);
 /// @param text bytes. @return true when they are well-formed UTF-8 (no overlongs, no surrogates).
 bool isValidUtf8(std::string_view text);
 /// @param text bytes. @param allow_tab whether a horizontal tab is allowed (HTTP field values).

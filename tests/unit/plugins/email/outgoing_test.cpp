@@ -59,29 +59,6 @@ TEST(Outgoing, RecipientsAreDeduplicatedAcrossToCcAndBccFirstMentionWins) {
   EXPECT_EQ(d.bcc[0].address, "d@x.example");
 }
 
-TEST(SendingLimit, AllowsSendsUntilTheLimitIsReached) {
-  const std::int64_t now = 10'000'000'000;
-  EXPECT_FALSE(sendingWait({}, 2, 3600, now));
-  EXPECT_FALSE(sendingWait({now - 1'000'000}, 2, 3600, now));
-  EXPECT_FALSE(sendingWait({now, now, now}, 0, 3600, now));  // 0: no limit
-  EXPECT_FALSE(sendingWait({now, now, now}, -1, 3600, now));
-}
-
-TEST(SendingLimit, AtTheLimitWaitsUntilTheOldestOfTheLastSendsLeavesTheWindow) {
-  const std::int64_t now = 10'000'000'000;
-  // Newest first: the last of `limit` is the one that leaves first.
-  auto wait = sendingWait({now - 10'000'000, now - 600'000'000}, 2, 3600, now);
-  ASSERT_TRUE(wait);
-  EXPECT_EQ(*wait, 3600 - 600 + 1);
-  // One microsecond before it leaves: still a whole second (never 0, which reads as "now").
-  wait = sendingWait({now - 3600'000'000 + 1}, 1, 3600, now);
-  ASSERT_TRUE(wait);
-  EXPECT_EQ(*wait, 1);
-  wait = sendingWait({now, now - 86'000'000'000}, 2, 86400, now);
-  ASSERT_TRUE(wait);
-  EXPECT_EQ(*wait, 401);
-}
-
 TEST(Outgoing, AForwardQuotesTheParentsHeadersAndText) {
   MessageRow parent;
   parent.from_email = "alice@example.com";
