@@ -25,7 +25,7 @@ class IdentitiesPlugin : public sdk::Plugin {
         {"identity.updated", "An identity was changed; object: the identity as GET shows it.", {}},
     };
     info_.offers_services = {sdk::kIdentityDirectoryService.name,
-                             sdk::kIdentityExtensionsService.name};
+                             sdk::kIdentityExtensionsService.name, sdk::kVoiceAgentService.name};
     info_.uses_services = {sdk::kDashboardPagesService.name};
     info_.config = {
         {"identities.voice.allow_private_urls", "false",
@@ -39,7 +39,7 @@ class IdentitiesPlugin : public sdk::Plugin {
     context_ = &context;
     store_ = std::make_unique<IdentityStore>(context.database());
     directory_ = std::make_shared<Directory>(*store_);
-    voice_ = std::make_unique<VoiceAgents>(
+    voice_ = std::make_shared<VoiceAgents>(
         context.database(), context.config().getBool("identities.voice.allow_private_urls"));
     routes_ =
         std::make_unique<IdentityRoutes>(context, *store_, *directory_, *extensions_, *voice_);
@@ -50,6 +50,7 @@ class IdentitiesPlugin : public sdk::Plugin {
   void registerServices(sdk::ServiceRegistry& services) override {
     services.offer(sdk::kIdentityDirectoryService, directory_);
     services.offer(sdk::kIdentityExtensionsService, extensions_);
+    services.offer(sdk::kVoiceAgentService, voice_);
   }
   void start() override {
     // The dashboard may be disabled: then there is nowhere to show the page.
@@ -65,7 +66,7 @@ class IdentitiesPlugin : public sdk::Plugin {
   std::unique_ptr<IdentityStore> store_;
   std::shared_ptr<Directory> directory_;
   std::shared_ptr<Extensions> extensions_ = std::make_shared<Extensions>();
-  std::unique_ptr<VoiceAgents> voice_;
+  std::shared_ptr<VoiceAgents> voice_;
   std::unique_ptr<IdentityRoutes> routes_;
 };
 

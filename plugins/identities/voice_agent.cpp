@@ -72,6 +72,16 @@ std::string checkedResponseUrl(const std::string& raw, bool allow_private) {
   return raw;
 }
 
+std::optional<sdk::VoiceAgentSettings> VoiceAgents::voiceAgent(const std::string& identity_uuid) {
+  Poco::Data::Session s = db_.session();
+  std::vector<Poco::Tuple<std::string, int>> rows;
+  std::string uuid = identity_uuid;
+  s << "SELECT response_url, enabled FROM identity_voice_agents WHERE identity_uuid = ?", use(uuid),
+      into(rows), now;
+  if (rows.empty()) return std::nullopt;
+  return sdk::VoiceAgentSettings{rows.front().get<0>(), rows.front().get<1>() != 0};
+}
+
 sdk::Response VoiceAgents::serve(const Identity& i, sdk::Request& r) {
   Poco::Data::Session s = db_.session();
   using VoiceRow = Poco::Tuple<std::string, int, Poco::Int64>;

@@ -5,6 +5,7 @@
 #include "identity_store.h"
 
 #include <svc/sdk/http.h>
+#include <svc/sdk/identity_extensions.h>
 #include <svc/sdk/storage.h>
 
 #include <Poco/Net/IPAddress.h>
@@ -22,12 +23,13 @@ bool internalAddress(const Poco::Net::IPAddress& address);
 /// unresolvable, or (unless allowed) resolving to an internal address.
 std::string checkedResponseUrl(const std::string& raw, bool allow_private);
 
-class VoiceAgents {
+class VoiceAgents : public sdk::VoiceAgentDirectory {
  public:
   VoiceAgents(sdk::Database& db, bool allow_private_urls)
       : db_(db), allow_private_urls_(allow_private_urls) {}
   /// GET, PUT or PATCH /api/identities/{uuid}/voice-agent/ for identity i.
   sdk::Response serve(const Identity& i, sdk::Request& r);
+  std::optional<sdk::VoiceAgentSettings> voiceAgent(const std::string& identity_uuid) override;
 
  private:
   sdk::Database& db_;

@@ -24,6 +24,7 @@ PlanService::~PlanService() = default;
 AccountService::~AccountService() = default;
 IdentityExtension::~IdentityExtension() = default;
 IdentityExtensions::~IdentityExtensions() = default;
+VoiceAgentDirectory::~VoiceAgentDirectory() = default;
 DashboardPages::~DashboardPages() = default;
 
 const std::vector<IdentityCapability>& contractIdentityCapabilities() {

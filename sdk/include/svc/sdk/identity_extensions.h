@@ -31,6 +31,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -105,5 +106,22 @@ class IdentityExtensions {
 /// The key of the IdentityExtensions service.
 inline constexpr ServiceKey<IdentityExtensions> kIdentityExtensionsService{
     "svc.identity-extensions.v1"};
+
+/// An identity's voice-agent settings (`/api/identities/{uuid}/voice-agent/`).
+struct VoiceAgentSettings {
+  std::string response_url;  ///< Where its calls are handed.
+  bool enabled = false;      ///< Whether the agent answers.
+};
+
+/// The voice-agent settings, for the plugin that answers calls. Offered by the identities plugin.
+class VoiceAgentDirectory {
+ public:
+  virtual ~VoiceAgentDirectory();
+  /// @param identity_uuid an identity. @return its settings, or nullopt when it has none.
+  virtual std::optional<VoiceAgentSettings> voiceAgent(const std::string& identity_uuid) = 0;
+};
+
+/// The key of the VoiceAgentDirectory service.
+inline constexpr ServiceKey<VoiceAgentDirectory> kVoiceAgentService{"svc.voice-agents.v1"};
 
 }  // namespace svc::sdk
