@@ -112,7 +112,10 @@ sdk::Response IdentityRoutes::action(sdk::Request& r) {
   const std::string& name = r.params.at("action");
   auto extension = extensions_.forAction(name);
   if (!extension) extensions_.refuseAction(name);
-  return extension->act(name, sdk::IdentityInfo{i.uuid, i.account_id, i.name}, r);
+  sdk::Response answer = extension->act(name, sdk::IdentityInfo{i.uuid, i.account_id, i.name}, r);
+  if (answer.content_type == sdk::kIdentityViewAnswer)
+    return sdk::Response::json(answer.status, json(i));
+  return answer;
 }
 
 void IdentityRoutes::publish(Poco::Data::Session& s, const std::string& type, const Identity& i,

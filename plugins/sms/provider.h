@@ -21,9 +21,9 @@ struct Number {
 
 /// What a carrier said about an outgoing message.
 struct Delivery {
-  std::string status;  ///< queued, sent, delivered, failed or undelivered.
-  std::string ref;     ///< The carrier's id for the message (Twilio's `SM...` sid), or empty.
-  std::string error_code;     ///< The carrier's error code when failed/undelivered, else empty.
+  std::string status;      ///< queued, sent, delivered, failed or undelivered.
+  std::string ref;         ///< The carrier's id for the message (Twilio's `SM...` sid), or empty.
+  std::string error_code;  ///< The carrier's error code when failed/undelivered, else empty.
   std::string error_message;  ///< Its reason, in words, when failed/undelivered.
 };
 

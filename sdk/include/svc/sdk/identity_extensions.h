@@ -94,6 +94,19 @@ class IdentityExtension {
                        Request& request) = 0;
 };
 
+/// The content type of act()'s answer that means "the identity itself": the identities plugin
+/// answers it with the identity as GET shows it after the action, every member filled in (the
+/// contract's `provision-phone` answers 200 with the identity).
+inline constexpr const char* kIdentityViewAnswer = "application/vnd.svc.identity-view";
+
+/// @param status the answer's status. @return act()'s answer meaning "the identity, as it is now".
+inline Response identityView(int status = 200) {
+  Response r;
+  r.status = status;
+  r.content_type = kIdentityViewAnswer;
+  return r;
+}
+
 /// Where extensions are added. Offered by the identities plugin.
 class IdentityExtensions {
  public:

@@ -1,0 +1,82 @@
+#include "carrier_events.h"
+
+#include "phone_text.h"
+
+#include <svc/sdk/util.h>
+
+#include <Poco/Exception.h>
+
+namespace svc::plugins::sms {
+
+SmsRow newMessage(const std::string& direction, const PhoneRow& phone, const std::string& other,
+                  const std::string& body) {
+  SmsRow m;
+  m.id = sdk::newUuid();
+  m.account_id = phone.account_id;
+  m.identity_uuid = phone.identity_uuid;
+  m.phone_id = phone.id;
+  m.other_number = other;
+  m.direction = direction;
+  const bool in = direction == "incoming";
+  m.from_number = in ? other : phone.number;
+  m.to_number = in ? phone.number : other;
+  m.body = body;
+  const Segments seg = countSegments(body);
+  m.segments = seg.count;
+  m.encoding = seg.encoding;
+  m.status = in ? "received" : "queued";
+  m.is_read = !in;  // what an identity sends it has read
+  m.carrier_ref = "local:" + m.id;
+  m.created_us = m.updated_us = sdk::nowMicros();
+  return m;
+}
+
+bool StoredCarrierEvents::ownsNumber(const std::string& e164) {
+  Poco::Data::Session s = store_.database().session();
+  return store_.phoneByNumber(s, e164).has_value();
+}
+
+std::optional<SmsRow> StoredCarrierEvents::receive(const InboundSms& sms) {
+  Poco::Data::Session s = store_.database().session();
+  auto to = normalizeE164(sms.to);
+  auto phone = to ? store_.phoneByNumber(s, *to) : std::nullopt;
+  if (!phone) return std::nullopt;
+  // A sender a carrier shows as a short code or a name is kept as it came (bounded).
+  const std::string from = normalizeE164(sms.from).value_or(sms.from.substr(0, 32));
+  SmsRow m = newMessage("incoming", *phone, from, sms.body);
+  if (!sms.ref.empty()) m.carrier_ref = sms.ref.substr(0, 80);
+  try {
+    store_.database().transaction(
+        [&](Poco::Data::Session& tx) { store_.insertMessage(tx, m, false); });
+  } catch (const Poco::Exception&) {
+    if (store_.messageByRef(s, m.carrier_ref)) return std::nullopt;  // reported twice
+    throw;
+  }
+  return m;
+}
+
+bool StoredCarrierEvents::delivery(const Delivery& report) {
+  bool found = false;
+  store_.database().transaction([&](Poco::Data::Session& tx) {
+    auto m = store_.messageByRef(tx, report.ref);
+    if (!m || m->direction != "outgoing") return;
+    found = true;
+    store_.applyDelivery(tx, *m, report, false);
+  });
+  return found;
+}
+
+CallAnswer StoredCarrierEvents::incomingCall(const IncomingCall& call) {
+  Poco::Data::Session s = store_.database().session();
+  auto to = normalizeE164(call.to);
+  auto phone = to ? store_.phoneByNumber(s, *to) : std::nullopt;
+  if (!phone) return {};
+  store_.database().transaction(
+      [&](Poco::Data::Session& tx) { store_.insertCall(tx, *phone, call); });
+  if (!voice_) return {};
+  auto agent = voice_->voiceAgent(phone->identity_uuid);
+  if (!agent || !agent->enabled || agent->response_url.empty()) return {};
+  return {agent->response_url};
+}
+
+}  // namespace svc::plugins::sms

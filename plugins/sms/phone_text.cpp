@@ -1,0 +1,109 @@
+#include "phone_text.h"
+
+#include <Poco/UTF8Encoding.h>
+#include <Poco/UTF8String.h>
+#include <Poco/Unicode.h>
+
+#include <vector>
+
+namespace svc::plugins::sms {
+
+namespace {
+
+// GSM 03.38: the basic alphabet (one septet) and the extension table (escape plus one).
+const std::u32string& gsmBasic() {
+  static const std::u32string chars =
+      U"@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?"
+      U"¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà";
+  return chars;
+}
+const std::u32string& gsmExtension() {
+  static const std::u32string chars = U"\f^{}\\[~]|€";
+  return chars;
+}
+
+std::vector<char32_t> codePoints(const std::string& body) {
+  std::vector<char32_t> out;
+  Poco::UTF8Encoding utf8;
+  const auto* p = reinterpret_cast<const unsigned char*>(body.data());
+  const auto* end = p + body.size();
+  while (p < end) {
+    int n = utf8.sequenceLength(p, static_cast<int>(end - p));
+    if (n <= 0 || p + n > end) {  // not UTF-8 (the route refuses it first): one unit each
+      out.push_back(0xFFFD);
+      ++p;
+      continue;
+    }
+    int c = utf8.queryConvert(p, n);
+    out.push_back(c < 0 ? 0xFFFD : static_cast<char32_t>(c));
+    p += n;
+  }
+  return out;
+}
+
+// Packs units (each 1 or 2 wide) into segments of `per` without splitting one.
+int pack(const std::vector<int>& widths, int single, int per) {
+  int total = 0;
+  for (int w : widths) total += w;
+  if (total <= single) return 1;
+  int segments = 1, used = 0;
+  for (int w : widths) {
+    if (used + w > per) {
+      ++segments;
+      used = 0;
+    }
+    used += w;
+  }
+  return segments;
+}
+
+}  // namespace
+
+std::optional<std::string> normalizeE164(const std::string& text) {
+  std::string digits;
+  bool plus = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '+' && i == 0) {
+      plus = true;
+    } else if (c >= '0' && c <= '9') {
+      digits += c;
+    } else if (c != ' ' && c != '-' && c != '.' && c != '(' && c != ')') {
+      return std::nullopt;
+    }
+  }
+  if (!plus || digits.size() < 8 || digits.size() > 15 || digits[0] == '0') return std::nullopt;
+  return "+" + digits;
+}
+
+bool isCountryCode(const std::string& text) {
+  return text.size() == 2 && Poco::Unicode::isAlpha(text[0]) && Poco::Unicode::isAlpha(text[1]) &&
+         static_cast<unsigned char>(text[0]) < 0x80 && static_cast<unsigned char>(text[1]) < 0x80;
+}
+
+Segments countSegments(const std::string& body) {
+  const auto points = codePoints(body);
+  std::vector<int> widths;
+  widths.reserve(points.size());
+  bool gsm = true;
+  for (char32_t c : points) {
+    if (gsmBasic().find(c) != std::u32string::npos) {
+      widths.push_back(1);
+    } else if (gsmExtension().find(c) != std::u32string::npos) {
+      widths.push_back(2);
+    } else {
+      gsm = false;
+      break;
+    }
+  }
+  if (gsm) return {"GSM-7", pack(widths, 160, 153)};
+  widths.clear();
+  for (char32_t c : points) widths.push_back(c > 0xFFFF ? 2 : 1);
+  return {"UCS-2", pack(widths, 70, 67)};
+}
+
+std::size_t characterCount(const std::string& body) {
+  return codePoints(body).size();
+}
+
+}  // namespace svc::plugins::sms

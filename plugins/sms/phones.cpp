@@ -1,0 +1,157 @@
+#include "phones.h"
+
+#include "phone_text.h"
+
+#include <svc/sdk/pagination.h>
+#include <svc/sdk/util.h>
+
+#include <Poco/Exception.h>
+#include <Poco/JSON/Array.h>
+#include <Poco/String.h>
+
+#include <set>
+
+namespace svc::plugins::sms {
+
+namespace {
+
+constexpr int kRetryAfterSeconds = 300;
+constexpr int kAttempts = 20;  // numbers taken by concurrent writers before giving up
+
+sdk::HttpError noNumber(const std::string& country, const std::string& why) {
+  return sdk::HttpError(503, "service_unavailable",
+                        "No phone number can be provisioned in " + country + " now" + why +
+                            "; try again later or ask for another country_code.")
+      .header("Retry-After", std::to_string(kRetryAfterSeconds));
+}
+
+Poco::JSON::Object::Ptr member(const PhoneRow& p) {
+  Poco::JSON::Object::Ptr o = new Poco::JSON::Object;
+  o->set("id", p.id);
+  o->set("number", p.number);
+  o->set("country_code", p.country_code);
+  return o;
+}
+
+}  // namespace
+
+sdk::HttpError phoneExists() {
+  return sdk::HttpError(409, "phone_exists",
+                        "This identity already has a phone number; GET /api/phone/ shows it.");
+}
+
+std::string requestedCountry(const sdk::Request& r) {
+  const std::string country = Poco::toUpper(r.stringField("country_code").value_or("US"));
+  if (!isCountryCode(country)) {
+    throw sdk::HttpError::invalid("country_code", "must be an ISO 3166 alpha-2 code such as US");
+  }
+  return country;
+}
+
+PhoneRow Phones::provision(Poco::Data::Session& tx, const sdk::IdentityInfo& identity,
+                           const std::string& country) {
+  if (store_.phoneOfIdentity(tx, identity.uuid)) throw phoneExists();
+  std::set<std::string> tried;  // numbers another writer took while we were choosing
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    std::optional<Number> number;
+    try {
+      number = provider_.acquire(country, [&](const std::string& n) {
+        return tried.count(n) > 0 || store_.phoneByNumber(tx, n).has_value();
+      });
+    } catch (const ProviderError& e) {
+      throw noNumber(country, " (the carrier answered: " + std::string(e.what()) + ")");
+    }
+    if (!number) throw noNumber(country, "");
+    PhoneRow p;
+    p.id = sdk::newUuid();
+    p.account_id = identity.account_id;
+    p.identity_uuid = identity.uuid;
+    p.number = number->e164;
+    p.country_code = country;
+    p.provider = provider_.name();
+    p.provider_ref = number->ref;
+    p.created_us = sdk::nowMicros();
+    try {
+      store_.insertPhone(tx, p);
+      return p;
+    } catch (const Poco::Exception& e) {
+      provider_.release(*number);
+      // The identity got one meanwhile (a concurrent provisioning: its unique index, named in
+      // the error by both databases; a snapshot read would not see the other's row), or the
+      // number went to another identity: then try the next.
+      if (e.displayText().find("identity") != std::string::npos ||
+          store_.phoneOfIdentity(tx, identity.uuid)) {
+        throw phoneExists();
+      }
+      tried.insert(number->e164);
+    }
+  }
+  throw noNumber(country, " (every number offered was taken meanwhile)");
+}
+
+sdk::Response Phones::list(sdk::Request& r) {
+  const auto page = sdk::pageRequest(r);
+  std::string where = "WHERE account_id = ?";
+  std::vector<std::string> binds = {r.principal.account_id};
+  if (std::string identity = sdk::scopeIdentity(r); !identity.empty()) {
+    where += " AND identity_uuid = ?";
+    binds.push_back(identity);
+  }
+  Poco::Data::Session s = store_.database().session();
+  const long count = store_.countPhones(s, where, binds);
+  Poco::JSON::Array::Ptr results = new Poco::JSON::Array;
+  for (const auto& p : store_.phones(s, where, binds, page.limit, page.offset)) {
+    results->add(SmsStore::phoneJson(p));
+  }
+  return sdk::Response::json(200, sdk::pageBody(r, page, count, results));
+}
+
+sdk::Response Phones::one(sdk::Request& r) {
+  Poco::Data::Session s = store_.database().session();
+  auto p = store_.phone(s, r.params.at("id"));
+  if (!p || !sdk::visibleTo(r, p->account_id, p->identity_uuid)) {
+    throw sdk::HttpError::notFound("phone");
+  }
+  return sdk::Response::json(200, SmsStore::phoneJson(*p));
+}
+
+PhoneIdentityExtension::PhoneIdentityExtension(Phones& phones, SmsStore& store)
+    : phones_(phones), store_(store) {
+  for (const auto& c : sdk::contractIdentityCapabilities()) {
+    if (c.name == "phone") capability_ = c;
+  }
+}
+
+void PhoneIdentityExtension::validate(const sdk::Request& r) {
+  r.boolField("provision_phone");  // not a boolean: 400 before anything is written
+  if (r.boolField("provision_phone").value_or(false)) requestedCountry(r);
+}
+
+Poco::Dynamic::Var PhoneIdentityExtension::provision(Poco::Data::Session& tx,
+                                                     const sdk::IdentityInfo& identity,
+                                                     const sdk::Request& r) {
+  if (!r.boolField("provision_phone").value_or(false)) return {};
+  return member(phones_.provision(tx, identity, requestedCountry(r)));
+}
+
+std::map<std::string, Poco::Dynamic::Var> PhoneIdentityExtension::describe(
+    const std::vector<std::string>& identity_uuids) {
+  std::map<std::string, Poco::Dynamic::Var> out;
+  if (identity_uuids.empty()) return out;
+  Poco::Data::Session s = store_.database().session();
+  for (const auto& uuid : identity_uuids) {
+    if (auto p = store_.phoneOfIdentity(s, uuid)) out[uuid] = member(*p);
+  }
+  return out;
+}
+
+sdk::Response PhoneIdentityExtension::act(const std::string& action,
+                                          const sdk::IdentityInfo& identity, sdk::Request& r) {
+  if (action != "provision-phone") throw sdk::HttpError::notFound("action");
+  const std::string country = requestedCountry(r);
+  store_.database().transaction(
+      [&](Poco::Data::Session& tx) { phones_.provision(tx, identity, country); });
+  return sdk::identityView(200);
+}
+
+}  // namespace svc::plugins::sms

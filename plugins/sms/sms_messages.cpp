@@ -1,0 +1,299 @@
+#include "sms_messages.h"
+
+#include "phone_text.h"
+
+#include <svc/sdk/pagination.h>
+#include <svc/sdk/rate_limit.h>
+#include <svc/sdk/util.h>
+
+#include <Poco/JSON/Array.h>
+#include <Poco/String.h>
+#include <Poco/Tuple.h>
+
+#include <algorithm>
+#include <tuple>
+
+using namespace Poco::Data::Keywords;
+
+namespace svc::plugins::sms {
+
+namespace {
+
+constexpr std::size_t kMaxBodyCharacters = 1600;
+
+std::string checkedNumber(const sdk::Request& r, const std::string& field) {
+  auto n = normalizeE164(r.requiredString(field));
+  if (!n) {
+    throw sdk::HttpError::invalid(field,
+                                  "must be a number in E.164 format: + and 8-15 digits, such as "
+                                  "+12025550123");
+  }
+  return *n;
+}
+
+std::string checkedBody(const sdk::Request& r) {
+  std::string body = r.requiredString("body");
+  const std::size_t n = characterCount(body);
+  if (n < 1 || n > kMaxBodyCharacters) {
+    throw sdk::HttpError::invalid("body", "must be 1-1600 characters");
+  }
+  if (body.find('\0') != std::string::npos) {
+    throw sdk::HttpError::invalid("body", "must not contain NUL characters");
+  }
+  return body;
+}
+
+using ConversationTuple = Poco::Tuple<std::string, std::string, std::string, std::string,
+                                      std::string, int, int, Poco::Int64>;
+
+Poco::JSON::Object::Ptr conversationJson(const ConversationTuple& t) {
+  Poco::JSON::Object::Ptr o = new Poco::JSON::Object;
+  o->set("conversation_id", t.get<0>());
+  o->set("phone", t.get<1>());
+  o->set("identity", t.get<2>());
+  o->set("phone_number", t.get<3>());
+  o->set("preview", t.get<4>());
+  o->set("message_count", t.get<5>());
+  o->set("unread_count", t.get<6>());
+  o->set("latest_dt", sdk::isoTimestamp(t.get<7>()));
+  return o;
+}
+
+constexpr const char* kConversationColumns =
+    "SELECT id, phone_id, identity_uuid, other_number, preview, message_count, unread_count, "
+    "latest_us FROM sms_conversations ";
+
+}  // namespace
+
+std::optional<std::pair<std::string, std::string>> parseConversationId(const std::string& id) {
+  const auto sep = id.find('_');
+  if (sep == std::string::npos) return std::nullopt;
+  std::string phone = Poco::toLower(id.substr(0, sep));
+  std::string other = id.substr(sep + 1);
+  if (!sdk::isUuid(phone) || other.empty() || other.size() > 32 ||
+      sdk::hasControlCharacter(other)) {
+    return std::nullopt;
+  }
+  return std::make_pair(phone, other);
+}
+
+void SmsMessages::checkSendingLimit(Poco::Data::Session& s, const std::string& identity) {
+  const std::int64_t now_us = sdk::nowMicros();
+  for (auto [limit, seconds, what] : {std::tuple{config_.per_hour, 3600, "an hour"},
+                                      std::tuple{config_.per_day, 86400, "a day"}}) {
+    if (limit <= 0) continue;
+    Poco::Int64 since = now_us - static_cast<std::int64_t>(seconds) * 1000000;
+    std::vector<Poco::Int64> times;
+    std::string id = identity;
+    int n = limit;
+    s << "SELECT created_us FROM sms_messages WHERE identity_uuid = ? AND direction = "
+         "'outgoing' AND created_us > ? ORDER BY created_us DESC LIMIT ?",
+        use(id), use(since), use(n), into(times), now;
+    if (auto wait = sdk::windowWait(std::vector<std::int64_t>(times.begin(), times.end()), limit,
+                                    seconds, now_us)) {
+      throw sdk::RateLimiter::throttled(
+          *wait, "SMS from this identity (it may send " + std::to_string(limit) + " " + what + ")");
+    }
+  }
+}
+
+sdk::Response SmsMessages::send(sdk::Request& r) {
+  const std::string identity = sdk::scopeIdentity(r);
+  const std::string to = checkedNumber(r, "to_number");
+  const std::string body = checkedBody(r);
+  Poco::Data::Session s = store_.database().session();
+  auto phone = store_.phoneOfIdentity(s, identity);
+  if (!phone) {
+    throw sdk::HttpError(404, "no_phone",
+                         "This identity has no phone number; provision one with POST "
+                         "/api/identities/" +
+                             identity + "/provision-phone/ first.");
+  }
+  checkSendingLimit(s, identity);
+  SmsRow m = newMessage("outgoing", *phone, to, body);
+  // Stored before the carrier sees it: a message the carrier took is never lost to a crash.
+  store_.database().transaction(
+      [&](Poco::Data::Session& tx) { store_.insertMessage(tx, m, false); });
+  const Delivery d = provider_.send(m.id, phone->number, to, body);
+  store_.database().transaction(
+      [&](Poco::Data::Session& tx) { m = store_.applyDelivery(tx, m, d, true); });
+  return sdk::Response::json(201, SmsStore::messageJson(m, true));
+}
+
+sdk::Response SmsMessages::list(sdk::Request& r) {
+  const auto page = sdk::pageRequest(r);
+  std::string where;
+  std::vector<std::string> binds;
+  // The identity index serves a scoped list, the account index the rest.
+  if (std::string identity = sdk::scopeIdentity(r); !identity.empty()) {
+    where = "WHERE identity_uuid = ?";
+    binds = {identity};
+  } else {
+    where = "WHERE account_id = ?";
+    binds = {r.principal.account_id};
+  }
+  std::optional<Poco::Int64> after;
+  if (auto raw = r.queryParam("created_after")) {
+    auto t = sdk::parseIsoMicros(*raw);
+    if (!t) {
+      throw sdk::HttpError::invalid("created_after",
+                                    "must be an ISO 8601 time such as 2026-11-22T10:40:38.123456Z");
+    }
+    after = *t;
+    where += " AND created_us > ?";
+  }
+  if (auto d = r.queryParam("direction")) {
+    if (*d != "incoming" && *d != "outgoing") {
+      throw sdk::HttpError::invalid("direction", "must be incoming or outgoing");
+    }
+    where += " AND direction = ?";
+    binds.push_back(*d);
+  }
+  if (auto p = r.queryParam("phone")) {
+    if (!sdk::isUuid(*p)) throw sdk::HttpError::invalid("phone", "must be a phone id");
+    where += " AND phone_id = ?";
+    binds.push_back(Poco::toLower(*p));
+  }
+  std::optional<int> is_read;
+  if (auto v = r.boolQuery("is_read")) {
+    is_read = *v ? 1 : 0;
+    where += " AND is_read = ?";
+  }
+  auto bind = [&](Poco::Data::Statement& q) {
+    q, use(binds[0]);
+    if (after) q, use(*after);
+    for (std::size_t i = 1; i < binds.size(); ++i) q, use(binds[i]);
+    if (is_read) q, use(*is_read);
+  };
+  Poco::Data::Session s = store_.database().session();
+  // Counting is capped as for email: an exact count of a million rows on every poll is a scan.
+  const long cap =
+      std::max<long>(config_.exact_count_limit, static_cast<long>(page.offset) + page.limit + 1);
+  long count = 0;
+  {
+    Poco::Int64 probe = cap + 1;
+    Poco::Data::Statement q =
+        (s << "SELECT COUNT(*) FROM (SELECT 1 FROM sms_messages " + where + " LIMIT ?) AS c");
+    bind(q);
+    q, use(probe), into(count), now;
+  }
+  const bool exact = count <= cap;
+  count = std::min(count, cap);
+  int limit = page.limit, offset = page.offset;
+  Poco::Data::Statement q = (s << std::string(SmsStore::messageColumns()) + where +
+                                      " ORDER BY created_us DESC, id DESC LIMIT ? OFFSET ?");
+  bind(q);
+  q, use(limit), use(offset);
+  Poco::JSON::Array::Ptr results = new Poco::JSON::Array;
+  for (const auto& m : SmsStore::readMessages(q)) results->add(SmsStore::messageJson(m, true));
+  Poco::JSON::Object::Ptr out = sdk::pageBody(r, page, count, results);
+  out->set("count_is_exact", exact);
+  return sdk::Response::json(200, out);
+}
+
+sdk::Response SmsMessages::one(sdk::Request& r) {
+  Poco::Data::Session s = store_.database().session();
+  auto m = store_.message(s, r.params.at("id"));
+  if (!m || !sdk::visibleTo(r, m->account_id, m->identity_uuid)) {
+    throw sdk::HttpError::notFound("message");
+  }
+  if (r.method != "GET") {
+    auto is_read = r.boolField("is_read");
+    if (r.method == "PUT" && !is_read) {
+      throw sdk::HttpError::invalid("is_read",
+                                    "this field is required (PUT replaces every mutable field; "
+                                    "use PATCH to change some)");
+    }
+    if (is_read) {
+      store_.database().transaction([&](Poco::Data::Session& tx) {
+        if (auto fresh = store_.message(tx, m->id)) m = store_.setRead(tx, *fresh, *is_read);
+      });
+    }
+  }
+  return sdk::Response::json(200, SmsStore::messageJson(*m, true));
+}
+
+sdk::Response SmsMessages::inbox(sdk::Request& r) {
+  const auto page = sdk::pageRequest(r);
+  std::string where = "WHERE account_id = ?";
+  std::vector<std::string> binds = {r.principal.account_id};
+  if (std::string identity = sdk::scopeIdentity(r); !identity.empty()) {
+    where += " AND identity_uuid = ?";
+    binds.push_back(identity);
+  }
+  if (auto p = r.queryParam("phone")) {
+    if (!sdk::isUuid(*p)) throw sdk::HttpError::invalid("phone", "must be a phone id");
+    where += " AND phone_id = ?";
+    binds.push_back(Poco::toLower(*p));
+  }
+  if (auto unread = r.boolQuery("has_unread")) {
+    where += *unread ? " AND unread_count > 0" : " AND unread_count = 0";
+  }
+  Poco::Data::Session s = store_.database().session();
+  long count = 0;
+  {
+    Poco::Data::Statement q = (s << "SELECT COUNT(*) FROM sms_conversations " + where);
+    for (auto& b : binds) q, use(b);
+    q, into(count), now;
+  }
+  std::vector<ConversationTuple> rows;
+  int limit = page.limit, offset = page.offset;
+  Poco::Data::Statement q = (s << std::string(kConversationColumns) + where +
+                                      " ORDER BY latest_us DESC, id LIMIT ? OFFSET ?");
+  for (auto& b : binds) q, use(b);
+  q, use(limit), use(offset), into(rows), now;
+  Poco::JSON::Array::Ptr results = new Poco::JSON::Array;
+  for (const auto& t : rows) results->add(conversationJson(t));
+  return sdk::Response::json(200, sdk::pageBody(r, page, count, results));
+}
+
+sdk::Response SmsMessages::conversation(sdk::Request& r) {
+  const std::string& raw = r.params.at("id");
+  auto parsed = parseConversationId(raw);
+  if (!parsed) {
+    throw sdk::HttpError(400, "invalid_conversation_id",
+                         "A conversation id has the form {phone_id}_{number}, such as "
+                         "3f2b...-..._+12025550123, as conversation_id shows it.");
+  }
+  std::string id = parsed->first + "_" + parsed->second;
+  Poco::Data::Session s = store_.database().session();
+  std::vector<ConversationTuple> rows;
+  s << std::string(kConversationColumns) + "WHERE id = ?", use(id), into(rows), now;
+  std::string account;
+  if (!rows.empty()) {
+    std::string phone = rows.front().get<1>();
+    auto p = store_.phone(s, phone);
+    account = p ? p->account_id : "";
+  }
+  if (rows.empty() || !sdk::visibleTo(r, account, rows.front().get<2>())) {
+    throw sdk::HttpError::notFound("conversation");
+  }
+  std::string phone = parsed->first, other = parsed->second;
+  Poco::Data::Statement select =
+      (s << std::string(SmsStore::messageColumns()) +
+                "WHERE phone_id = ? AND other_number = ? ORDER BY created_us, id",
+       use(phone), use(other));
+  Poco::JSON::Array::Ptr messages = new Poco::JSON::Array;
+  for (const auto& m : SmsStore::readMessages(select)) {
+    messages->add(SmsStore::messageJson(m, true));
+  }
+  Poco::JSON::Object::Ptr o = conversationJson(rows.front());
+  o->set("messages", messages);
+  return sdk::Response::json(200, o);
+}
+
+sdk::Response SmsMessages::inject(sdk::Request& r) {
+  const std::string to = checkedNumber(r, "to");
+  const std::string from = checkedNumber(r, "from");
+  const std::string body = checkedBody(r);
+  auto m = carrier_.receive({from, to, body, ""});
+  if (!m) {
+    throw sdk::HttpError(404, "not_found",
+                         "No identity of this server holds " + to +
+                             "; GET /api/phone/ lists "
+                             "the numbers an account holds.");
+  }
+  return sdk::Response::json(201, SmsStore::messageJson(*m, true));
+}
+
+}  // namespace svc::plugins::sms

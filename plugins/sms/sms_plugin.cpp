@@ -1,0 +1,114 @@
+// sms: phone numbers for identities and SMS in both directions, through one carrier provider
+// (sms.provider: loopback, twilio or pool), and calls to those numbers handed to the identity's
+// voice agent. Through the identities plugin's extension point it gives an identity its `phone`
+// (on create with provision_phone, in the identity's own transaction, or by provision-phone).
+//
+// This is the module: what the plugin declares, and the wiring of its core (svc_sms_core).
+#include "carrier_events.h"
+#include "loopback_provider.h"
+#include "phones.h"
+#include "sms_config.h"
+#include "sms_messages.h"
+#include "sms_store.h"
+
+#include <svc/sdk/identity_extensions.h>
+#include <svc/sdk/plugin.h>
+
+#include <memory>
+
+namespace svc::plugins::sms {
+
+class SmsPlugin : public sdk::Plugin {
+ public:
+  SmsPlugin() {
+    info_.name = "sms";
+    info_.version = "0.1.0";
+    info_.description = "SMS: phone numbers for identities, messages both ways, calls.";
+    info_.events = {
+        {"phone.provisioned", "An identity got a phone number; object: the phone.", {}},
+        {"sms.received",
+         "An SMS arrived at an identity's number; object: the message without its body.",
+         {"conversation_id"}},
+        {"sms.sent",
+         "An identity sent an SMS (the carrier took it, or refused it: see status); object: the "
+         "message without its body.",
+         {"conversation_id"}},
+        {"sms.updated",
+         "An SMS changed (read state, or a carrier's delivery report); object: the message "
+         "without its body.",
+         {"conversation_id"}},
+        {"call.received", "A call reached an identity's number; object: the call.", {}},
+    };
+    info_.uses_services = {sdk::kIdentityExtensionsService.name, sdk::kVoiceAgentService.name};
+    info_.requires_plugins = {"identities"};
+    info_.config = smsConfigKeys();
+  }
+
+  const sdk::PluginInfo& info() const override { return info_; }
+
+  void configure(sdk::PluginContext& context) override {
+    context_ = &context;
+    config_ = SmsConfig::read(context.config());
+    store_ = std::make_unique<SmsStore>(context.database(), context.events());
+    carrier_ = std::make_unique<StoredCarrierEvents>(
+        *store_, context.services().find(sdk::kVoiceAgentService).get());
+    provider_ = std::make_unique<LoopbackProvider>(config_.loopback_numbers, *carrier_);
+    phones_ = std::make_unique<Phones>(*store_, *provider_);
+    messages_ = std::make_unique<SmsMessages>(*store_, *provider_, *carrier_, config_);
+    context.services()
+        .require(sdk::kIdentityExtensionsService)
+        ->add(std::make_shared<PhoneIdentityExtension>(*phones_, *store_));
+  }
+
+  std::vector<sdk::Migration> migrations() const override { return SmsStore::migrations(); }
+
+  void registerRoutes(sdk::RouteRegistry& routes) override {
+    using sdk::AuthNeed;
+    auto add = [&](const char* method, const char* pattern, AuthNeed need, const char* summary,
+                   sdk::Handler h) {
+      routes.add({method, pattern, need, sdk::BodyKind::kJson, 0, summary, std::move(h)});
+    };
+    auto on = [](auto& object, auto member) {
+      return [&object, member](sdk::Request& r) { return (object.*member)(r); };
+    };
+    Phones& p = *phones_;
+    add("GET", "/api/phone/", AuthNeed::kAnyKey, "Phone numbers, newest first.",
+        on(p, &Phones::list));
+    add("GET", "/api/phone/{id}/", AuthNeed::kAnyKey, "One phone number.", on(p, &Phones::one));
+    SmsMessages& m = *messages_;
+    add("POST", "/api/messages/send/", AuthNeed::kIdentity,
+        "Send an SMS from the identity's number.", on(m, &SmsMessages::send));
+    add("GET", "/api/messages/", AuthNeed::kAnyKey, "SMS messages, newest first.",
+        on(m, &SmsMessages::list));
+    for (const char* method : {"GET", "PUT", "PATCH"}) {
+      add(method, "/api/messages/{id}/", AuthNeed::kAnyKey, "One SMS message.",
+          on(m, &SmsMessages::one));
+    }
+    add("GET", "/api/sms-inbox/", AuthNeed::kAnyKey, "SMS conversations, newest first.",
+        on(m, &SmsMessages::inbox));
+    add("GET", "/api/sms-inbox/{id}/", AuthNeed::kAnyKey, "A conversation with its messages.",
+        on(m, &SmsMessages::conversation));
+    add("POST", "/admin/sms/inject/", AuthNeed::kOperator,
+        "Deliver an inbound SMS to a number of this server, as a carrier would.",
+        on(m, &SmsMessages::inject));
+    provider_->registerRoutes(routes);
+  }
+
+  void registerServices(sdk::ServiceRegistry&) override {}
+  void start() override {}
+  void stop() override {}
+
+ private:
+  sdk::PluginInfo info_;
+  sdk::PluginContext* context_ = nullptr;
+  SmsConfig config_;
+  std::unique_ptr<SmsStore> store_;
+  std::unique_ptr<StoredCarrierEvents> carrier_;
+  std::unique_ptr<SmsProvider> provider_;
+  std::unique_ptr<Phones> phones_;
+  std::unique_ptr<SmsMessages> messages_;
+};
+
+}  // namespace svc::plugins::sms
+
+SVC_PLUGIN(svc::plugins::sms::SmsPlugin)

@@ -1,0 +1,327 @@
+// The sms plugin over real HTTP on the loopback provider: provisioning (on create, in the
+// identity's transaction, and by the action; 409, 503, concurrency), SMS between identities,
+// conversations and read state, bad input, sending limits, the operator's inject, and events.
+#include "harness.h"
+
+#include <Poco/JSON/Array.h>
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <thread>
+
+namespace svc::testing {
+namespace {
+
+class Sms : public ::testing::Test {
+ protected:
+  void SetUp() override { start({}); }
+
+  void start(std::vector<std::string> args, std::vector<std::string> plugins = {}) {
+    Svcd::Options o;
+    o.plugins = plugins.empty() ? std::vector<std::string>{"auth", "identities", "sms"} : plugins;
+    o.args = {"--set",
+              "sms.loopback.numbers=US:+12025550100-+12025550199,GB:+447700900000-"
+              "+447700900001"};
+    o.args.insert(o.args.end(), args.begin(), args.end());
+    svcd_ = std::make_unique<Svcd>(o);
+    ASSERT_TRUE(svcd_->start()) << svcd_->log();
+    key_ = operatorLogin(*svcd_, "owner@example.com")->optValue<std::string>("management_key", "");
+  }
+
+  HttpReply call(const std::string& method, const std::string& path, const std::string& body = "",
+                 const std::string& key = "") {
+    return http(svcd_->port(), method, path, body, bearer(key.empty() ? key_ : key));
+  }
+
+  struct Ident {
+    std::string uuid, phone_id, number;
+  };
+  Ident identity(const std::string& name, bool phone = true) {
+    auto r =
+        call("POST", "/api/identities/",
+             "{\"name\":\"" + name + "\",\"provision_phone\":" + (phone ? "true" : "false") + "}");
+    EXPECT_EQ(r.status, 201) << r.body;
+    auto j = r.json();
+    Ident out{j->getValue<std::string>("uuid"), "", ""};
+    if (auto p = j->getObject("phone")) {
+      out.phone_id = p->getValue<std::string>("id");
+      out.number = p->getValue<std::string>("number");
+    }
+    return out;
+  }
+
+  HttpReply sendSms(const Ident& from, const std::string& to, const std::string& body) {
+    Poco::JSON::Object o;
+    o.set("to_number", to);
+    o.set("body", body);
+    std::ostringstream text;
+    o.stringify(text);
+    return call("POST", "/api/messages/send/?identity=" + from.uuid, text.str());
+  }
+
+  long messageCount(const std::string& query = "") {
+    auto r = call("GET", "/api/messages/?" + query);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.json()->getValue<long>("count");
+  }
+
+  std::unique_ptr<Svcd> svcd_;
+  std::string key_;
+};
+
+TEST_F(Sms, ProvisioningOnCreateByActionAnd409) {
+  Ident a = identity("A");
+  EXPECT_EQ(a.number, "+12025550100");
+  auto phone = call("GET", "/api/phone/" + a.phone_id + "/");
+  ASSERT_EQ(phone.status, 200) << phone.body;
+  EXPECT_EQ(phone.json()->getValue<std::string>("identity"), a.uuid);
+  EXPECT_EQ(phone.json()->getValue<std::string>("country_code"), "US");
+  EXPECT_EQ(call("GET", "/api/identities/" + a.uuid + "/")
+                .json()
+                ->getObject("phone")
+                ->getValue<std::string>("number"),
+            a.number);
+
+  auto again = call("POST", "/api/identities/" + a.uuid + "/provision-phone/", "{}");
+  EXPECT_EQ(again.status, 409) << again.body;
+  EXPECT_EQ(again.code(), "phone_exists");
+
+  Ident b = identity("B", false);
+  EXPECT_TRUE(call("GET", "/api/identities/" + b.uuid + "/").json()->isNull("phone"));
+  auto gb =
+      call("POST", "/api/identities/" + b.uuid + "/provision-phone/", R"({"country_code":"gb"})");
+  ASSERT_EQ(gb.status, 200) << gb.body;
+  EXPECT_EQ(gb.json()->getValue<std::string>("uuid"), b.uuid);
+  EXPECT_EQ(gb.json()->getObject("phone")->getValue<std::string>("country_code"), "GB");
+  EXPECT_EQ(gb.json()->getObject("phone")->getValue<std::string>("number"), "+447700900000");
+
+  auto list = call("GET", "/api/phone/");
+  ASSERT_EQ(list.status, 200);
+  EXPECT_EQ(list.json()->getValue<int>("count"), 2);
+  EXPECT_EQ(call("GET", "/api/phone/?identity=" + a.uuid).json()->getValue<int>("count"), 1);
+  EXPECT_EQ(call("GET", "/api/phone/0b5d1e8e-8f0c-4a8e-9d53-0d7e0e4f3a11/").status, 404);
+}
+
+TEST_F(Sms, NoNumberIs503AndCreatesNothing) {
+  Ident c = identity("C", false);
+  auto fr =
+      call("POST", "/api/identities/" + c.uuid + "/provision-phone/", R"({"country_code":"FR"})");
+  EXPECT_EQ(fr.status, 503) << fr.body;
+  EXPECT_EQ(fr.code(), "service_unavailable");
+  EXPECT_FALSE(fr.header("retry-after").empty());
+  EXPECT_TRUE(call("GET", "/api/identities/" + c.uuid + "/").json()->isNull("phone"));
+
+  for (const char* bad :
+       {R"({"country_code":"USA"})", R"({"country_code":7})", R"({"country_code":"1x"})"}) {
+    auto r = call("POST", "/api/identities/" + c.uuid + "/provision-phone/", bad);
+    EXPECT_EQ(r.status, 400) << bad << " " << r.body;
+  }
+  // GB has two numbers: the third identity asking for one is refused whole.
+  identity("G1", false);
+  for (const char* name : {"G2", "G3"}) {
+    auto r = call("POST", "/api/identities/",
+                  std::string("{\"name\":\"") + name +
+                      "\",\"provision_phone\":true,\"country_code\":\"GB\"}");
+    EXPECT_EQ(r.status, 201) << r.body;
+  }
+  const int before = call("GET", "/api/identities/").json()->getValue<int>("count");
+  auto none = call("POST", "/api/identities/",
+                   R"({"name":"G4","provision_phone":true,"country_code":"GB"})");
+  EXPECT_EQ(none.status, 503) << none.body;
+  EXPECT_EQ(call("GET", "/api/identities/").json()->getValue<int>("count"), before);
+  auto bad = call("POST", "/api/identities/", R"({"name":"x","provision_phone":"yes"})");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(call("GET", "/api/identities/").json()->getValue<int>("count"), before);
+}
+
+TEST_F(Sms, ConcurrentProvisioningsNeverShareANumber) {
+  std::vector<std::string> numbers(12);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 12; ++i) {
+    threads.emplace_back([&, i] {
+      auto r = call("POST", "/api/identities/",
+                    "{\"name\":\"c" + std::to_string(i) + "\",\"provision_phone\":true}");
+      if (r.status == 201)
+        numbers[i] = r.json()->getObject("phone")->getValue<std::string>("number");
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::set<std::string> distinct(numbers.begin(), numbers.end());
+  EXPECT_EQ(distinct.size(), 12u);
+  EXPECT_EQ(distinct.count(""), 0u);
+
+  // One identity, many provision-phone at once: exactly one number.
+  Ident d = identity("D", false);
+  std::vector<int> statuses(6);
+  threads.clear();
+  for (int i = 0; i < 6; ++i) {
+    threads.emplace_back([&, i] {
+      statuses[i] = call("POST", "/api/identities/" + d.uuid + "/provision-phone/", "{}").status;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 200), 1);
+  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 409), 5);
+  EXPECT_EQ(call("GET", "/api/phone/?identity=" + d.uuid).json()->getValue<int>("count"), 1);
+}
+
+TEST_F(Sms, LoopbackDeliversBetweenIdentitiesWithConversationsAndReadState) {
+  Ident a = identity("A"), b = identity("B");
+  auto sent = sendSms(a, b.number, "Your code is 482913");
+  ASSERT_EQ(sent.status, 201) << sent.body;
+  auto m = sent.json();
+  EXPECT_EQ(m->getValue<std::string>("status"), "delivered");
+  EXPECT_EQ(m->getValue<std::string>("direction"), "outgoing");
+  EXPECT_EQ(m->getValue<std::string>("from_number"), a.number);
+  EXPECT_EQ(m->getValue<std::string>("to_number"), b.number);
+  EXPECT_EQ(m->getValue<std::string>("encoding"), "GSM-7");
+  EXPECT_EQ(m->getValue<int>("segments"), 1);
+  EXPECT_EQ(m->getValue<std::string>("conversation_id"), a.phone_id + "_" + b.number);
+
+  auto incoming = call("GET", "/api/messages/?direction=incoming&identity=" + b.uuid);
+  ASSERT_EQ(incoming.status, 200) << incoming.body;
+  auto results = incoming.json()->getArray("results");
+  ASSERT_EQ(results->size(), 1u);
+  auto in = results->getObject(0);
+  EXPECT_EQ(in->getValue<std::string>("body"), "Your code is 482913");
+  EXPECT_EQ(in->getValue<std::string>("status"), "received");
+  EXPECT_FALSE(in->getValue<bool>("is_read"));
+  const std::string conversation = b.phone_id + "_" + a.number;
+  EXPECT_EQ(in->getValue<std::string>("conversation_id"), conversation);
+
+  auto inbox = call("GET", "/api/sms-inbox/?identity=" + b.uuid + "&has_unread=true");
+  ASSERT_EQ(inbox.status, 200);
+  auto conv = inbox.json()->getArray("results");
+  ASSERT_EQ(conv->size(), 1u);
+  EXPECT_EQ(conv->getObject(0)->getValue<std::string>("phone_number"), a.number);
+  EXPECT_EQ(conv->getObject(0)->getValue<int>("unread_count"), 1);
+
+  // A reply, then the conversation in order, then read.
+  ASSERT_EQ(sendSms(b, a.number, "Thanks! 👍").status, 201);
+  auto whole = call("GET", "/api/sms-inbox/" + conversation + "/");
+  ASSERT_EQ(whole.status, 200) << whole.body;
+  auto msgs = whole.json()->getArray("messages");
+  ASSERT_EQ(msgs->size(), 2u);
+  EXPECT_EQ(msgs->getObject(0)->getValue<std::string>("direction"), "incoming");
+  EXPECT_EQ(msgs->getObject(1)->getValue<std::string>("encoding"), "UCS-2");
+  auto id = in->getValue<std::string>("id");
+  EXPECT_EQ(call("PUT", "/api/messages/" + id + "/", "{}").status, 400);
+  auto read = call("PATCH", "/api/messages/" + id + "/", R"({"is_read":true})");
+  ASSERT_EQ(read.status, 200) << read.body;
+  EXPECT_TRUE(read.json()->getValue<bool>("is_read"));
+  EXPECT_EQ(call("GET", "/api/sms-inbox/?identity=" + b.uuid + "&has_unread=true")
+                .json()
+                ->getValue<int>("count"),
+            0);
+
+  // Newest first, and created_after is strict.
+  auto all = call("GET", "/api/messages/?identity=" + a.uuid).json()->getArray("results");
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ(all->getObject(0)->getValue<std::string>("direction"), "incoming");
+  const std::string first_dt = all->getObject(1)->getValue<std::string>("created_dt");
+  EXPECT_EQ(call("GET", "/api/messages/?identity=" + a.uuid + "&created_after=" + first_dt)
+                .json()
+                ->getValue<int>("count"),
+            1);
+
+  // To a number of no identity here: recorded, undelivered, saying why.
+  auto away = sendSms(a, "+14155550000", "hello");
+  ASSERT_EQ(away.status, 201);
+  EXPECT_EQ(away.json()->getValue<std::string>("status"), "undelivered");
+  EXPECT_EQ(away.json()->getValue<std::string>("error_code"), "loopback_unreachable");
+
+  // Conversation ids: malformed is 400, absent is 404.
+  EXPECT_EQ(call("GET", "/api/sms-inbox/nonsense/").code(), "invalid_conversation_id");
+  EXPECT_EQ(call("GET", "/api/sms-inbox/" + b.phone_id + "_+19998887777/").status, 404);
+
+  // Events: received and sent, without bodies.
+  const std::string stream = rawExchange(
+      svcd_->port(),
+      "GET /api/events/stream/?last_event_id=0&types=sms.received,sms.sent,phone.provisioned "
+      "HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+          key_ + "\r\n\r\n",
+      1500);
+  EXPECT_NE(stream.find("event: sms.received"), std::string::npos) << stream;
+  EXPECT_NE(stream.find("event: sms.sent"), std::string::npos) << stream;
+  EXPECT_NE(stream.find("event: phone.provisioned"), std::string::npos) << stream;
+  EXPECT_EQ(stream.find("Thanks!"), std::string::npos) << "no body in events\n" << stream;
+}
+
+TEST_F(Sms, BadInputIsRefusedAndStoresNothing) {
+  Ident a = identity("A");
+  Ident nophone = identity("N", false);
+  const std::string long_body(1601, 'x');
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"to_number":"12025550101","body":"x"})", "to_number"},
+      {R"({"to_number":"+1202","body":"x"})", "to_number"},
+      {R"({"to_number":"+1202555010a","body":"x"})", "to_number"},
+      {R"({"to_number":12025550101,"body":"x"})", "to_number"},
+      {R"({"body":"x"})", "to_number"},
+      {R"({"to_number":"+12025550101","body":""})", "body"},
+      {R"({"to_number":"+12025550101"})", "body"},
+      {R"({"to_number":"+12025550101","body":5})", "body"},
+      {"{\"to_number\":\"+12025550101\",\"body\":\"" + long_body + "\"}", "body"},
+  };
+  for (const auto& [body, field] : cases) {
+    auto r = call("POST", "/api/messages/send/?identity=" + a.uuid, body);
+    EXPECT_EQ(r.status, 400) << body << " " << r.body;
+    EXPECT_TRUE(r.json()->has("errors") && r.json()->getObject("errors")->has(field))
+        << body << " " << r.body;
+  }
+  EXPECT_EQ(sendSms(a, "+12025550101", std::string(1600, 'y')).status, 201);  // the limit is fine
+  EXPECT_EQ(messageCount(), 1);
+  auto no_identity =
+      call("POST", "/api/messages/send/", R"({"to_number":"+12025550101","body":"x"})");
+  EXPECT_EQ(no_identity.status, 400);
+  EXPECT_EQ(no_identity.code(), "identity_required");
+  auto no_phone = sendSms(nophone, "+12025550101", "x");
+  EXPECT_EQ(no_phone.status, 404);
+  EXPECT_EQ(no_phone.code(), "no_phone");
+  for (const char* q :
+       {"direction=sideways", "is_read=maybe", "created_after=yesterday", "phone=123"}) {
+    EXPECT_EQ(call("GET", std::string("/api/messages/?") + q).status, 400) << q;
+  }
+  EXPECT_EQ(call("PATCH", "/api/messages/not-a-uuid/", R"({"is_read":true})").status, 404);
+  EXPECT_EQ(messageCount(), 1);
+}
+
+TEST_F(Sms, SendingIsLimitedPerIdentity) {
+  svcd_.reset();
+  start({"--set", "sms.send.per_hour=2"});
+  Ident a = identity("A"), b = identity("B");
+  EXPECT_EQ(sendSms(a, b.number, "1").status, 201);
+  EXPECT_EQ(sendSms(a, b.number, "2").status, 201);
+  auto third = sendSms(a, b.number, "3");
+  EXPECT_EQ(third.status, 429) << third.body;
+  EXPECT_EQ(third.code(), "throttled");
+  EXPECT_FALSE(third.header("retry-after").empty());
+  EXPECT_EQ(sendSms(b, a.number, "b may").status, 201);  // per identity
+}
+
+TEST_F(Sms, OperatorInjectsInboundMessages) {
+  Ident a = identity("A");
+  auto inject = [&](const std::string& body) {
+    return http(svcd_->adminPort(), "POST", "/admin/sms/inject/", body,
+                bearer(svcd_->adminToken()));
+  };
+  auto r = inject("{\"to\":\"" + a.number + "\",\"from\":\"+15005550006\",\"body\":\"G-123456\"}");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(r.json()->getValue<std::string>("identity"), a.uuid);
+  EXPECT_EQ(messageCount("direction=incoming"), 1);
+  EXPECT_EQ(inject(R"({"to":"+19998887777","from":"+15005550006","body":"x"})").status, 404);
+  EXPECT_EQ(inject(R"({"to":"nope","from":"+15005550006","body":"x"})").status, 400);
+  // Not on the public listener.
+  EXPECT_EQ(call("POST", "/admin/sms/inject/", "{}").status, 404);
+
+  // svcctl sms inject does the same.
+  auto [code, out] = runCommand(
+      binDir() + "/svcctl --admin http://127.0.0.1:" + std::to_string(svcd_->adminPort()) +
+      " --admin-token " + svcd_->adminToken() + " sms inject --to " + a.number +
+      " --from +15005550006 'Your code: 777111' 2>&1");
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_EQ(messageCount("direction=incoming"), 2);
+}
+
+}  // namespace
+}  // namespace svc::testing
