@@ -79,7 +79,15 @@ PhoneRow Phones::provision(Poco::Data::Session& tx, const sdk::IdentityInfo& ide
       // The identity got one meanwhile (a concurrent provisioning: its unique index, named in
       // the error by both databases; a snapshot read would not see the other's row), or the
       // number went to another identity: then try the next.
-      if (e.displayText().find("identity") != std::string::npos ||
+      const std::string why = e.displayText();
+      // MariaDB ends a deadlocked transaction whole: nothing after it may run in it.
+      if (why.find("Deadlock") != std::string::npos) {
+        throw sdk::HttpError(503, "service_unavailable",
+                             "Another change to phone numbers collided with this one; try again.")
+            .header("Retry-After", "1");
+      }
+      if (why.find("sms_phones_identity") != std::string::npos ||       // MariaDB's key name
+          why.find("sms_phones.identity_uuid") != std::string::npos ||  // SQLite's column
           store_.phoneOfIdentity(tx, identity.uuid)) {
         throw phoneExists();
       }

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <iostream>
 #include <set>
 #include <thread>
 
@@ -142,8 +143,11 @@ TEST_F(Sms, ConcurrentProvisioningsNeverShareANumber) {
     threads.emplace_back([&, i] {
       auto r = call("POST", "/api/identities/",
                     "{\"name\":\"c" + std::to_string(i) + "\",\"provision_phone\":true}");
-      if (r.status == 201)
+      if (r.status == 201) {
         numbers[i] = r.json()->getObject("phone")->getValue<std::string>("number");
+      } else {
+        ADD_FAILURE() << r.status << " " << r.body;
+      }
     });
   }
   for (auto& t : threads) t.join();
