@@ -191,44 +191,14 @@ bool namesOtherCodeBefore(std::string_view w) {
 
 // Words after "code" / "código" (past de, of, ...) that make it another kind of code.
 bool namesOtherCodeAfter(std::string_view w) {
-  return oneOf(w, {"postal",
-                   "promo",
-                   "promocional",
-                   "promotionnel",
-                   "promotion",
-                   "descuento",
-                   "desconto",
-                   "r\xc3\xa9"
-                   "duction",
-                   "reduction",
-                   "rastreamento",
-                   "rastreio",
-                   "seguimiento",
-                   "suivi",
-                   "barras",
-                   "cupom",
-                   "cup\xc3\xb3n",
-                   "envio",
-                   "env\xc3\xado",
-                   "review",
-                   "reviews",
-                   "reviewer",
-                   "owners",
-                   "coverage",
-                   "quality",
-                   "conduct",
-                   "editor",
-                   "snippet",
-                   "base",
-                   "sample",
-                   "samples",
-                   "repository",
-                   "change",
-                   "changes",
-                   "commit",
-                   "block",
-                   "blocks",
-                   "sconto"});
+  return oneOf(
+      w, {"postal",     "promo",     "promocional", "promotionnel", "promotion", "descuento",
+          "desconto",   "réduction", "reduction",   "rastreamento", "rastreio",  "seguimiento",
+          "suivi",      "barras",    "cupom",       "cupón",        "envio",     "envío",
+          "review",     "reviews",   "reviewer",    "owners",       "coverage",  "quality",
+          "conduct",    "editor",    "snippet",     "base",         "sample",    "samples",
+          "repository", "change",    "changes",     "commit",       "block",     "blocks",
+          "sconto"});
 }
 
 // Compounds ending in "code" that name another kind of code.
@@ -238,7 +208,7 @@ bool isOtherCodeCompound(std::string_view w) {
   return oneOf(stem, {"de",       "en",         "uni",       "bar",      "post",    "zip",
                       "qr",       "geo",        "op",        "trans",    "short",   "source",
                       "promo",    "rabatt",     "gutschein", "aktions",  "voucher", "coupon",
-                      "geschenk", "einladungs", "strich",    "quell",    "fehler",  "l\xc3\xa4nder",
+                      "geschenk", "einladungs", "strich",    "quell",    "fehler",  "länder",
                       "laender",  "tracking",   "sendungs",  "referral", "area",    "country",
                       "error",    "status",     "product",   "produkt",  "artikel", "re"});
 }
@@ -255,15 +225,8 @@ bool namesCode(const std::vector<Token>& tokens, std::size_t i) {
     return j < tokens.size() ? std::string_view(tokens[j].lower) : std::string_view();
   };
   if (endsWith(w, "code") || endsWith(w, "codes") || endsWith(w, "codice") ||
-      endsWith(w, "codici") ||
-      startsWith(w,
-                 "c\xc3\xb3"
-                 "digo") ||
-      startsWith(w, "codigo") || startsWith(w, "kod") ||
-      startsWith(w,
-                 "k\xc3\xb3"
-                 "d") ||
-      w == "koodi" || startsWith(w, "\xd0\xba\xd0\xbe\xd0\xb4")) {  // код
+      endsWith(w, "codici") || startsWith(w, "código") || startsWith(w, "codigo") ||
+      startsWith(w, "kod") || startsWith(w, "kód") || w == "koodi" || startsWith(w, "код")) {
     if ((endsWith(w, "code") || endsWith(w, "codes")) && isOtherCodeCompound(w)) return false;
     return !namesOtherCodeBefore(previous) && !namesOtherCodeAfter(next(0));
   }
@@ -273,19 +236,12 @@ bool namesCode(const std::vector<Token>& tokens, std::size_t i) {
     return true;
   }
   if (w == "time" && previous == "one") return true;  // one-time, one time
-  if (startsWithOneOf(w, {"otp", "verif", "v\xc3\xa9rif", "authent", "autent", "password",
-                          "passwort", "kennwort", "wachtwoord", "senha",
-                          "contrase\xc3\xb1"
-                          "a",
-                          "contrasena", "clave", "einmal", "has\xc5\x82o", "do\xc4\x9frulama",
-                          "\xd0\xbf\xd0\xb0\xd1\x80\xd0\xbe\xd0\xbb\xd1\x8c"})) {  // пароль
+  if (startsWithOneOf(w, {"otp", "verif", "vérif", "authent", "autent", "password", "passwort",
+                          "kennwort", "wachtwoord", "senha", "contraseña", "contrasena", "clave",
+                          "einmal", "hasło", "doğrulama", "пароль"})) {
     return true;
   }
-  // 码 碼 認証 コード 인증 验证 驗證 暗証
-  for (std::string_view cjk :
-       {"\xe7\xa0\x81", "\xe7\xa2\xbc", "\xe8\xaa\x8d\xe8\xa8\xbc",
-        "\xe3\x82\xb3\xe3\x83\xbc\xe3\x83\x89", "\xec\x9d\xb8\xec\xa6\x9d",
-        "\xe9\xaa\x8c\xe8\xaf\x81", "\xe9\xa9\x97\xe8\xad\x89", "\xe6\x9a\x97\xe8\xa8\xbc"}) {
+  for (std::string_view cjk : {"码", "碼", "認証", "コード", "인증", "验证", "驗證", "暗証"}) {
     if (w.find(cjk) != std::string::npos) return true;
   }
   return false;
@@ -293,123 +249,46 @@ bool namesCode(const std::vector<Token>& tokens, std::size_t i) {
 
 // Words that, just before a number, say it is something else (an order, an account, a phone).
 bool namesOtherNumber(std::string_view w) {
-  return oneOf(w, {"id",       "no",      "nr",          "nro",          "num",       "n\xc2\xba",
-                   "box",      "suite",   "apt",         "unit",         "floor",     "room",
-                   "seat",     "row",     "gate",        "flight",       "case",      "ref",
-                   "sku",      "item",    "model",       "serial",       "version",   "v",
-                   "build",    "release", "issue",       "pr",           "pull",      "meeting",
-                   "zip",      "plz",     "cp",          "cep",          "tel",       "fax",
-                   "call",     "phone",   "mobile",      "hotline",      "whatsapp",  "total",
-                   "amount",   "balance", "price",       "subtotal",     "paid",      "charged",
-                   "betrag",   "summe",   "montant",     "importe",      "valor",     "saldo",
-                   "points",   "miles",   "ending",      "ends",         "card",      "acct",
-                   "account",  "member",  "customer",    "client",       "policy",    "ticket",
-                   "invoice",  "receipt", "transaction", "txn",          "order",     "orders",
-                   "tracking", "booking", "reservation", "confirmation", "reference", "locker"}) ||
+  return oneOf(w, {"id",       "no",          "nr",           "nro",       "num",
+                   "nº",       "box",         "suite",        "apt",       "unit",
+                   "floor",    "room",        "seat",         "row",       "gate",
+                   "flight",   "case",        "ref",          "sku",       "item",
+                   "model",    "serial",      "version",      "v",         "build",
+                   "release",  "issue",       "pr",           "pull",      "meeting",
+                   "zip",      "plz",         "cp",           "cep",       "tel",
+                   "fax",      "call",        "phone",        "mobile",    "hotline",
+                   "whatsapp", "total",       "amount",       "balance",   "price",
+                   "subtotal", "paid",        "charged",      "betrag",    "summe",
+                   "montant",  "importe",     "valor",        "saldo",     "points",
+                   "miles",    "ending",      "ends",         "card",      "acct",
+                   "account",  "member",      "customer",     "client",    "policy",
+                   "ticket",   "receipt",     "transaction",  "txn",       "tracking",
+                   "booking",  "reservation", "confirmation", "reference", "locker",
+                   "over",     "than",        "about",        "around",    "approximately",
+                   "nearly",   "almost",      "circa",        "ca",        "mehr",
+                   "über",     "plus",        "environ",      "más",       "mais"}) ||
          w.find("nummer") != std::string_view::npos ||
-         startsWithOneOf(w, {"bestell",
-                             "rechnung",
-                             "auftrag",
-                             "sendung",
-                             "kunden",
-                             "vertrag",
-                             "konto",
-                             "commande",
-                             "facture",
-                             "colis",
-                             "num\xc3\xa9ro",
-                             "n\xc3\xbamero",
-                             "numero",
-                             "pedido",
-                             "factura",
-                             "fatura",
-                             "rastre",
-                             "seguimiento",
-                             "encomenda",
-                             "telefon",
-                             "t\xc3\xa9l\xc3\xa9phone",
-                             "tel\xc3\xa9"
-                             "fono",
-                             "telefone",
-                             "gesamt",
-                             "order",
-                             "invoice"});
+         startsWithOneOf(
+             w,
+             {"bestell",  "rechnung", "auftrag", "sendung",     "kunden",    "vertrag", "konto",
+              "commande", "facture",  "colis",   "numéro",      "número",    "numero",  "pedido",
+              "factura",  "fatura",   "rastre",  "seguimiento", "encomenda", "telefon", "téléphone",
+              "teléfono", "telefone", "gesamt",  "order",       "invoice"});
 }
 
 // Words that, just after a number, make it a quantity, an amount or a time.
 bool namesUnit(std::string_view w) {
-  return oneOf(w, {"minutes",
-                   "minute",
-                   "min",
-                   "mins",
-                   "seconds",
-                   "sec",
-                   "secs",
-                   "hours",
-                   "hour",
-                   "hrs",
-                   "h",
-                   "days",
-                   "day",
-                   "weeks",
-                   "months",
-                   "years",
-                   "minuten",
-                   "stunden",
-                   "tage",
-                   "sekunden",
-                   "uhr",
-                   "minutos",
-                   "horas",
-                   "dias",
-                   "d\xc3\xad"
-                   "as",
-                   "segundos",
-                   "heures",
-                   "jours",
-                   "secondes",
-                   "points",
-                   "pts",
-                   "miles",
-                   "km",
-                   "kg",
-                   "lb",
-                   "lbs",
-                   "mb",
-                   "gb",
-                   "kb",
-                   "tb",
-                   "followers",
-                   "views",
-                   "likes",
-                   "people",
-                   "members",
-                   "users",
-                   "reviews",
-                   "steps",
-                   "calories",
-                   "kcal",
-                   "items",
-                   "euro",
-                   "euros",
-                   "eur",
-                   "usd",
-                   "dollars",
-                   "gbp",
-                   "chf",
-                   "inr",
-                   "rs",
-                   "brl",
-                   "mxn",
-                   "jpy",
-                   "cad",
-                   "aud",
-                   "kr",
-                   "sek",
-                   "nok",
-                   "dkk",
-                   "pln",
-                   "z\xc5\x82"});
+  return oneOf(
+      w,
+      {"minutes",   "minute",   "min",    "mins",     "seconds",  "sec",     "secs",    "hours",
+       "hour",      "hrs",      "h",      "days",     "day",      "weeks",   "months",  "years",
+       "minuten",   "stunden",  "tage",   "sekunden", "uhr",      "minutos", "horas",   "dias",
+       "días",      "segundos", "heures", "jours",    "secondes", "points",  "pts",     "miles",
+       "km",        "kg",       "lb",     "lbs",      "mb",       "gb",      "kb",      "tb",
+       "followers", "views",    "likes",  "people",   "members",  "users",   "reviews", "steps",
+       "calories",  "kcal",     "items",  "euro",     "euros",    "eur",     "usd",     "dollars",
+       "gbp",       "chf",      "inr",    "rs",       "brl",      "mxn",     "jpy",     "cad",
+       "aud",       "kr",       "sek",    "nok",      "dkk",      "pln",     "zł"});
 }
 
 bool namesCurrency(std::string_view w) {
@@ -418,58 +297,27 @@ bool namesCurrency(std::string_view w) {
 }
 
 bool namesStreet(std::string_view w) {
-  return oneOf(w, {"street",
-                   "st",
-                   "avenue",
-                   "ave",
-                   "road",
-                   "rd",
-                   "blvd",
-                   "boulevard",
-                   "parkway",
-                   "pkwy",
-                   "way",
-                   "drive",
-                   "dr",
-                   "lane",
-                   "ln",
-                   "court",
-                   "ct",
-                   "place",
-                   "pl",
-                   "stra\xc3\x9f"
-                   "e",
-                   "strasse",
-                   "str",
-                   "weg",
-                   "allee",
-                   "platz",
-                   "gasse",
-                   "rue",
-                   "calle",
-                   "avenida",
-                   "av",
-                   "rua",
-                   "via"});
+  return oneOf(w, {"street",  "st",    "avenue", "ave",    "road",    "rd",   "blvd", "boulevard",
+                   "parkway", "pkwy",  "way",    "drive",  "dr",      "lane", "ln",   "court",
+                   "ct",      "place", "pl",     "straße", "strasse", "str",  "weg",  "allee",
+                   "platz",   "gasse", "rue",    "calle",  "avenida", "av",   "rua",  "via"});
 }
 
 // Words that join a label to its value: "code is 1234", "Code lautet 1234".
 bool isLinkWord(std::string_view w) {
-  return oneOf(w, {"is",       "ist",       "lautet",    "est",      "es",           "\xc3\xa9",
-                   "\xc3\xa8", "to",        "je",        "er",       "\xe6\x98\xaf", "are",
-                   "was",      "sind",      "use",       "enter",    "utilisez",     "usa",
-                   "digite",   "introduce", "saisissez", "eingeben", "type"});
+  return oneOf(w,
+               {"is",       "ist", "lautet", "est",       "es",        "é",        "è",   "to",
+                "je",       "er",  "是",     "are",       "was",       "sind",     "use", "enter",
+                "utilisez", "usa", "digite", "introduce", "saisissez", "eingeben", "type"});
 }
 
 bool endsWithCurrencySymbol(std::string_view s) {
-  return endsWith(s, "$") || endsWith(s, "\xe2\x82\xac") || endsWith(s, "\xc2\xa3") ||
-         endsWith(s, "\xc2\xa5") || endsWith(s, "\xe2\x82\xb9") || endsWith(s, "\xe2\x82\xbd") ||
-         endsWith(s, "\xe2\x82\xa9");
+  return endsWith(s, "$") || endsWith(s, "€") || endsWith(s, "£") || endsWith(s, "¥") ||
+         endsWith(s, "₹") || endsWith(s, "₽") || endsWith(s, "₩");
 }
 bool startsWithCurrencySymbol(std::string_view s) {
-  return startsWith(s, "$") || startsWith(s, "\xe2\x82\xac") || startsWith(s, "\xc2\xa3") ||
-         startsWith(s, "\xc2\xa5") || startsWith(s, "\xe2\x82\xb9") ||
-         startsWith(s, "\xe2\x82\xbd") || startsWith(s, "\xe2\x82\xa9");
+  return startsWith(s, "$") || startsWith(s, "€") || startsWith(s, "£") || startsWith(s, "¥") ||
+         startsWith(s, "₹") || startsWith(s, "₽") || startsWith(s, "₩");
 }
 
 std::string_view withoutOneSpace(std::string_view s, bool at_end) {
@@ -592,8 +440,7 @@ std::optional<double> score(std::string_view text, const std::vector<Token>& tok
   }
   if (!emphasis) {  // masks: **** 1234, •••• 1234, XXXX 1234
     std::string_view m = withoutOneSpace(before, true);
-    if (endsWith(m, "**") || endsWith(m, "\xe2\x80\xa2") || endsWith(m, "XX") ||
-        endsWith(m, "xx")) {
+    if (endsWith(m, "**") || endsWith(m, "•") || endsWith(m, "XX") || endsWith(m, "xx")) {
       return std::nullopt;
     }
   }
@@ -616,11 +463,9 @@ std::optional<double> score(std::string_view text, const std::vector<Token>& tok
                                                                       : 3)
                       : 4;
   if (c.joined) s += 1;
-  // Alone on its line: how mail and many SMS show a code.
-  const std::size_t line_start =
-      before.rfind('\n') == std::string_view::npos ? 0 : before.rfind('\n') + 1;
-  const std::size_t line_end = std::min(text.find('\n', tail.end), text.size());
-  if (onlyPunctuation(text, line_start, head.begin) && onlyPunctuation(text, tail.end, line_end)) {
+  // Alone on its line (tokens are letters and digits): how mail and many SMS show a code.
+  const bool alone = !has_previous && !has_next;
+  if (alone) {
     s += 3;
   }
   if (c.digits && c.value.size() == 4 && c.value >= "1900" && c.value <= "2099") s -= 5;  // year
@@ -629,15 +474,14 @@ std::optional<double> score(std::string_view text, const std::vector<Token>& tok
     std::size_t k = before.size() - 1;
     while (k > 0 && before[k - 1] == ' ') --k;
     std::size_t chunk = k;
-    while (chunk > 0 && !isSpace(before[chunk - 1])) --chunk;
+    while (chunk > 0 && k - chunk < 256 && !isSpace(before[chunk - 1])) --chunk;
     if (!(chunk < k && before[chunk] == '@')) s -= 5;
   }
   // Postal codes: "CA 94107", "10115 Berlin" at the start of a line.
   if (c.digits && !c.joined && (c.value.size() == 4 || c.value.size() == 5)) {
     const bool state = has_previous && tokens[c.first - 1].all_upper &&
                        tokens[c.first - 1].end - tokens[c.first - 1].begin == 2;
-    const bool city = has_next && onlyPunctuation(text, line_start, head.begin) &&
-                      text[tokens[c.last + 1].begin] >= 'A' &&
+    const bool city = has_next && !has_previous && text[tokens[c.last + 1].begin] >= 'A' &&
                       text[tokens[c.last + 1].begin] <= 'Z';
     if (state || city) s -= 4;
   }
@@ -650,23 +494,25 @@ std::optional<double> score(std::string_view text, const std::vector<Token>& tok
       // ... unless the word is part of the keyword's label: "code de confirmation".
       std::size_t q = k - 1;
       while (q > 0 && oneOf(tokens[q - 1].lower, {"de", "of", "du", "da", "do", "di"})) --q;
-      if (!(q > 0 && tokens[q - 1].keyword)) s -= 8;
+      if (!(q > 0 && tokens[q - 1].keyword && tokens[q - 1].line == head.line)) s -= 8;
       break;
     }
   }
   const std::string_view label = withoutOneSpace(before, true);
-  if (c.first > 0 && (isLinkWord(tokens[c.first - 1].lower) || endsWith(label, ":") ||
-                      endsWith(label, "\xef\xbc\x9a"))) {
+  if (c.first > 0 &&
+      (isLinkWord(tokens[c.first - 1].lower) || endsWith(label, ":") || endsWith(label, "："))) {
     s += 1;  // "code is 482913", "Code: 482913"
   }
 
-  std::size_t distance = std::string::npos;
+  std::size_t distance = std::string::npos, nearest = 0;
   for (std::size_t k : keywords) {
     const std::size_t d = k < c.first ? c.first - k : k > c.last ? k - c.last + 1 : 0;
-    distance = std::min(distance, d);
+    if (d < distance) distance = d, nearest = k;
   }
   const double d = static_cast<double>(std::min<std::size_t>(distance, 200));
   s -= d <= 3 ? 0 : d <= 20 ? (d - 3) * 0.35 : 5.95 + (d - 20) * 0.05;
+  // A code shares its keyword's line, or has a line of its own.
+  if (!alone && tokens[nearest].line != head.line) s -= 2;
   return s;
 }
 
