@@ -465,9 +465,7 @@ std::optional<double> score(std::string_view text, const std::vector<Token>& tok
   if (c.joined) s += 1;
   // Alone on its line (tokens are letters and digits): how mail and many SMS show a code.
   const bool alone = !has_previous && !has_next;
-  if (alone) {
-    s += 3;
-  }
+  if (alone) s += 3;
   if (c.digits && c.value.size() == 4 && c.value >= "1900" && c.value <= "2099") s -= 5;  // year
   if (b1 == '#') {
     // Apple's domain-bound codes (`@example.com #482913`) are codes; order #482913 is not.
