@@ -265,8 +265,9 @@ bool namesOtherNumber(std::string_view w) {
                    "ticket",   "receipt",     "transaction",  "txn",       "tracking",
                    "booking",  "reservation", "confirmation", "reference", "locker",
                    "over",     "than",        "about",        "around",    "approximately",
-                   "nearly",   "almost",      "circa",        "ca",        "mehr",
-                   "über",     "plus",        "environ",      "más",       "mais"}) ||
+                   "nearly",   "almost",      "reply",        "circa",     "ca",
+                   "mehr",     "über",        "plus",         "environ",   "más",
+                   "mais"}) ||
          w.find("nummer") != std::string_view::npos ||
          startsWithOneOf(
              w,
@@ -279,16 +280,17 @@ bool namesOtherNumber(std::string_view w) {
 // Words that, just after a number, make it a quantity, an amount or a time.
 bool namesUnit(std::string_view w) {
   return oneOf(
-      w,
-      {"minutes",   "minute",   "min",    "mins",     "seconds",  "sec",     "secs",    "hours",
-       "hour",      "hrs",      "h",      "days",     "day",      "weeks",   "months",  "years",
-       "minuten",   "stunden",  "tage",   "sekunden", "uhr",      "minutos", "horas",   "dias",
-       "días",      "segundos", "heures", "jours",    "secondes", "points",  "pts",     "miles",
-       "km",        "kg",       "lb",     "lbs",      "mb",       "gb",      "kb",      "tb",
-       "followers", "views",    "likes",  "people",   "members",  "users",   "reviews", "steps",
-       "calories",  "kcal",     "items",  "euro",     "euros",    "eur",     "usd",     "dollars",
-       "gbp",       "chf",      "inr",    "rs",       "brl",      "mxn",     "jpy",     "cad",
-       "aud",       "kr",       "sek",    "nok",      "dkk",      "pln",     "zł"});
+      w, {"minutes",   "minute",      "min",       "mins",    "seconds",   "sec",       "secs",
+          "hours",     "hour",        "hrs",       "h",       "days",      "day",       "weeks",
+          "months",    "years",       "minuten",   "stunden", "tage",      "sekunden",  "uhr",
+          "minutos",   "horas",       "dias",      "días",    "segundos",  "heures",    "jours",
+          "secondes",  "points",      "pts",       "miles",   "km",        "kg",        "lb",
+          "lbs",       "mb",          "gb",        "kb",      "tb",        "followers", "views",
+          "likes",     "people",      "members",   "users",   "customers", "accounts",  "teams",
+          "employees", "subscribers", "downloads", "reviews", "steps",     "calories",  "kcal",
+          "items",     "euro",        "euros",     "eur",     "usd",       "dollars",   "gbp",
+          "chf",       "inr",         "rs",        "brl",     "mxn",       "jpy",       "cad",
+          "aud",       "kr",          "sek",       "nok",     "dkk",       "pln",       "zł"});
 }
 
 bool namesCurrency(std::string_view w) {
@@ -398,8 +400,11 @@ std::vector<Candidate> candidates(std::string_view text, const std::vector<Token
     }
     Candidate c{value, first, j, all_digits, j > first};
     if (all_digits) {
-      const bool grouped =
-          same_gaps && same_sizes && sizes.size() <= 4 && sizes.front() >= 2 && sizes.front() <= 5;
+      // Groups of 2 to 5 digits (482 913), or single digits a space apart, as mail that draws a
+      // box around each digit reads as text (4 8 2 9 1 3).
+      const bool grouped = same_gaps && same_sizes &&
+                           ((sizes.size() <= 4 && sizes.front() >= 2 && sizes.front() <= 5) ||
+                            (sizes.front() == 1 && sizes.size() >= 4 && gap(first) == " "));
       if ((j == first || grouped) && value.size() >= 4 && value.size() <= 10) out.push_back(c);
     } else if (value.size() >= 4 && value.size() <= 10 && looksRandom(value)) {
       const bool grouped = j == first + 1 && gap(first) == "-" && same_sizes && sizes.front() >= 3;

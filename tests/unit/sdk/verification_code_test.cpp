@@ -86,6 +86,7 @@ TEST(VerificationCode, GroupedCodesAreReturnedAsTyped) {
   EXPECT_EQ(sms("Your code: 1234 5678"), "12345678");
   EXPECT_EQ(sms("Your code: 12-34-56"), "123456");
   EXPECT_EQ(sms("Your code: K7Q-2XF"), "K7Q2XF");
+  EXPECT_EQ(sms("Your code:\n4 8 2 9 1 3\n"), "482913");  // a box around each digit, as text
   // Groups of unequal size are a phone number or a date, never a code.
   EXPECT_EQ(sms("Your code: 555-0199"), std::nullopt);
   EXPECT_EQ(sms("Your code: 2026-11-25"), std::nullopt);
