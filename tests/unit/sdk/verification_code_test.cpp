@@ -124,7 +124,9 @@ TEST(VerificationCode, PricesDatesTimesAndPhoneNumbersAreNotCodes) {
                             "Code at ****4821",
                             "Code at XX4821",
                             "Code: SAVE20",
-                            "Code: 1080p"}) {
+                            "Code: 1080p",
+                            "Code changes: 3456 customers use it",
+                            "Verify your account: reply YES to 72345"}) {
     EXPECT_EQ(sms(decoy), std::nullopt) << decoy;
   }
 }
