@@ -2,6 +2,7 @@
 
 #include <svc/sdk/http.h>
 #include <svc/sdk/util.h>
+#include <svc/sdk/verification_code.h>
 
 #include <Poco/Data/Statement.h>
 #include <Poco/JSON/Array.h>
@@ -254,7 +255,12 @@ std::vector<sdk::Migration> MailStore::migrations() {
       2, "SMTP spool positions",
       {"CREATE TABLE email_spool_positions (spool_id CHAR(36) NOT NULL PRIMARY KEY, segment "
        "BIGINT NOT NULL, offset_bytes BIGINT NOT NULL)"});
-  return {m, spool};
+  // The code each message carries, found when it is filed. Messages filed before this have none
+  // (no backfill: the code of an old message is of no use to anyone).
+  sdk::Migration codes = sdk::Migration::portable(
+      3, "verification codes of messages",
+      {"ALTER TABLE email_messages ADD COLUMN extracted_code VARCHAR(64) NOT NULL DEFAULT ''"});
+  return {m, spool, codes};
 }
 
 std::optional<Inbox> MailStore::inboxById(Poco::Data::Session& s, const std::string& id) {
@@ -500,6 +506,8 @@ MessageRow MailStore::file(Poco::Data::Session& tx, const Inbox& inbox, NewMessa
   row.message_id = m.message_id;
   row.in_reply_to = m.in_reply_to;
   row.status = m.status;
+  // content is the text part, or the text of the HTML part when there is none.
+  row.extracted_code = sdk::extractVerificationCode(m.subject, m.content).value_or("");
   row.is_read = m.is_read;
   row.created_us = row.updated_us = m.created_us;
   {
@@ -510,14 +518,14 @@ MessageRow MailStore::file(Poco::Data::Session& tx, const Inbox& inbox, NewMessa
     Poco::Int64 at = row.created_us;
     tx << "INSERT INTO email_messages (id, account_id, identity_uuid, inbox_id, thread_id, "
           "direction, from_email, to_json, cc_json, bcc_json, reply_to_json, references_json, "
-          "subject, content, html, message_id, message_key, in_reply_to, status, is_read, "
-          "created_us, updated_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-          "?, ?, ?, ?)",
+          "subject, content, html, message_id, message_key, in_reply_to, status, extracted_code, "
+          "is_read, created_us, updated_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+          "?, ?, ?, ?, ?, ?, ?, ?)",
         use(row.id), use(row.account_id), use(row.identity_uuid), use(row.inbox_id),
         use(row.thread_id), use(row.direction), use(row.from_email), use(to), use(cc), use(bcc),
         use(reply_to), use(refs), use(row.subject), use(row.content), use(row.html),
-        use(row.message_id), use(key), use(row.in_reply_to), use(row.status), use(read), use(at),
-        bind(row.created_us), now;
+        use(row.message_id), use(key), use(row.in_reply_to), use(row.status),
+        use(row.extracted_code), use(read), use(at), bind(row.created_us), now;
   }
   int position = 0;
   for (const auto& a : m.attachments) {
@@ -535,14 +543,16 @@ MessageRow MailStore::file(Poco::Data::Session& tx, const Inbox& inbox, NewMessa
 const char* MailStore::messageColumns() {
   // The bodies are read by loadBodies(), only where a message is shown whole.
   return "SELECT id, account_id, identity_uuid, inbox_id, thread_id, direction, from_email, "
-         "to_json, cc_json, bcc_json, reply_to_json, references_json, subject, '', '', "
+         "to_json, cc_json, bcc_json, extracted_code, reply_to_json, references_json, subject, "
+         "'', '', "
          "message_id, in_reply_to, status, is_read, created_us, updated_us FROM email_messages ";
 }
 
 std::vector<MessageRow> MailStore::readMessages(Poco::Data::Statement& select) {
   // Poco's tuples stop at 20 columns: two extractions read consecutive columns of one row.
-  using Head = Poco::Tuple<std::string, std::string, std::string, std::string, std::string,
-                           std::string, std::string, std::string, std::string, std::string>;
+  using Head =
+      Poco::Tuple<std::string, std::string, std::string, std::string, std::string, std::string,
+                  std::string, std::string, std::string, std::string, std::string>;
   using Tail = Poco::Tuple<std::string, std::string, std::string, std::string, std::string,
                            std::string, std::string, std::string, int, Poco::Int64, Poco::Int64>;
   std::vector<Head> heads;
@@ -564,6 +574,7 @@ std::vector<MessageRow> MailStore::readMessages(Poco::Data::Statement& select) {
     m.to = parseJsonList(h.get<7>());
     m.cc = parseJsonList(h.get<8>());
     m.bcc = parseJsonList(h.get<9>());
+    m.extracted_code = h.get<10>();
     m.reply_to = parseJsonList(t.get<0>());
     m.references = parseJsonList(t.get<1>());
     m.subject = t.get<2>();
@@ -641,6 +652,7 @@ Poco::JSON::Object::Ptr MailStore::messageJson(Poco::Data::Session& s, const Mes
   o->set("cc", array(m.cc));
   if (m.direction == "outgoing") o->set("bcc", array(m.bcc));
   o->set("subject", m.subject);
+  o->set("extracted_code", nullable(m.extracted_code));
   o->set("message_id", m.message_id);
   o->set("in_reply_to", nullable(m.in_reply_to));
   o->set("is_read", m.is_read);

@@ -48,6 +48,7 @@ struct MessageRow {
   std::string id, account_id, identity_uuid, inbox_id, thread_id, direction, from_email;
   std::vector<std::string> to, cc, bcc, reply_to, references;
   std::string subject, content, html, message_id, in_reply_to, status;
+  std::string extracted_code;  ///< The one-time code the message carries; "" for none.
   bool is_read = false;
   std::int64_t created_us = 0, updated_us = 0;
 };
@@ -80,7 +81,8 @@ class MailStore {
   static Poco::JSON::Object::Ptr attachmentJson(const AttachmentRecord& a);
 
   /// Files a message into inbox's thread inside the caller's transaction and publishes
-  /// `email.received` or `email.sent`. @return the stored row.
+  /// `email.received` or `email.sent`. Its verification code is found here, once (from the
+  /// subject and content). @return the stored row.
   MessageRow file(Poco::Data::Session& tx, const Inbox& inbox, NewMessage message);
 
   /// @return the message with its bodies.

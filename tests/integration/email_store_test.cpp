@@ -1,13 +1,17 @@
 // Where the email plugin keeps mail on disk (and how an upgrade finds what an older svcd left
-// one directory deeper), and how message lists count in a mailbox too big to count on every poll.
+// one directory deeper), what an upgrade makes of messages stored before codes were found, and how
+// message lists count in a mailbox too big to count on every poll.
 #include "email_fixture.h"
 #include "harness.h"
 
+#include <Poco/Data/Session.h>
 #include <Poco/File.h>
+#include <Poco/URI.h>
 
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace svc::testing {
 namespace {
@@ -57,6 +61,45 @@ TEST_F(Email, SpoolIsInDataDirEmailSpoolAndAnOlderLayoutIsAdopted) {
                       attachments->getObject(0)->getValue<std::string>("uuid") + "/download/");
   EXPECT_EQ(bytes.status, 200);
   EXPECT_EQ(bytes.body, "bytes");
+}
+
+// Runs statements on a stopped svcd's database, as an operator's client would.
+void runSql(const std::string& db_url, const std::vector<std::string>& statements) {
+  if (databaseKind() == "sqlite") {
+    for (const auto& sql : statements) {
+      auto [rc, out] = runCommand("sqlite3 " + db_url.substr(7) + " \"" + sql + "\" 2>&1");
+      ASSERT_EQ(rc, 0) << sql << ": " << out;
+    }
+    return;
+  }
+  Poco::URI uri(db_url);  // mysql://user:password@host:port/database
+  const std::string info = uri.getUserInfo();
+  Poco::Data::Session s(
+      "MySQL", "host=" + uri.getHost() + ";port=" + std::to_string(uri.getPort()) + ";user=" +
+                   info.substr(0, info.find(':')) + ";password=" + info.substr(info.find(':') + 1) +
+                   ";db=" + uri.getPath().substr(1));
+  for (const auto& sql : statements) s << sql, Poco::Data::Keywords::now;
+}
+
+TEST_F(Email, MessagesStoredBeforeCodesWereFoundHaveNone) {
+  Ident sink = identity("Sink", "sink");
+  const std::string code_mail = "Subject: Your code\r\n\r\nYour verification code is 482913.";
+  ASSERT_NE(smtp(envelope("a@example.com", "sink@agents.test", code_mail)).find("250 2.0.0"),
+            std::string::npos);
+  // Back to the schema before migration 3, then an upgrade on the same data and database.
+  db_url_ = svcd_->dbUrl();
+  ASSERT_EQ(svcd_->terminate(), 0);
+  auto older = std::move(svcd_);
+  runSql(db_url_, {"ALTER TABLE email_messages DROP COLUMN extracted_code",
+                   "DELETE FROM svc_migrations WHERE plugin = 'email' AND version = 3"});
+  if (HasFatalFailure()) return;
+  startSvcd({"--set", "data.dir=" + older->dataDir()});
+  ASSERT_NE(smtp(envelope("a@example.com", "sink@agents.test", code_mail)).find("250 2.0.0"),
+            std::string::npos);
+  auto list = messages("identity=" + sink.uuid);
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_TRUE(list->getObject(0)->isNull("extracted_code")) << "no backfill";
+  EXPECT_EQ(list->getObject(1)->getValue<std::string>("extracted_code"), "482913");
 }
 
 TEST_F(Email, StartRefusesWhenBothTheOldAndTheNewSpoolExist) {

@@ -200,7 +200,77 @@ TEST_F(Email, SwaksDeliversMimeWithAttachmentsAndEncodedHeaders) {
                   1500);
   EXPECT_NE(stream.find("event: email.received"), std::string::npos) << stream;
   EXPECT_NE(stream.find(m->getValue<std::string>("id")), std::string::npos) << stream;
-  EXPECT_EQ(stream.find("123456"), std::string::npos) << "no body in events\n" << stream;
+  EXPECT_EQ(stream.find("Your code is"), std::string::npos) << "no body in events\n" << stream;
+  // ... but the code found in it, which is what an agent waits for.
+  EXPECT_NE(stream.find(R"("extracted_code":"123456")"), std::string::npos) << stream;
+}
+
+TEST_F(Email, VerificationCodesAreFoundWhenMessagesAreStored) {
+  Ident sales = identity("Sales", "sales");
+  Ident buyer = identity("Buyer", "buyer");
+  // A code written in groups, among decoys (an order number, a date, a price).
+  ASSERT_NE(smtp(envelope("no-reply@acme.example", "sales@agents.test",
+                          "From: Acme <no-reply@acme.example>\r\nTo: sales@agents.test\r\n"
+                          "Subject: Your Acme sign-in code\r\n\r\n"
+                          "Your verification code is 482 913.\r\nIt expires in 10 minutes.\r\n"
+                          "Order #123456 of 2026-11-25 ($12.99) has shipped.\r\n"))
+                .find("250 2.0.0"),
+            std::string::npos);
+  // HTML only: the code on a line of its own in the HTML's text.
+  ASSERT_NE(smtp(envelope("noreply@example.org", "sales@agents.test",
+                          "From: noreply@example.org\r\nTo: sales@agents.test\r\n"
+                          "Subject: Confirm your email\r\nMIME-Version: 1.0\r\n"
+                          "Content-Type: text/html; charset=utf-8\r\n\r\n"
+                          "<html><body><p>Your one-time passcode:</p>"
+                          "<div style=\"font-size:32px\"><b>730&nbsp;521</b></div>"
+                          "<p>&copy; 2026 Example, 1600 Main St, CA 94043</p></body></html>\r\n"))
+                .find("250 2.0.0"),
+            std::string::npos);
+  // A receipt: numbers everywhere, no code.
+  ASSERT_NE(smtp(envelope("shop@example.com", "sales@agents.test",
+                          "From: shop@example.com\r\nTo: sales@agents.test\r\n"
+                          "Subject: Your receipt #48291\r\n\r\n"
+                          "Total: $1,299.00\r\nCard ending 4821\r\nCall (555) 010-0199.\r\n"))
+                .find("250 2.0.0"),
+            std::string::npos);
+
+  auto list = messages("identity=" + sales.uuid);
+  ASSERT_EQ(list->size(), 3u);
+  EXPECT_EQ(list->getObject(0)->getValue<std::string>("extracted_code"), "482913");
+  EXPECT_EQ(list->getObject(1)->getValue<std::string>("extracted_code"), "730521");
+  ASSERT_TRUE(list->getObject(2)->has("extracted_code"));
+  EXPECT_TRUE(list->getObject(2)->isNull("extracted_code"));
+  auto full = message(list->getObject(0)->getValue<std::string>("id"));
+  EXPECT_EQ(full->getValue<std::string>("extracted_code"), "482913");
+  auto receipt = message(list->getObject(2)->getValue<std::string>("id"));
+  ASSERT_TRUE(receipt->has("extracted_code"));
+  EXPECT_TRUE(receipt->isNull("extracted_code"));
+  auto thread =
+      call("GET", "/api/email-inbox/" + full->getValue<std::string>("thread_id") + "/").json();
+  EXPECT_EQ(thread->getArray("messages")->getObject(0)->getValue<std::string>("extracted_code"),
+            "482913");
+
+  // Mail sent from here: the sent message and the copy delivered locally both carry it.
+  auto sent = call("POST", "/api/email-messages/compose/?identity=" + sales.uuid,
+                   R"({"to_email":"buyer@agents.test","subject":"Your PIN",)"
+                   R"("content":"Your new PIN is 6104. Keep it safe."})");
+  ASSERT_EQ(sent.status, 201) << sent.body;
+  EXPECT_EQ(sent.json()->getValue<std::string>("extracted_code"), "6104");
+  auto at_buyer = messages("identity=" + buyer.uuid);
+  ASSERT_EQ(at_buyer->size(), 1u);
+  EXPECT_EQ(at_buyer->getObject(0)->getValue<std::string>("extracted_code"), "6104");
+  auto outgoing = messages("identity=" + sales.uuid + "&direction=outgoing");
+  ASSERT_EQ(outgoing->size(), 1u);
+  EXPECT_EQ(outgoing->getObject(0)->getValue<std::string>("extracted_code"), "6104");
+
+  const std::string stream =
+      rawExchange(svcd_->port(),
+                  "GET /api/events/stream/?last_event_id=0&types=email.received HTTP/1.1\r\n"
+                  "Host: x\r\nAuthorization: Bearer " +
+                      key_ + "\r\n\r\n",
+                  1500);
+  EXPECT_NE(stream.find(R"("extracted_code":"482913")"), std::string::npos) << stream;
+  EXPECT_NE(stream.find(R"("extracted_code":null)"), std::string::npos) << stream;
 }
 
 TEST_F(Email, MimeStructuresCharsetsAndMalformedParts) {
