@@ -16,7 +16,7 @@ namespace svc::plugins::sms {
 class ReplayGuard {
  public:
   /// @param window_us how long a key is remembered (sdk::nowMicros() time).
-  /// @param capacity how many keys at most; beyond, the oldest are forgotten first.
+  /// @param capacity how many keys at most (1 or more); beyond, the oldest are forgotten first.
   explicit ReplayGuard(std::int64_t window_us = 24LL * 3600 * 1000000,
                        std::size_t capacity = 100000);
   /// @param key a digest of one request. @return true (and remembers it) when it was not seen
@@ -26,7 +26,8 @@ class ReplayGuard {
   void forget(const std::string& key);
 
  private:
-  void expire(std::int64_t now);
+  // Forgets keys older than the window, and the oldest until at most `keep` remain.
+  void expire(std::int64_t now, std::size_t keep);
 
   const std::int64_t window_us_;
   const std::size_t capacity_;
