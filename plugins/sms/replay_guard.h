@@ -1,46 +1,39 @@
 // Remembers the signed webhooks seen lately, so that a captured request sent again is refused:
 // Twilio's signature covers the URL and the parameters but no time, so a copy verifies forever.
-// In memory (a restart forgets), bounded in time and in count; the oldest go first when full.
+// Kept in a table (sms_twilio_seen), so that neither a restart nor another svcd on the same
+// database lets a copy through; rows older than the window are deleted as requests come.
 #pragma once
 
-#include <cstddef>
+#include <svc/sdk/storage.h>
+
+#include <atomic>
 #include <cstdint>
-#include <deque>
-#include <mutex>
 #include <string>
-#include <unordered_map>
 
 namespace svc::plugins::sms {
 
-/// A set of keys, each remembered for a window of time. Thread-safe.
+/// The digests of requests seen within a window of time. Thread-safe.
 class ReplayGuard {
  public:
-  /// @param window_us how long a key is remembered (sdk::nowMicros() time).
-  /// @param capacity how many keys at most (1 or more); beyond, the oldest are forgotten first.
-  explicit ReplayGuard(std::int64_t window_us = 24LL * 3600 * 1000000,
-                       std::size_t capacity = 100000);
-  /// @param key a digest of one request. @return true (and remembers it) when it was not seen
-  /// within the window; false for a replay.
+  /// @param version its place among the sms plugin's migrations.
+  /// @return the migration that makes the table sms_twilio_seen.
+  static sdk::Migration migration(int version);
+
+  /// @param db the database holding sms_twilio_seen. @param window_us how long a request is
+  /// remembered at least (sdk::nowMicros() time); rows are deleted a little after it ends.
+  explicit ReplayGuard(sdk::Database& db, std::int64_t window_us = 24LL * 3600 * 1000000);
+  /// @param key a digest of one request (at most 64 characters).
+  /// @return true (and remembers it) when it was not seen within the window; false for a replay.
   bool admit(const std::string& key);
   /// Forgets a key admitted whose request then failed, so that the carrier's retry is served.
   void forget(const std::string& key);
 
  private:
-  // Forgets keys older than the window, and the oldest until at most `keep` remain.
-  void expire(std::int64_t now, std::size_t keep);
+  void prune(std::int64_t at);
 
+  sdk::Database& db_;
   const std::int64_t window_us_;
-  const std::size_t capacity_;
-  std::mutex mutex_;
-  struct Admission {
-    std::int64_t when;
-    std::uint64_t
-        serial;  // tells a key's admissions apart (one may be forgotten, then re-admitted)
-    std::string key;
-  };
-  std::uint64_t next_serial_ = 0;
-  std::unordered_map<std::string, std::uint64_t> seen_;  // key → serial of its live admission
-  std::deque<Admission> order_;                          // admissions, oldest first
+  std::atomic<std::int64_t> last_prune_us_{0};
 };
 
 }  // namespace svc::plugins::sms

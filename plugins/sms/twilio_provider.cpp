@@ -9,8 +9,12 @@ constexpr int kPurchaseAttempts = 3;
 
 }  // namespace
 
-TwilioProvider::TwilioProvider(TwilioConfig config, CarrierEvents& events, Poco::Logger* logger)
-    : config_(std::move(config)), client_(config_), webhooks_(config_, events), logger_(logger) {}
+TwilioProvider::TwilioProvider(TwilioConfig config, CarrierEvents& events, sdk::Database& db,
+                               Poco::Logger* logger)
+    : config_(std::move(config)),
+      client_(config_),
+      webhooks_(config_, events, db),
+      logger_(logger) {}
 
 std::string TwilioProvider::name() const {
   return "twilio";

@@ -8,6 +8,8 @@
 #include "twilio_config.h"
 #include "twilio_webhooks.h"
 
+#include <svc/sdk/storage.h>
+
 #include <Poco/Logger.h>
 
 #include <functional>
@@ -21,8 +23,11 @@ class TwilioProvider : public SmsProvider {
  public:
   /// @param config the values of the `sms.twilio.*` keys and public.base_url.
   /// @param events where Twilio's reports go; must outlive this.
+  /// @param db holds the webhook requests seen (the table of ReplayGuard::migration(), which the
+  /// plugin's migrations must include); must outlive this.
   /// @param logger where a number that could not be released is reported, or null.
-  TwilioProvider(TwilioConfig config, CarrierEvents& events, Poco::Logger* logger = nullptr);
+  TwilioProvider(TwilioConfig config, CarrierEvents& events, sdk::Database& db,
+                 Poco::Logger* logger = nullptr);
 
   std::string name() const override;
   /// Searches the country's local SMS numbers and buys the first this server does not hold

@@ -45,8 +45,11 @@ std::string publicUrl(const std::string& base, const sdk::Request& request) {
 
 }  // namespace
 
-TwilioWebhooks::TwilioWebhooks(const TwilioConfig& config, CarrierEvents& events)
-    : auth_token_(config.auth_token), public_base_url_(config.public_base_url), events_(events) {}
+TwilioWebhooks::TwilioWebhooks(const TwilioConfig& config, CarrierEvents& events, sdk::Database& db)
+    : auth_token_(config.auth_token),
+      public_base_url_(config.public_base_url),
+      events_(events),
+      seen_(db) {}
 
 void TwilioWebhooks::registerRoutes(sdk::RouteRegistry& routes) {
   const auto add = [&](const char* path, const char* summary,

@@ -30,7 +30,8 @@ class TwilioWebhooks {
  public:
   /// @param config auth_token (the signing key) and public_base_url are used.
   /// @param events where verified reports go; must outlive this.
-  TwilioWebhooks(const TwilioConfig& config, CarrierEvents& events);
+  /// @param db holds the requests seen (ReplayGuard's table); must outlive this.
+  TwilioWebhooks(const TwilioConfig& config, CarrierEvents& events, sdk::Database& db);
 
   /// Registers the three POST routes (no credential; a form body).
   void registerRoutes(sdk::RouteRegistry& routes);

@@ -1,16 +1,22 @@
-// The webhooks' memory of requests seen: each key once within the window, bounded in count.
+// The webhooks' memory of requests seen: each key once within the window, in the database, so a
+// second guard on it (a restart, another svcd) refuses the copy too.
 #include "replay_guard.h"
+
+#include "seen_database.h"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 namespace svc::plugins::sms {
 namespace {
 
 TEST(ReplayGuard, AdmitsAKeyOnceThenAgainWhenForgotten) {
-  ReplayGuard guard;
+  SeenDatabase seen;
+  ReplayGuard guard(*seen.db);
   EXPECT_TRUE(guard.admit("a"));
   EXPECT_FALSE(guard.admit("a"));
   EXPECT_TRUE(guard.admit("b"));
@@ -19,30 +25,36 @@ TEST(ReplayGuard, AdmitsAKeyOnceThenAgainWhenForgotten) {
   EXPECT_FALSE(guard.admit("a"));
 }
 
-TEST(ReplayGuard, ForgetsKeysOlderThanItsWindow) {
-  ReplayGuard guard(20000);  // 20 ms
-  EXPECT_TRUE(guard.admit("a"));
-  EXPECT_FALSE(guard.admit("a"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
-  EXPECT_TRUE(guard.admit("a"));
+TEST(ReplayGuard, ASecondGuardOnTheSameDatabaseRemembersToo) {
+  SeenDatabase seen;
+  ReplayGuard(*seen.db).admit("a");
+  ReplayGuard restarted(*seen.db);
+  EXPECT_FALSE(restarted.admit("a"));
+  EXPECT_TRUE(restarted.admit("b"));
 }
 
-TEST(ReplayGuard, KeepsAtMostItsCapacityForgettingTheOldestFirst) {
-  ReplayGuard guard(3600LL * 1000000, 3);
-  for (const char* key : {"a", "b", "c", "d"}) EXPECT_TRUE(guard.admit(key));
-  // "a", the oldest, made room for "d"; checking a replay makes no room.
-  EXPECT_FALSE(guard.admit("d"));
-  EXPECT_FALSE(guard.admit("c"));
-  EXPECT_FALSE(guard.admit("b"));
-  EXPECT_TRUE(guard.admit("a"));  // "b" goes
-  EXPECT_TRUE(guard.admit("b"));  // "c" goes
-  // A key forgotten and admitted again counts from its new admission.
-  guard.forget("d");
-  EXPECT_TRUE(guard.admit("d"));  // there was room
-  EXPECT_TRUE(guard.admit("e"));  // "a" goes: the stale entry of the first "d" is passed over
-  EXPECT_FALSE(guard.admit("d"));
-  EXPECT_FALSE(guard.admit("b"));
+TEST(ReplayGuard, ForgetsKeysOlderThanItsWindow) {
+  SeenDatabase seen;
+  ReplayGuard guard(*seen.db, 50000);  // 50 ms
   EXPECT_TRUE(guard.admit("a"));
+  EXPECT_FALSE(guard.admit("a"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  EXPECT_TRUE(guard.admit("a"));
+  EXPECT_FALSE(guard.admit("a"));
+}
+
+TEST(ReplayGuard, OfCopiesArrivingAtOnceOneIsAdmitted) {
+  SeenDatabase seen;
+  ReplayGuard guard(*seen.db);
+  std::atomic<int> admitted{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&] {
+      if (guard.admit("same")) ++admitted;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(admitted.load(), 1);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // this process): what it asks Twilio, and what it makes of Twilio's answers, errors and silence.
 #include "twilio_provider.h"
 
+#include "seen_database.h"
 #include "twilio_signature.h"
 
 #include <svc/sdk/util.h>
@@ -144,7 +145,8 @@ class TwilioProviderTest : public ::testing::Test {
  protected:
   FakeTwilio twilio;
   NoEvents events;
-  TwilioProvider provider{configFor(twilio.base()), events};
+  SeenDatabase seen;
+  TwilioProvider provider{configFor(twilio.base()), events, *seen.db};
 };
 
 TEST_F(TwilioProviderTest, AcquireSearchesThenBuysTheFirstNumberNotHeldWithOurWebhooks) {
@@ -259,7 +261,8 @@ TEST(TwilioProvider, AnUnreachableTwilioIsAFailedDelivery) {
   const std::string base = "http://127.0.0.1:" + std::to_string(closed.address().port());
   closed.close();
   NoEvents events;
-  TwilioProvider provider(configFor(base), events);
+  SeenDatabase seen;
+  TwilioProvider provider(configFor(base), events, *seen.db);
   const Delivery d = provider.send("msg-1", "+12025550101", "+15551234567", "hi");
   EXPECT_EQ(d.status, "failed");
   EXPECT_NE(d.error_message.find("Twilio cannot be reached"), std::string::npos) << d.error_message;

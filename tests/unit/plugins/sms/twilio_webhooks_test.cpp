@@ -2,6 +2,7 @@
 // CarrierEvents; delivery statuses are mapped; calls are answered with TwiML.
 #include "twilio_webhooks.h"
 
+#include "seen_database.h"
 #include "twilio_client.h"
 #include "twilio_signature.h"
 #include "twiml.h"
@@ -96,8 +97,9 @@ TEST(TwilioWebhooks, RegistersThreePublicFormRoutes) {
     std::vector<sdk::Route> added;
     void add(sdk::Route route) override { added.push_back(std::move(route)); }
   } routes;
+  SeenDatabase seen;
   RecordingEvents events;
-  TwilioWebhooks hooks(config(), events);
+  TwilioWebhooks hooks(config(), events, *seen.db);
   hooks.registerRoutes(routes);
   ASSERT_EQ(routes.added.size(), 3u);
   std::vector<std::string> patterns;
@@ -120,8 +122,9 @@ TEST(TwilioWebhooks, RegistersThreePublicFormRoutes) {
 TEST(TwilioWebhooks, AnInboundSmsSignedByTheTwilioPackageIsReceived) {
   // Body and signature exactly as twilio-node 6.2.0 makes them (URLSearchParams encoding, `+` for
   // spaces; getExpectedTwilioSignature with token `tok`).
+  SeenDatabase seen;
   RecordingEvents events;
-  TwilioWebhooks hooks(config(), events);
+  TwilioWebhooks hooks(config(), events, *seen.db);
   sdk::Request r;
   r.method = "POST";
   r.path = kTwilioSmsPath;
@@ -142,8 +145,9 @@ TEST(TwilioWebhooks, AnInboundSmsSignedByTheTwilioPackageIsReceived) {
 }
 
 TEST(TwilioWebhooks, UnsignedBadlySignedOrTamperedRequestsAreRefusedAndReportNothing) {
+  SeenDatabase seen;
   RecordingEvents events;
-  TwilioWebhooks hooks(config(), events);
+  TwilioWebhooks hooks(config(), events, *seen.db);
   sdk::Request missing = signedRequest(kTwilioSmsPath, inboundParams());
   missing.headers.erase("x-twilio-signature");
   expectRefused([&] { hooks.sms(missing); });
@@ -173,8 +177,9 @@ TEST(TwilioWebhooks, UnsignedBadlySignedOrTamperedRequestsAreRefusedAndReportNot
 }
 
 TEST(TwilioWebhooks, TheSignedUrlIncludesTheQueryAsReceived) {
+  SeenDatabase seen;
   RecordingEvents events;
-  TwilioWebhooks hooks(config(), events);
+  TwilioWebhooks hooks(config(), events, *seen.db);
   sdk::Request r = signedRequest(kTwilioSmsPath, inboundParams(), "tok",
                                  std::string(kBase) + kTwilioSmsPath + "?a=1&b=x%20y");
   r.query = {{"a", "1"}, {"b", "x y"}};
@@ -186,8 +191,9 @@ TEST(TwilioWebhooks, TheSignedUrlIncludesTheQueryAsReceived) {
 }
 
 TEST(TwilioWebhooks, AReplayedRequestIsRefusedButARetryAfterAFailureIsServed) {
+  SeenDatabase seen;
   RecordingEvents events;
-  TwilioWebhooks hooks(config(), events);
+  TwilioWebhooks hooks(config(), events, *seen.db);
   const sdk::Request r = signedRequest(kTwilioSmsPath, inboundParams());
   EXPECT_EQ(hooks.sms(r).status, 200);
   expectRefused([&] { hooks.sms(r); });
@@ -203,8 +209,9 @@ TEST(TwilioWebhooks, AReplayedRequestIsRefusedButARetryAfterAFailureIsServed) {
 }
 
 TEST(TwilioWebhooks, ASignedRequestLackingAFieldIsABadRequest) {
+  SeenDatabase seen;
   RecordingEvents events;
-  TwilioWebhooks hooks(config(), events);
+  TwilioWebhooks hooks(config(), events, *seen.db);
   try {
     hooks.sms(signedRequest(kTwilioSmsPath, {{"Body", "no numbers"}}));
     ADD_FAILURE() << "accepted";
@@ -215,8 +222,9 @@ TEST(TwilioWebhooks, ASignedRequestLackingAFieldIsABadRequest) {
 }
 
 Delivery statusReport(const FormParams& params) {
+  SeenDatabase seen;
   RecordingEvents events;
-  TwilioWebhooks hooks(config(), events);
+  TwilioWebhooks hooks(config(), events, *seen.db);
   EXPECT_EQ(hooks.status(signedRequest(kTwilioStatusPath, params)).status, 204);
   return events.deliveries.empty() ? Delivery{"(none)", "", "", ""} : events.deliveries.at(0);
 }
@@ -258,8 +266,9 @@ TEST(TwilioWebhooks, DeliveryStatusNamesOursOrNothing) {
 }
 
 TEST(TwilioWebhooks, ACallIsHandedToTheVoiceAgentOrDeclined) {
+  SeenDatabase seen;
   RecordingEvents events;
-  TwilioWebhooks hooks(config(), events);
+  TwilioWebhooks hooks(config(), events, *seen.db);
   const FormParams call{{"CallSid", "CA1"},
                         {"From", "+15551234567"},
                         {"To", "+12025550101"},
