@@ -1,0 +1,144 @@
+#include "twilio_webhooks.h"
+
+#include "twilio_client.h"
+#include "twiml.h"
+
+#include <svc/sdk/util.h>
+
+#include <Poco/Exception.h>
+#include <Poco/URI.h>
+
+namespace svc::plugins::sms {
+
+namespace {
+
+sdk::HttpError refused(const std::string& why) {
+  return sdk::HttpError(403, "permission_denied",
+                        "This webhook accepts only requests Twilio signed: " + why);
+}
+
+// The first value of a parameter, or empty.
+std::string param(const FormParams& params, const std::string& name) {
+  for (const auto& [n, value] : params) {
+    if (n == name) return value;
+  }
+  return "";
+}
+
+std::string required(const FormParams& params, const std::string& name) {
+  std::string value = param(params, name);
+  if (value.empty()) throw sdk::HttpError::invalid(name, "is required");
+  return value;
+}
+
+// The URL Twilio requested: our public base, the path, and the query (the kernel keeps it
+// decoded, so it is encoded again; our webhook URLs carry none).
+std::string publicUrl(const std::string& base, const sdk::Request& request) {
+  std::string url = base + request.path;
+  if (!request.query.empty()) {
+    Poco::URI uri("/");
+    for (const auto& [name, value] : request.query) uri.addQueryParameter(name, value);
+    url += "?" + uri.getRawQuery();
+  }
+  return url;
+}
+
+}  // namespace
+
+TwilioWebhooks::TwilioWebhooks(const TwilioConfig& config, CarrierEvents& events, sdk::Database& db)
+    : auth_token_(config.auth_token),
+      public_base_url_(config.public_base_url),
+      events_(events),
+      seen_(db) {}
+
+void TwilioWebhooks::registerRoutes(sdk::RouteRegistry& routes) {
+  const auto add = [&](const char* path, const char* summary,
+                       sdk::Response (TwilioWebhooks::*handler)(const sdk::Request&)) {
+    sdk::Route route;
+    route.method = "POST";
+    route.pattern = path;
+    route.auth = sdk::AuthNeed::kNone;
+    route.body = sdk::BodyKind::kJsonOrForm;
+    route.summary = summary;
+    route.handler = [this, handler](sdk::Request& request) { return (this->*handler)(request); };
+    routes.add(std::move(route));
+  };
+  add(kTwilioSmsPath, "Twilio's inbound SMS webhook (signed by Twilio)", &TwilioWebhooks::sms);
+  add(kTwilioStatusPath, "Twilio's message status callback (signed by Twilio)",
+      &TwilioWebhooks::status);
+  add(kTwilioVoicePath, "Twilio's incoming call webhook (signed by Twilio)",
+      &TwilioWebhooks::voice);
+}
+
+sdk::Response TwilioWebhooks::verified(
+    const sdk::Request& request, const std::function<sdk::Response(const FormParams&)>& handle) {
+  const auto signature = request.header("x-twilio-signature");
+  if (!signature || signature->empty()) throw refused("X-Twilio-Signature is missing.");
+  // Twilio signs form parameters only: any other body would go unsigned.
+  if (!request.body.empty() && request.content_type != "application/x-www-form-urlencoded") {
+    throw refused("the body is not form-encoded.");
+  }
+  FormParams params;
+  try {
+    params = parseForm(request.body);
+  } catch (const Poco::Exception&) {
+    throw refused("the body is malformed.");
+  }
+  const std::string url = publicUrl(public_base_url_, request);
+  if (!verifyTwilioSignature(auth_token_, *signature, url, params)) {
+    throw refused("X-Twilio-Signature does not match.");
+  }
+  const std::string key = sdk::sha256Hex(*signature + '\n' + url + '\n' + request.body);
+  if (!seen_.admit(key)) throw refused("this request was received before.");
+  try {
+    return handle(params);
+  } catch (...) {
+    seen_.forget(key);
+    throw;
+  }
+}
+
+sdk::Response TwilioWebhooks::sms(const sdk::Request& request) {
+  return verified(request, [&](const FormParams& p) {
+    InboundSms sms{required(p, "From"), required(p, "To"), param(p, "Body"),
+                   param(p, "MessageSid")};
+    events_.received(sms);  // an SMS to a number nobody holds is dropped, as Twilio needs no answer
+    return sdk::Response::text(200, twimlEmpty(), kTwimlType);
+  });
+}
+
+sdk::Response TwilioWebhooks::status(const sdk::Request& request) {
+  return verified(request, [&](const FormParams& p) {
+    Delivery report;
+    report.ref = required(p, "MessageSid");
+    const std::string twilio_status = required(p, "MessageStatus");
+    report.status = deliveryStatus(twilio_status);
+    if (report.status.empty()) return sdk::Response::noContent();  // nothing about delivery
+    if (report.status == "failed" || report.status == "undelivered") {
+      report.error_code = param(p, "ErrorCode");
+      report.error_message = param(p, "ErrorMessage");
+      if (report.error_message.empty()) {
+        report.error_message =
+            "Twilio reports the message " + twilio_status +
+            (report.error_code.empty() ? "" : " (error " + report.error_code + ")") + ".";
+      }
+    }
+    events_.delivery(report);
+    return sdk::Response::noContent();
+  });
+}
+
+sdk::Response TwilioWebhooks::voice(const sdk::Request& request) {
+  return verified(request, [&](const FormParams& p) {
+    // A withheld caller's From may be empty.
+    std::string from = param(p, "From");
+    IncomingCall call{from.empty() ? "anonymous" : from, required(p, "To"), param(p, "CallSid")};
+    const CallAnswer answer = events_.incomingCall(call);
+    return sdk::Response::text(200,
+                               answer.handoff_url.empty() ? twimlSayAndHangUp(kDeclinedCallMessage)
+                                                          : twimlRedirect(answer.handoff_url),
+                               kTwimlType);
+  });
+}
+
+}  // namespace svc::plugins::sms
