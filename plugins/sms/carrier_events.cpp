@@ -3,6 +3,7 @@
 #include "phone_text.h"
 
 #include <svc/sdk/util.h>
+#include <svc/sdk/verification_code.h>
 
 #include <Poco/Exception.h>
 
@@ -27,6 +28,7 @@ SmsRow newMessage(const std::string& direction, const PhoneRow& phone, const std
   m.status = in ? "received" : "queued";
   m.is_read = !in;  // what an identity sends it has read
   m.carrier_ref = "local:" + m.id;
+  m.extracted_code = sdk::extractVerificationCode("", body).value_or("");
   m.created_us = m.updated_us = sdk::nowMicros();
   return m;
 }

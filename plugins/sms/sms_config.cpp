@@ -1,6 +1,8 @@
 #include "sms_config.h"
 
 #include "phone_text.h"
+#include "pool_provider.h"
+#include "twilio_config.h"
 
 #include <Poco/NumberParser.h>
 #include <Poco/String.h>
@@ -11,25 +13,25 @@
 namespace svc::plugins::sms {
 
 const std::vector<sdk::ConfigKey>& smsConfigKeys() {
-  static const std::vector<sdk::ConfigKey> keys = {
-      {"sms.provider", "loopback",
-       "how SMS reaches carriers: loopback (numbers of this server only), twilio or pool"},
-      {"sms.loopback.numbers", "US:+12025550100-+12025550199",
-       "the loopback provider's numbers: comma list of COUNTRY:FIRST-LAST ranges (fictional "
-       "NANP 555-01XX numbers by default)"},
-      {"sms.twilio.api_base", "https://api.twilio.com",
-       "Twilio's REST API (a test server's URL "
-       "in tests)"},
-      {"sms.twilio.account_sid", "", "Twilio account SID"},
-      {"sms.twilio.auth_token", "", "Twilio auth token (signs its webhooks too)", true},
-      {"sms.twilio.timeout_seconds", "10", "how long a call to Twilio may take"},
-      {"sms.pool.numbers", "", "comma list of E.164 numbers the operator owns (sms.provider=pool)"},
-      {"sms.send.per_hour", "60", "messages an identity may send per hour"},
-      {"sms.send.per_day", "500", "messages an identity may send per day"},
-      {"sms.messages.exact_count", "10000",
-       "message lists count matches exactly up to this many; beyond, count is a lower bound "
-       "(count_is_exact: false)"},
-  };
+  static const std::vector<sdk::ConfigKey> keys = [] {
+    std::vector<sdk::ConfigKey> all = {
+        {"sms.provider", "loopback",
+         "how SMS reaches carriers: loopback (numbers of this server only), twilio or pool"},
+        {"sms.loopback.numbers", "US:+12025550100-+12025550199",
+         "the loopback provider's numbers: comma list of COUNTRY:FIRST-LAST ranges (fictional "
+         "NANP 555-01XX numbers by default)"},
+        {"sms.send.per_hour", "60", "messages an identity may send per hour"},
+        {"sms.send.per_day", "500", "messages an identity may send per day"},
+        {"sms.messages.exact_count", "10000",
+         "message lists count matches exactly up to this many; beyond, count is a lower bound "
+         "(count_is_exact: false)"},
+    };
+    // The providers' own keys, declared beside their code.
+    for (const auto* more : {&twilioConfigKeys(), &poolConfigKeys()}) {
+      all.insert(all.end(), more->begin(), more->end());
+    }
+    return all;
+  }();
   return keys;
 }
 

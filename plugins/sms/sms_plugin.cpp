@@ -7,9 +7,13 @@
 #include "carrier_events.h"
 #include "loopback_provider.h"
 #include "phones.h"
+#include "pool_provider.h"
+#include "replay_guard.h"
 #include "sms_config.h"
 #include "sms_messages.h"
 #include "sms_store.h"
+#include "twilio_config.h"
+#include "twilio_provider.h"
 
 #include <svc/sdk/identity_extensions.h>
 #include <svc/sdk/plugin.h>
@@ -52,7 +56,7 @@ class SmsPlugin : public sdk::Plugin {
     store_ = std::make_unique<SmsStore>(context.database(), context.events());
     carrier_ = std::make_unique<StoredCarrierEvents>(
         *store_, context.services().find(sdk::kVoiceAgentService).get());
-    provider_ = std::make_unique<LoopbackProvider>(config_.loopback_numbers, *carrier_);
+    provider_ = makeProvider(context);
     phones_ = std::make_unique<Phones>(*store_, *provider_);
     messages_ = std::make_unique<SmsMessages>(*store_, *provider_, *carrier_, config_);
     context.services()
@@ -60,7 +64,11 @@ class SmsPlugin : public sdk::Plugin {
         ->add(std::make_shared<PhoneIdentityExtension>(*phones_, *store_));
   }
 
-  std::vector<sdk::Migration> migrations() const override { return SmsStore::migrations(); }
+  std::vector<sdk::Migration> migrations() const override {
+    auto all = SmsStore::migrations();
+    all.push_back(ReplayGuard::migration(2));  // the twilio webhooks' memory of requests seen
+    return all;
+  }
 
   void registerRoutes(sdk::RouteRegistry& routes) override {
     using sdk::AuthNeed;
@@ -99,6 +107,17 @@ class SmsPlugin : public sdk::Plugin {
   void stop() override {}
 
  private:
+  std::unique_ptr<SmsProvider> makeProvider(sdk::PluginContext& context) {
+    if (config_.provider == "loopback") {
+      return std::make_unique<LoopbackProvider>(config_.loopback_numbers, *carrier_);
+    }
+    auto twilio = std::make_unique<TwilioProvider>(TwilioConfig::read(context.config()), *carrier_,
+                                                   context.database(), &context.logger());
+    if (config_.provider == "twilio") return twilio;
+    return std::make_unique<PoolProvider>(
+        parsePoolNumbers(context.config().getString("sms.pool.numbers")), std::move(twilio));
+  }
+
   sdk::PluginInfo info_;
   sdk::PluginContext* context_ = nullptr;
   SmsConfig config_;
