@@ -26,8 +26,8 @@ bool conversationParams(std::map<std::string, std::string>& params) {
 }
 
 // SMS are someone else's text: content is built with textContent (svc.el) only. Reading changes
-// nothing (the agent's unread state is the agent's, as for mail); the two buttons change
-// something because the person asks.
+// nothing (the unread state is what an agent polls for its codes, so the dashboard leaves it
+// alone, as it does for mail); the buttons and the form change something because the person asks.
 constexpr const char* kConversationsScript = R"JS(
 var identity = svc.params.identity, q = '?identity=' + encodeURIComponent(identity);
 svc.back(svc.prefix + '/identities', 'Identities');
@@ -92,17 +92,30 @@ function reply(other) {
   });
   return form;
 }
+// Marking read is the person's choice: the agent may be waiting for these very messages.
+function markRead(unread) {
+  var button = svc.el('button', 'Mark ' + unread.length + ' unread as read', { type: 'button', id: 'mark-read', 'class': 'secondary' });
+  button.addEventListener('click', function () {
+    button.disabled = true;
+    Promise.all(unread.map(function (m) {
+      return svc.send('PATCH', '/api/messages/' + m.id + '/' + q, { is_read: true });
+    })).then(load).catch(svc.fail);
+  });
+  return button;
+}
 function load() {
   return svc.api('/api/sms-inbox/' + encodeURIComponent(svc.params.conversation) + '/' + q).then(function (d) {
     svc.title(d.phone_number);
-    svc.show(d.messages.map(function (m) {
+    var unread = d.messages.filter(function (m) { return m.direction === 'incoming' && !m.is_read; });
+    svc.show((unread.length ? [markRead(unread)] : []).concat(d.messages.map(function (m) {
       var card = svc.el('div', null, { 'class': 'message', 'data-message': m.id });
       var meta = (m.direction === 'outgoing' ? 'Sent' : 'Received') + ' · ' + svc.when(m.created_dt);
       if (m.direction === 'outgoing') meta += ' · ' + m.status + (m.error_message ? ': ' + m.error_message : '');
       card.appendChild(svc.el('p', meta, { 'class': 'muted' }));
       card.appendChild(svc.el('pre', m.body, { 'class': 'body' }));
+      if (unread.indexOf(m) >= 0) card.appendChild(svc.el('p', 'Unread', { 'class': 'muted unread' }));
       return card;
-    }).concat([reply(d.phone_number)]));
+    })).concat([reply(d.phone_number)]));
   });
 }
 load().catch(svc.fail);

@@ -12,9 +12,9 @@ namespace svc::plugins::sms {
 
 /// @return the conversations page (`/identities/{identity}/sms`, with a button that provisions a
 /// number when the identity has none) and the conversation page
-/// (`/identities/{identity}/sms/{conversation}`, with a reply form). {identity} must be a UUID,
-/// {conversation} a conversation id (`{phone_id}_{number}`); both are lower-cased where the API
-/// compares them lower-case.
+/// (`/identities/{identity}/sms/{conversation}`, with a reply form and a button that marks its
+/// unread messages read). {identity} must be a UUID, {conversation} a conversation id
+/// (`{phone_id}_{number}`); both are lower-cased where the API compares them lower-case.
 std::vector<sdk::DashboardPage> dashboardPages();
 
 }  // namespace svc::plugins::sms

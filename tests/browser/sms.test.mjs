@@ -67,9 +67,18 @@ test('an identity\'s number and SMS conversations, a conversation with a reply, 
     assert.equal(await page.locator('#view-title').textContent(), bob.phone.number);
     assert.equal(await page.locator('.message pre').textContent(), 'Your code is 482913 <script>alert(1)</script>');
     assert.equal(await page.locator('.message').getAttribute('data-message'), received[0].id);
-    // Reading in the dashboard leaves the agent's unread state alone (the agent polls for it).
+    // Reading in the dashboard leaves the agent's unread state alone (the agent polls for it)...
     const unread = await svcd.api('GET', `/api/messages/?identity=${ann.uuid}&is_read=false`, { key });
     assert.deepEqual(unread.json.results.map((m) => m.id), [received[0].id]);
+    assert.equal(await page.locator('.message .unread').count(), 1);
+    // ...until the person marks it read.
+    assert.equal(await page.locator('#mark-read').textContent(), 'Mark 1 unread as read');
+    await page.click('#mark-read');
+    await page.locator('.message pre').waitFor();
+    await page.locator('#mark-read').waitFor({ state: 'detached' });
+    assert.equal(await page.locator('.message .unread').count(), 0);
+    const read = await svcd.api('GET', `/api/messages/${received[0].id}/?identity=${ann.uuid}`, { key });
+    assert.equal(read.json.is_read, true);
 
     // A reply from the page goes out from Ann's number and reaches Bob.
     await page.fill('#reply-body', 'Thanks, got it.');
@@ -96,6 +105,14 @@ test('an identity\'s number and SMS conversations, a conversation with a reply, 
     // What is not a conversation id is no page.
     const bad = await page.goto(`${svcd.url}/dashboard/identities/${ann.uuid}/sms/not-a-conversation`);
     assert.equal(bad.status(), 404);
+
+    // Another account's identity and conversation: the page loads, the data does not.
+    const zedKey = await svcd.managementKey('zed@example.com');
+    const zed = await svcd.api('POST', '/api/identities/', { key: zedKey, body: { name: 'Zed' } });
+    await page.goto(`${svcd.url}/dashboard/identities/${zed.json.uuid}/sms`);
+    await page.locator('#view .error').waitFor();
+    assert.match(await page.locator('#view .error').textContent(), /Not found/);
+    assert.equal(await page.locator('#provision').count(), 0);
 
     // Without a number, the page offers one; pressing the button shows it.
     await page.goto(`${svcd.url}/dashboard/identities/${cid.uuid}/sms`);
