@@ -1,5 +1,6 @@
 #include "pipeline.h"
 
+#include <svc/sdk/accounts.h>
 #include <svc/sdk/auth.h>
 #include <svc/sdk/util.h>
 
@@ -255,6 +256,7 @@ void Pipeline::authenticate(const RouteEntry& entry, sdk::Request& req) {
   creds.cookie = req.header("cookie").value_or("");
   creds.client_address = req.client_address;
   creds.method = req.method;
+  creds.csrf = req.header(sdk::kSessionCsrfHeader).value_or("");
   if (creds.authorization.empty() && creds.cookie.empty()) {
     throw sdk::HttpError(401, "not_authenticated",
                          "Authentication credentials were not provided; send Authorization: "

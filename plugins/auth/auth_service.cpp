@@ -33,8 +33,7 @@ std::optional<sdk::Principal> AuthService::authenticate(const sdk::Credentials& 
   if (c.authorization.empty()) {
     auto session = sdk::cookieValue(c.cookie, sdk::kSessionCookie);
     if (!session || session->empty()) return std::nullopt;
-    return guarded(address, failureKey(*session), true,
-                   [&] { return checkSession(*session, c.method); });
+    return guarded(address, failureKey(*session), true, [&] { return checkSession(*session, c); });
   }
   auto credential =
       c.authorization.size() <= 4096 ? sdk::bearerCredential(c.authorization) : std::nullopt;
@@ -91,10 +90,12 @@ void AuthService::admit(const std::string& address, const std::string& limit_key
 }
 
 // A browser session (the dashboard's cookie) may read through the API, for the browser's
-// EventSource, which cannot send headers. Changes need a key or token: a cookie rides along on
-// requests other sites make, a header does not.
-sdk::Principal AuthService::checkSession(const std::string& token, const std::string& method) {
-  if (method != "GET" && method != "HEAD") {
+// EventSource, which cannot send headers. A change needs a key or token, or the session's CSRF
+// token in its header (a dashboard page's own request): a cookie rides along on requests other
+// sites make, a header does not.
+sdk::Principal AuthService::checkSession(const std::string& token, const sdk::Credentials& c) {
+  if (c.method != "GET" && c.method != "HEAD" &&
+      !(token.size() <= 200 && sdk::constantTimeEquals(c.csrf, sdk::sessionCsrf(token)))) {
     throw sdk::HttpError(403, "permission_denied",
                          "A browser session can only read through the API; send "
                          "Authorization: Bearer <key or token> to change things.");

@@ -60,7 +60,7 @@ class AuthService : public sdk::Authenticator, public sdk::PlanService {
                          const std::function<sdk::Principal()>& check);
   /// Throws 429 when limit_key or address has no failures left.
   void admit(const std::string& address, const std::string& limit_key);
-  sdk::Principal checkSession(const std::string& token, const std::string& method);
+  sdk::Principal checkSession(const std::string& token, const sdk::Credentials& c);
   sdk::Principal checkToken(const std::string& jwt);
   std::optional<sdk::Principal> cachedKey(const std::string& hash);
   sdk::Principal lookUpKey(const std::string& hash);

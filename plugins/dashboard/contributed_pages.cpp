@@ -64,7 +64,8 @@ Page ContributedPages::serve(sdk::Request& r, Visitor& v) {
   p.content = "<div class=\"card\"><h1 id=\"view-title\">" + escape(page.title) +
               "</h1><div id=\"view\" data-prefix=\"" + escape(site_.prefix()) +
               "\" data-params=\"" + escape(json(params)) + "\" data-links=\"" +
-              escape(json(links)) + "\"><p class=\"muted\">Loading…</p></div></div>";
+              escape(json(links)) + "\" data-csrf=\"" + escape(v.csrf) +
+              "\"><p class=\"muted\">Loading…</p></div></div>";
   p.script = page.script;
   return p;
 }

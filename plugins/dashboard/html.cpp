@@ -75,7 +75,7 @@ constexpr const char* kScript = R"JS(
 var svc = (function () {
   var box = document.getElementById('view');
   if (!box) return null;
-  var prefix = box.dataset.prefix, links = JSON.parse(box.dataset.links || '[]');
+  var prefix = box.dataset.prefix, links = JSON.parse(box.dataset.links || '[]'), csrf = box.dataset.csrf;
   function el(tag, text, attrs) {
     var e = document.createElement(tag);
     if (text !== undefined && text !== null) e.textContent = text;
@@ -94,6 +94,17 @@ var svc = (function () {
           if (!r.ok) throw new Error(r.status === 404 ? 'Not found.' : 'The server answered ' + r.status + '.');
           return r.json();
         });
+    },
+    send: function (method, path, body) {
+      return fetch(path, {
+        method: method, credentials: 'same-origin', body: JSON.stringify(body || {}),
+        headers: { Accept: 'application/json', 'Content-Type': 'application/json', 'X-Svc-Csrf': csrf }
+      }).then(function (r) {
+        return r.json().catch(function () { return {}; }).then(function (d) {
+          if (!r.ok) throw new Error(d.detail || 'The server answered ' + r.status + '.');
+          return d;
+        });
+      });
     },
     fail: function (e) { show([el('p', e.message, { 'class': 'error', role: 'alert' })]); },
     title: function (text) { document.getElementById('view-title').textContent = text; },

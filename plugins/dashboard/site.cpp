@@ -6,23 +6,11 @@
 
 #include <Poco/URI.h>
 
-#include <openssl/hmac.h>
-
 namespace svc::plugins::dashboard {
 
 namespace {
 
 constexpr const char* kCsrfCookie = "svc_csrf";
-
-// Bound to the session: a page of one session cannot be replayed into another.
-std::string sessionCsrf(const std::string& session_token) {
-  unsigned char mac[32];
-  unsigned int length = 0;
-  const std::string label = "svc dashboard csrf";
-  HMAC(EVP_sha256(), session_token.data(), static_cast<int>(session_token.size()),
-       reinterpret_cast<const unsigned char*>(label.data()), label.size(), mac, &length);
-  return sdk::base64url(std::string(reinterpret_cast<char*>(mac), length));
-}
 
 }  // namespace
 
@@ -63,7 +51,8 @@ Visitor Site::visitor(const sdk::Request& r) const {
     v.user = accounts_->session(*token);
     if (v.user) {
       v.session_token = *token;
-      v.csrf = sessionCsrf(*token);
+      // Bound to the session: a page of one session cannot be replayed into another.
+      v.csrf = sdk::sessionCsrf(*token);
       return v;
     }
   }

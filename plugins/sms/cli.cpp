@@ -1,5 +1,6 @@
 // The sms plugin's svcctl commands: `svcctl phones ...` and `svcctl sms ...`, through the routes.
 #include <svc/sdk/cli.h>
+#include <svc/sdk/util.h>
 
 #include <Poco/JSON/Array.h>
 
@@ -85,7 +86,9 @@ int inbox(CliContext& cli, const CliArgs& args) {
                  std::to_string(c->getValue<int>("unread_count")) + "/" +
                      std::to_string(c->getValue<int>("message_count")),
                  c->getValue<std::string>("phone_number"),
-                 c->getValue<std::string>("preview").substr(0, 40)});
+                 // Cut by characters, never inside one; a newline or escape in an SMS must not
+                 // break the table or reach the terminal.
+                 sdk::quoteForDetail(c->getValue<std::string>("preview"), 40)});
     }
     table.print(cli.out());
   });
@@ -118,8 +121,11 @@ int read(CliContext& cli, const CliArgs& args) {
   });
   for (const auto& m : messages) {
     if (m->getValue<bool>("is_read")) continue;
-    cli.api("PATCH", "/api/messages/" + m->getValue<std::string>("id") + "/" + identityQuery(args),
-            R"({"is_read":true})");
+    cli.expect(
+        cli.api("PATCH",
+                "/api/messages/" + m->getValue<std::string>("id") + "/" + identityQuery(args),
+                R"({"is_read":true})"),
+        200);
   }
   return 0;
 }

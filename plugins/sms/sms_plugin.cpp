@@ -5,6 +5,7 @@
 //
 // This is the module: what the plugin declares, and the wiring of its core (svc_sms_core).
 #include "carrier_events.h"
+#include "dashboard_pages.h"
 #include "loopback_provider.h"
 #include "phones.h"
 #include "pool_provider.h"
@@ -15,6 +16,7 @@
 #include "twilio_config.h"
 #include "twilio_provider.h"
 
+#include <svc/sdk/dashboard.h>
 #include <svc/sdk/identity_extensions.h>
 #include <svc/sdk/plugin.h>
 
@@ -43,7 +45,8 @@ class SmsPlugin : public sdk::Plugin {
          {"conversation_id"}},
         {"call.received", "A call reached an identity's number; object: the call.", {}},
     };
-    info_.uses_services = {sdk::kIdentityExtensionsService.name, sdk::kVoiceAgentService.name};
+    info_.uses_services = {sdk::kIdentityExtensionsService.name, sdk::kVoiceAgentService.name,
+                           sdk::kDashboardPagesService.name};
     info_.requires_plugins = {"identities"};
     info_.config = smsConfigKeys();
   }
@@ -103,7 +106,11 @@ class SmsPlugin : public sdk::Plugin {
   }
 
   void registerServices(sdk::ServiceRegistry&) override {}
-  void start() override {}
+  void start() override {
+    if (auto pages = context_->services().find(sdk::kDashboardPagesService)) {
+      for (auto& page : dashboardPages()) pages->add(std::move(page));
+    }
+  }
   void stop() override {}
 
  private:

@@ -72,7 +72,7 @@ test('with the email plugin each identity links to its inbox, and the inbox and 
     assert.equal(await row.locator('td').nth(1).textContent(), 'eve@agents.test');
     assert.deepEqual(await navigation(page), ['svc', 'Approve a device', 'Keys', 'Identities']);
 
-    await Promise.all([page.waitForURL(new RegExp(`/dashboard/identities/${uuid}/inbox$`)), row.locator('a').click()]);
+    await Promise.all([page.waitForURL(new RegExp(`/dashboard/identities/${uuid}/inbox$`)), row.locator('a').first().click()]);
     await page.locator('#view p.muted', { hasText: 'No mail yet.' }).waitFor();
     assert.equal(await page.locator('#view-title').textContent(), 'Eve · eve@agents.test');
     assert.equal(await page.locator('main a', { hasText: 'Identities' }).getAttribute('href'), '/dashboard/identities');

@@ -54,10 +54,10 @@ test('an identity\'s inbox and a thread with its attachment, as the signed-in pe
     const row = page.locator(`tr[data-identity="${uuid}"]`);
     await row.waitFor();
     assert.equal(await row.locator('td').nth(1).textContent(), 'mia@agents.test');
-    assert.equal(await row.locator('a').textContent(), 'Mia\'s <b>Bot</b>', 'names are text, never markup');
+    assert.equal(await row.locator('a').first().textContent(), 'Mia\'s <b>Bot</b>', 'names are text, never markup');
     assert.equal(await page.locator(`tr[data-identity="${foreign.json.uuid}"]`).count(), 0);
 
-    await Promise.all([page.waitForURL(/\/inbox$/), row.locator('a').click()]);
+    await Promise.all([page.waitForURL(/\/inbox$/), row.locator('a').first().click()]);
     const thread = page.locator('tr[data-thread]');
     await thread.waitFor();
     assert.equal(await page.locator('#view-title').textContent(), 'Mia\'s <b>Bot</b> · mia@agents.test');

@@ -10,16 +10,23 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
+
 namespace svc::testing {
 namespace {
 
 class Svcctl : public ::testing::Test {
  protected:
-  void SetUp() override {
+  // The plugins and settings of the server the commands run against.
+  virtual Svcd::Options options() {
     Svcd::Options o;
     o.plugins = {"auth", "identities", "email"};
     o.args = {"--set", "email.domains=agents.test"};
-    svcd_ = std::make_unique<Svcd>(o);
+    return o;
+  }
+
+  void SetUp() override {
+    svcd_ = std::make_unique<Svcd>(options());
     ASSERT_TRUE(svcd_->start()) << svcd_->log();
     key_ = operatorLogin(*svcd_, "cli@example.com")->optValue<std::string>("management_key", "");
     ASSERT_FALSE(key_.empty());
@@ -178,6 +185,112 @@ TEST_F(Svcctl, KernelCommandsListPluginsHealthAndMetrics) {
                  std::to_string(svcd_->adminPort()) + " plugins");
   EXPECT_EQ(no_token, 1);
   EXPECT_NE(why.find("the operator token is needed"), std::string::npos) << why;
+}
+
+// The sms plugin's commands against a server with the loopback carrier: numbers, SMS between
+// two identities of the server, conversations, reading, and bad numbers refused.
+class SvcctlSms : public Svcctl {
+ protected:
+  Svcd::Options options() override {
+    Svcd::Options o;
+    o.plugins = {"auth", "identities", "sms"};
+    return o;
+  }
+
+  // Creates an identity. @return its UUID.
+  std::string identity(const std::string& name) {
+    return json("identities create '" + name + "'")->getValue<std::string>("uuid");
+  }
+};
+
+TEST_F(SvcctlSms, PhonesProvisionAndListShowTheNumber) {
+  const std::string uuid = identity("Phone Bot");
+  auto [rc, number] = ctl("phones provision " + uuid + " --country US", true);
+  ASSERT_EQ(rc, 0) << number;
+  EXPECT_TRUE(std::regex_match(number, std::regex(R"(\+120255501\d\d\n)"))) << number;
+  number.pop_back();
+  auto [list_rc, listed] = ctl("phones list");
+  EXPECT_EQ(list_rc, 0) << listed;
+  EXPECT_NE(listed.find(number + "  US       " + uuid), std::string::npos) << listed;
+  auto page = json("phones list --identity " + uuid);
+  ASSERT_EQ(page->getArray("results")->size(), 1u);
+  EXPECT_EQ(page->getArray("results")->getObject(0)->getValue<std::string>("number"), number);
+
+  // A second number for the same identity, or a country that is not one, is refused.
+  auto [again_rc, again] = ctl("phones provision " + uuid);
+  EXPECT_EQ(again_rc, 1);
+  EXPECT_NE(again.find("svcctl: 409 phone_exists: "), std::string::npos) << again;
+  auto [country_rc, country] = ctl("phones provision " + identity("Other") + " --country USA");
+  EXPECT_EQ(country_rc, 1);
+  EXPECT_NE(country.find("svcctl: 400 "), std::string::npos) << country;
+  EXPECT_NE(country.find("country_code"), std::string::npos) << country;
+  EXPECT_EQ(json("phones list")->getValue<int>("count"), 1) << "nothing stored by the refusals";
+}
+
+TEST_F(SvcctlSms, SendInboxAndReadAConversation) {
+  const std::string ann = identity("Ann"), bob = identity("Bob");
+  auto ann_number = ctl("phones provision " + ann, true).second;
+  auto bob_number = ctl("phones provision " + bob, true).second;
+  ASSERT_FALSE(ann_number.empty());
+  ASSERT_FALSE(bob_number.empty());
+  ann_number.pop_back();
+  bob_number.pop_back();
+
+  auto [rc, sent] = ctl("sms send --to " + ann_number + " --identity " + bob + " 'Code 482913'");
+  ASSERT_EQ(rc, 0) << sent;
+  std::smatch line;
+  ASSERT_TRUE(std::regex_match(sent, line, std::regex(R"(([0-9a-f-]{36}) delivered\n)"))) << sent;
+  const std::string message_id = line[1];
+
+  // Ann's inbox lists the conversation with Bob, one unread; --json is the API's page.
+  auto inbox = json("sms inbox --identity " + ann);
+  ASSERT_EQ(inbox->getArray("results")->size(), 1u);
+  auto conversation = inbox->getArray("results")->getObject(0);
+  const std::string conversation_id = conversation->getValue<std::string>("conversation_id");
+  EXPECT_EQ(conversation_id.substr(conversation_id.find('_') + 1), bob_number);
+  EXPECT_EQ(conversation->getValue<int>("unread_count"), 1);
+  auto [inbox_rc, table] = ctl("sms inbox --identity " + ann + " --unread");
+  EXPECT_EQ(inbox_rc, 0) << table;
+  EXPECT_NE(table.find(conversation_id), std::string::npos) << table;
+  EXPECT_NE(table.find("  1/1     " + bob_number + "  Code 482913"), std::string::npos) << table;
+
+  // Reading prints the body and marks it read.
+  auto [read_rc, read] = ctl("sms read " + conversation_id + " --identity " + ann);
+  EXPECT_EQ(read_rc, 0) << read;
+  EXPECT_NE(read.find(bob_number + " -> " + ann_number + "\nCode 482913\n"), std::string::npos)
+      << read;
+  auto again = json("sms read " + conversation_id + " --identity " + ann);
+  auto incoming = again->getArray("messages")->getObject(0);
+  EXPECT_EQ(incoming->getValue<std::string>("body"), "Code 482913");
+  EXPECT_TRUE(incoming->getValue<bool>("is_read")) << "the first read marked it";
+  // A message id reads that message: the one Bob sent, in his identity.
+  auto outgoing = json("sms read " + message_id + " --identity " + bob);
+  EXPECT_EQ(outgoing->getValue<std::string>("direction"), "outgoing");
+  EXPECT_EQ(outgoing->getValue<std::string>("body"), "Code 482913");
+  EXPECT_EQ(json("sms inbox --identity " + ann + " --unread")->getArray("results")->size(), 0u);
+  EXPECT_EQ(json("sms inbox --identity " + ann)
+                ->getArray("results")
+                ->getObject(0)
+                ->getValue<int>("unread_count"),
+            0);
+}
+
+TEST_F(SvcctlSms, BadNumbersAndMissingIdentitiesAreRefusedClearly) {
+  const std::string ann = identity("Ann");
+  ctl("phones provision " + ann);
+  auto [bad_rc, bad] = ctl("sms send --to 12345 --identity " + ann + " hello");
+  EXPECT_EQ(bad_rc, 1);
+  EXPECT_NE(bad.find("svcctl: 400 "), std::string::npos) << bad;
+  EXPECT_NE(bad.find("to_number"), std::string::npos) << bad;
+  auto [no_identity_rc, no_identity] = ctl("sms send --to +12025550199 hello");
+  EXPECT_EQ(no_identity_rc, 1);
+  EXPECT_NE(no_identity.find("svcctl: 400 identity_required: "), std::string::npos) << no_identity;
+  auto [no_to_rc, no_to] = ctl("sms send --identity " + ann + " hello");
+  EXPECT_EQ(no_to_rc, 2) << no_to;
+  auto [bad_id_rc, bad_id] = ctl("sms read nonsense_x --identity " + ann);
+  EXPECT_EQ(bad_id_rc, 1);
+  EXPECT_NE(bad_id.find("svcctl: 400 invalid_conversation_id: "), std::string::npos) << bad_id;
+  EXPECT_EQ(json("sms inbox --identity " + ann)->getValue<int>("count"), 0) << "nothing was sent";
 }
 
 // Commands come from the libraries in --plugins-dir; one built for another SDK version is refused

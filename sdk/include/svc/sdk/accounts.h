@@ -95,8 +95,21 @@ class AccountService {
 };
 
 /// The cookie that carries a browser session's token. The dashboard sets it (HttpOnly,
-/// SameSite=Lax, Path=/); the Authenticator accepts it on GET and HEAD only.
+/// SameSite=Lax, Path=/); the Authenticator accepts it on GET and HEAD, and on other methods only
+/// with kSessionCsrfHeader.
 inline constexpr const char* kSessionCookie = "svc_session";
+
+/// The header with which a dashboard page changes things through the API on its session's cookie:
+/// its value must be sessionCsrf() of that session. A cookie rides along on requests other sites
+/// make; this header does not (another site can neither read the page's token nor send a custom
+/// header cross-origin without a CORS preflight, which svcd never grants).
+inline constexpr const char* kSessionCsrfHeader = "X-Svc-Csrf";
+
+/// @param session_token a browser session's token (the cookie's value).
+/// @return the session's CSRF token: HMAC-SHA256 keyed by the session token over a fixed label, in
+/// base64url. The dashboard puts it in its forms and pages; it proves a request came from one of
+/// this session's pages, and a page of one session cannot be replayed into another.
+std::string sessionCsrf(const std::string& session_token);
 
 /// The key of the AccountService.
 inline constexpr ServiceKey<AccountService> kAccountService{"svc.accounts.v1"};

@@ -18,7 +18,8 @@ struct Credentials {
   std::string authorization;   ///< The Authorization header's value, or empty.
   std::string cookie;          ///< The Cookie header's value, or empty.
   std::string client_address;  ///< The peer's address, for rate limiting failures.
-  std::string method;          ///< The request's method: cookies may only authenticate GET/HEAD.
+  std::string method;          ///< The request's method: a cookie alone authenticates GET/HEAD.
+  std::string csrf;            ///< The kSessionCsrfHeader's value, or empty (accounts.h).
 };
 
 /// Turns credentials into a principal. Offered as service kAuthenticatorService.

@@ -17,6 +17,10 @@
 //   svc.api(path)         a Promise of the parsed JSON of `GET path`, read with the signed-in
 //                         session's cookie (so the page sees exactly what the API lets this person
 //                         see); rejects with an Error whose message is fit to show
+//   svc.send(method, path, body)  a Promise of the parsed JSON of a change (`POST path` with
+//                         body as JSON), made on the session's cookie with the page's CSRF token
+//                         (kSessionCsrfHeader, accounts.h), so only this page can make it; rejects
+//                         with an Error whose message is the API's `detail`
 //   svc.el(tag, text, attrs)  a new element; text is set with textContent, never parsed as HTML
 //   svc.table(headers, rows)  a table of header texts and <tr> elements
 //   svc.show(nodes)       replaces the container's content with the nodes
@@ -29,7 +33,8 @@
 //                         other plugins add under `{identity}` (email's inbox) without naming them
 //
 // Whatever the API returns is someone else's text: build content with svc.el (textContent),
-// never innerHTML. Scripts can only read; forms that change state are the dashboard's own.
+// never innerHTML. A script changes things only through the API, with svc.send, and only when the
+// person asks (a button or form of the page): reading a page changes nothing.
 #pragma once
 
 #include <svc/sdk/services.h>

@@ -9,6 +9,7 @@
 
 #include "database.h"
 
+#include <svc/sdk/accounts.h>
 #include <svc/sdk/util.h>
 
 #include <Poco/File.h>
@@ -76,7 +77,7 @@ class AuthServiceTest : public ::testing::Test {
 
   static sdk::Credentials bearer(const std::string& credential,
                                  const std::string& address = "192.0.2.1") {
-    return {"Bearer " + credential, "", address, "GET"};
+    return {"Bearer " + credential, "", address, "GET", ""};
   }
 
   // @return the status authenticate() answers with (200 for a principal).
@@ -104,8 +105,34 @@ TEST_F(AuthServiceTest, AStoredKeyAuthenticatesAsItsAccount) {
   EXPECT_EQ(p->account_id, kAccount);
   EXPECT_EQ(p->key_id, record.id);
   EXPECT_EQ(p->key_prefix, visiblePrefix(key));
-  EXPECT_EQ(status(bearer(newKey(KeyKind::kManagement))), 401);  // well-formed, unknown
-  EXPECT_FALSE(svc.authenticate({"", "", "192.0.2.1", "GET"}));  // no credential at all
+  EXPECT_EQ(status(bearer(newKey(KeyKind::kManagement))), 401);      // well-formed, unknown
+  EXPECT_FALSE(svc.authenticate({"", "", "192.0.2.1", "GET", ""}));  // no credential at all
+}
+
+// A browser session's cookie reads; it changes things only with the session's own CSRF token
+// (a dashboard page's request), never alone or with another session's.
+TEST_F(AuthServiceTest, ASessionCookieChangesThingsOnlyWithItsCsrfToken) {
+  service();
+  std::optional<User> user;
+  std::string account;
+  db_->transaction([&](Poco::Data::Session& s) {
+    user = store_->addUser(s, "ada@example.org", "Ada", "");
+    account = store_->ensureAccount(s, *user, "free");
+  });
+  const std::string token = sdk::randomToken(32);
+  store_->addSession(sha256Hex(token), user->id, sdk::nowMicros() + 3600LL * 1000000);
+  auto session = [&](const std::string& method, const std::string& csrf) {
+    return sdk::Credentials{"", std::string(sdk::kSessionCookie) + "=" + token, "192.0.2.1", method,
+                            csrf};
+  };
+  EXPECT_EQ(status(session("GET", "")), 200);
+  EXPECT_EQ(status(session("POST", "")), 403);
+  EXPECT_EQ(status(session("POST", "forged")), 403);
+  EXPECT_EQ(status(session("POST", sdk::sessionCsrf(sdk::randomToken(32)))), 403);
+  auto p = service_->authenticate(session("PATCH", sdk::sessionCsrf(token)));
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->kind, sdk::PrincipalKind::kUser);
+  EXPECT_EQ(p->account_id, account);
 }
 
 TEST_F(AuthServiceTest, ACachedKeyStaysValidUntilItIsForgotten) {
