@@ -262,12 +262,13 @@ TEST(KernelConfig, CheckConfigRedactsTheBundledPluginsSecretsAndNothingElse) {
                         " --data-dir " + Poco::TemporaryFile::tempName();
   for (const char* secret :
        {"admin.token=hush-admin", "db.url=mysql://svc:hush-db@127.0.0.1:3306/svc",
-        "auth.oidc.client_secret=hush-oidc", "email.relay.password=hush-relay"}) {
+        "auth.oidc.client_secret=hush-oidc", "email.relay.password=hush-relay",
+        "sms.twilio.auth_token=hush-twilio"}) {
     command += std::string(" --set ") + secret;
   }
   auto [code, out] = runCommand(command);
   EXPECT_EQ(code, 0) << out;
-  EXPECT_NE(out.find("configuration OK (4 plugins)"), std::string::npos) << out;
+  EXPECT_NE(out.find("configuration OK (5 plugins)"), std::string::npos) << out;
   EXPECT_EQ(out.find("hush"), std::string::npos) << out;
   EXPECT_NE(out.find("auth.rate.token_per_minute = 600\n"), std::string::npos) << out;
 }
