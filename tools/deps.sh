@@ -29,18 +29,20 @@ svc_install_packages() {
   fi
 }
 
-# Node and npm for the browser tests, from Debian unless the machine already has them (a newer
+# Node and npm for the browser tests and the Twilio stand-in, from Debian unless the machine already has them (a newer
 # Node from elsewhere is kept: installing Debian's npm would replace it). Then the tests' own
 # packages, exactly as package-lock.json pins them.
 svc_install_node() {
   if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
     svc_install_packages nodejs npm
   fi
-  local dir="$SVC_ROOT/tests/browser"
-  if [ ! -f "$dir/node_modules/.package-lock.json" ] ||
-    [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
-    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
-  fi
+  local dir
+  for dir in "$SVC_ROOT/tests/browser" "$SVC_ROOT/tests/twilio"; do
+    if [ ! -f "$dir/node_modules/.package-lock.json" ] ||
+      [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+      (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+    fi
+  done
 }
 
 svc_build() {  # svc_build BUILD_DIR [cmake args...]
