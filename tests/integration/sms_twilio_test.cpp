@@ -508,6 +508,17 @@ TEST_F(SmsTwilio, CarrierTimeoutLeavesTheMessageFailedNotLost) {
   EXPECT_EQ(listed->getObject(0)->getValue<std::string>("id"), m->getValue<std::string>("id"));
   EXPECT_EQ(listed->getObject(0)->getValue<std::string>("status"), "failed");
   EXPECT_EQ(listed->getObject(0)->getValue<std::string>("body"), "are you there?");
+
+  // Provisioning while Twilio hangs: 503 in about the time limit, nothing created.
+  const int before = identityCount();
+  hang.set("match", "AvailablePhoneNumbers");
+  ASSERT_EQ(twilio().post("hang", hang).status, 204);
+  const auto t1 = std::chrono::steady_clock::now();
+  auto stuck = call("POST", "/api/identities/", R"({"name":"B","provision_phone":true})");
+  EXPECT_LT(std::chrono::steady_clock::now() - t1, std::chrono::seconds(5));
+  EXPECT_EQ(stuck.status, 503) << stuck.body;
+  EXPECT_FALSE(stuck.header("retry-after").empty());
+  EXPECT_EQ(identityCount(), before);
 }
 
 TEST_F(SmsTwilio, InboundIsStoredOnceAndOnlyWhenSigned) {
@@ -528,6 +539,14 @@ TEST_F(SmsTwilio, InboundIsStoredOnceAndOnlyWhenSigned) {
   EXPECT_EQ(m->getValue<std::string>("status"), "received");
   EXPECT_FALSE(m->getValue<bool>("is_read"));
 
+  // Text beyond ASCII arrives intact through the form encoding and the signature.
+  const std::string unicode = "Код: 4821 🔐 & 50% + \"quotes\"";
+  EXPECT_EQ(inbound(a.number, "+447700900555", unicode)->getValue<int>("status"), 200);
+  auto both = messages("direction=incoming&identity=" + a.uuid);
+  ASSERT_EQ(both->size(), 2u);
+  EXPECT_EQ(both->getObject(0)->getValue<std::string>("body"), unicode);
+  EXPECT_EQ(both->getObject(0)->getValue<std::string>("from_number"), "+447700900555");
+
   // The same request again, byte for byte: refused.
   auto replay = twilio().post("replay");
   EXPECT_EQ(replay.json()->getValue<int>("status"), 403) << replay.body;
@@ -539,10 +558,10 @@ TEST_F(SmsTwilio, InboundIsStoredOnceAndOnlyWhenSigned) {
   auto stray =
       inbound("+19995550100", "+14155550100", "stray 333333", std::nullopt, base() + kSmsWebhook);
   EXPECT_EQ(stray->getValue<int>("status"), 200) << jsonText(*stray);
-  EXPECT_EQ(call("GET", "/api/messages/").json()->getValue<int>("count"), 1);
+  EXPECT_EQ(call("GET", "/api/messages/").json()->getValue<int>("count"), 2);
 
-  const std::string stream = eventsUntil("sms.received", "event: sms.received");
-  EXPECT_EQ(occurrences(stream, "event: sms.received"), 1u) << stream;
+  const std::string stream = eventsUntil("sms.received", "event: sms.received", 2);
+  EXPECT_EQ(occurrences(stream, "event: sms.received"), 2u) << stream;
   EXPECT_NE(stream.find(m->getValue<std::string>("id")), std::string::npos) << stream;
   EXPECT_EQ(stream.find("Your code is"), std::string::npos) << "no body in events\n" << stream;
 }
@@ -578,6 +597,15 @@ TEST_F(SmsTwilio, CallsAreHandedToTheVoiceAgentOrDeclined) {
   EXPECT_NE(said.find("<Hangup/>"), std::string::npos) << said;
   EXPECT_EQ(said.find("<Redirect"), std::string::npos) << said;
 
+  // The URL is escaped as XML.
+  ASSERT_EQ(call("PATCH", "/api/identities/" + a.uuid + "/voice-agent/",
+                 R"({"response_url":"http://127.0.0.1:9/agent?a=1&b=<2>"})")
+                .status,
+            200);
+  EXPECT_NE(callTo(a.number)->getValue<std::string>("body").find(
+                ">http://127.0.0.1:9/agent?a=1&amp;b=&lt;2&gt;</Redirect>"),
+            std::string::npos);
+
   // Turned off, the agent no longer answers.
   ASSERT_EQ(
       call("PATCH", "/api/identities/" + a.uuid + "/voice-agent/", R"({"enabled":false})").status,
@@ -587,9 +615,9 @@ TEST_F(SmsTwilio, CallsAreHandedToTheVoiceAgentOrDeclined) {
   // A forged call is refused and not recorded.
   EXPECT_EQ(callTo(a.number, "bogus")->getValue<int>("status"), 403);
 
-  const std::string stream = eventsUntil("call.received", "event: call.received", 3);
-  EXPECT_EQ(occurrences(stream, "event: call.received"), 3u) << stream;
-  EXPECT_EQ(occurrences(stream, "\"to_number\":\"" + a.number + "\""), 2u) << stream;
+  const std::string stream = eventsUntil("call.received", "event: call.received", 4);
+  EXPECT_EQ(occurrences(stream, "event: call.received"), 4u) << stream;
+  EXPECT_EQ(occurrences(stream, "\"to_number\":\"" + a.number + "\""), 3u) << stream;
   EXPECT_EQ(occurrences(stream, "\"to_number\":\"" + b.number + "\""), 1u) << stream;
   EXPECT_NE(stream.find("\"from_number\":\"+14155550100\""), std::string::npos) << stream;
   EXPECT_NE(stream.find("\"created_dt\""), std::string::npos) << stream;
