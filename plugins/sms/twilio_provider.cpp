@@ -47,12 +47,14 @@ void TwilioProvider::release(const Number& number) {
   }
 }
 
-Delivery TwilioProvider::send(const std::string& /*message_id*/, const std::string& from,
+Delivery TwilioProvider::send(const std::string& message_id, const std::string& from,
                               const std::string& to, const std::string& body) {
   Delivery delivery;
   try {
-    const SentMessage sent =
-        client_.send(from, to, body, config_.public_base_url + kTwilioStatusPath);
+    // The callback names our id: Twilio's report can arrive before its answer gives us the sid.
+    const SentMessage sent = client_.send(
+        from, to, body,
+        config_.public_base_url + kTwilioStatusPath + "?" + kTwilioMessageParam + "=" + message_id);
     delivery.ref = sent.sid;
     delivery.status = deliveryStatus(sent.status);
     if (delivery.status.empty()) delivery.status = "queued";

@@ -405,7 +405,9 @@ TEST_F(SmsTwilio, SendingGoesToMessagesAndStatusCallbacksMoveIt) {
   EXPECT_EQ(form->getValue<std::string>("From"), a.number);
   EXPECT_EQ(form->getValue<std::string>("To"), "+14155550123");
   EXPECT_EQ(form->getValue<std::string>("Body"), text);
-  EXPECT_EQ(form->getValue<std::string>("StatusCallback"), base() + kStatusWebhook);
+  // The callback names our id, for a report that overtakes Twilio's answer.
+  EXPECT_EQ(form->getValue<std::string>("StatusCallback"),
+            base() + kStatusWebhook + "?message=" + id);
 
   // Our id is ours: the carrier's sid appears nowhere in what the API shows.
   const std::string sid = lastCarrierSid();
@@ -459,6 +461,39 @@ TEST_F(SmsTwilio, SendingGoesToMessagesAndStatusCallbacksMoveIt) {
   EXPECT_NE(stream.find("\"error_code\":\"30003\""), std::string::npos) << stream;
   EXPECT_EQ(stream.find("Grüße"), std::string::npos) << "no body in events\n" << stream;
   EXPECT_EQ(stream.find(sid), std::string::npos) << stream;
+}
+
+TEST_F(SmsTwilio, AStatusCallbackOvertakingTwiliosAnswerIsKept) {
+  start();
+  Ident a = identity("A");
+  Poco::JSON::Object early;
+  early.set("status", "delivered");
+  ASSERT_EQ(twilio().post("early_status", early).status, 204);
+  auto sent = sendSms(a, "+14155550123", "quick");
+  ASSERT_EQ(sent.status, 201) << sent.body;
+  const std::string id = sent.json()->getValue<std::string>("id");
+  auto hooks = parseArray(http(twilio().port(), "GET", "/_test/webhooks").body);
+  ASSERT_EQ(hooks->size(), 1u);
+  EXPECT_EQ(hooks->getObject(0)->getObject("answer")->getValue<int>("status"), 204);
+  // Twilio's answer said queued, but the report it sent first is what happened.
+  EXPECT_EQ(sent.json()->getValue<std::string>("status"), "delivered");
+  EXPECT_EQ(message(id)->getValue<std::string>("status"), "delivered");
+  // Later reports find it by the carrier's sid.
+  Poco::JSON::Object late;
+  late.set("status", "failed");
+  late.set("error_code", 30008);
+  ASSERT_EQ(twilio().post("early_status", late).status, 204);
+  auto second = sendSms(a, "+14155550124", "quick again");
+  ASSERT_EQ(second.status, 201) << second.body;
+  EXPECT_EQ(second.json()->getValue<std::string>("status"), "failed");
+  EXPECT_EQ(second.json()->getValue<std::string>("error_code"), "30008");
+  EXPECT_EQ(statusCallback(lastCarrierSid(), "delivered"), 204);
+  EXPECT_EQ(message(second.json()->getValue<std::string>("id"))->getValue<std::string>("status"),
+            "failed");
+
+  // Each message is announced sent once, whichever came first.
+  const std::string stream = eventsUntil("sms.sent", "event: sms.sent", 2);
+  EXPECT_EQ(occurrences(stream, "event: sms.sent"), 2u) << stream;
 }
 
 TEST_F(SmsTwilio, CarrierFailureLeavesTheMessageFailedWithTheReason) {
@@ -654,7 +689,7 @@ TEST_F(SmsTwilio, PoolHandsOutTheOperatorsNumbersAndSendsThroughTwilio) {
   EXPECT_TRUE(posts[0]->getValue<bool>("auth_ok"));
   EXPECT_EQ(posts[0]->getObject("form")->getValue<std::string>("From"), "+12025550150");
   EXPECT_EQ(posts[0]->getObject("form")->getValue<std::string>("StatusCallback"),
-            base() + kStatusWebhook);
+            base() + kStatusWebhook + "?message=" + sent.json()->getValue<std::string>("id"));
   EXPECT_EQ(statusCallback(lastCarrierSid(), "delivered"), 204);
   EXPECT_EQ(message(sent.json()->getValue<std::string>("id"))->getValue<std::string>("status"),
             "delivered");

@@ -219,7 +219,7 @@ TEST_F(TwilioProviderTest, SendPostsTheMessageWithItsStatusCallback) {
   EXPECT_EQ(field(seen[0].body, "To"), "+15551234567");
   EXPECT_EQ(field(seen[0].body, "Body"), body);
   EXPECT_EQ(field(seen[0].body, "StatusCallback"),
-            "https://svc.example/api/sms/webhooks/twilio/status/");
+            "https://svc.example/api/sms/webhooks/twilio/status/?message=msg-1");
 }
 
 TEST_F(TwilioProviderTest, ACarrierErrorIsAFailedDeliveryWithTwiliosCodeAndReason) {
