@@ -18,9 +18,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <numeric>
+#include <set>
 #include <thread>
 
 namespace svc::testing {
@@ -377,6 +380,66 @@ TEST_F(SmsTwilio, NoNumberOrACarrierErrorIs503AndCreatesNothing) {
   EXPECT_FALSE(action.header("retry-after").empty());
   EXPECT_TRUE(call("GET", "/api/identities/" + d.uuid + "/").json()->isNull("phone"));
   EXPECT_EQ(call("GET", "/api/phone/").json()->getValue<int>("count"), 1);
+}
+
+TEST_F(SmsTwilio, ConcurrentProvisioningsBuyDistinctNumbersAndKeepOnlyWhatTheyHold) {
+  start();
+  // Enough numbers that no request finds the list empty while the others' purchases are
+  // in flight (each may buy one before the database tells it the identity has one).
+  Poco::JSON::Object available;
+  available.set("country", "US");
+  Poco::JSON::Array list;
+  for (int i = 10; i < 22; ++i) list.add("+120255501" + std::to_string(i));
+  available.set("numbers", list);
+  ASSERT_EQ(twilio().post("available", available).status, 204);
+  std::vector<std::string> numbers(4);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      auto r = call("POST", "/api/identities/",
+                    "{\"name\":\"c" + std::to_string(i) + "\",\"provision_phone\":true}");
+      if (r.status == 201) {
+        numbers[i] = r.json()->getObject("phone")->getValue<std::string>("number");
+      } else {
+        ADD_FAILURE() << r.status << " " << r.body;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::set<std::string> distinct(numbers.begin(), numbers.end());
+  EXPECT_EQ(distinct.size(), 4u);
+  EXPECT_EQ(distinct.count(""), 0u);
+
+  // One identity, many provision-phone at once: one number kept, any other bought is released.
+  Ident d = identity("D", false);
+  std::vector<int> statuses(6);
+  std::vector<std::string> answers(6);
+  threads.clear();
+  for (int i = 0; i < 6; ++i) {
+    threads.emplace_back([&, i] {
+      auto r = call("POST", "/api/identities/" + d.uuid + "/provision-phone/", "{}");
+      statuses[i] = r.status;
+      answers[i] = std::to_string(r.status) + " " + r.body + "\n";
+    });
+  }
+  for (auto& t : threads) t.join();
+  const std::string all = std::accumulate(answers.begin(), answers.end(), std::string());
+  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 200), 1) << all;
+  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 409), 5) << all;
+  EXPECT_EQ(call("GET", "/api/phone/").json()->getValue<int>("count"), 5);
+  // What Twilio bills for is exactly what the identities hold.
+  std::set<std::string> held;
+  auto phones = call("GET", "/api/phone/").json()->getArray("results");
+  for (std::size_t i = 0; i < phones->size(); ++i) {
+    held.insert(phones->getObject(static_cast<unsigned>(i))->getValue<std::string>("number"));
+  }
+  std::set<std::string> owned;
+  auto incoming = twilio().state()->getArray("incoming_phone_numbers");
+  for (std::size_t i = 0; i < incoming->size(); ++i) {
+    owned.insert(
+        incoming->getObject(static_cast<unsigned>(i))->getValue<std::string>("phone_number"));
+  }
+  EXPECT_EQ(owned, held);
 }
 
 TEST_F(SmsTwilio, SendingGoesToMessagesAndStatusCallbacksMoveIt) {
