@@ -645,6 +645,13 @@ TEST_F(SmsTwilio, InboundIsStoredOnceAndOnlyWhenSigned) {
   EXPECT_EQ(both->getObject(0)->getValue<std::string>("body"), unicode);
   EXPECT_EQ(both->getObject(0)->getValue<std::string>("from_number"), "+447700900555");
 
+  // A picture without text (MMS) comes with an empty Body: stored, empty.
+  EXPECT_EQ(inbound(a.number, "+14155550100", "")->getValue<int>("status"), 200);
+  auto three = messages("direction=incoming&identity=" + a.uuid);
+  ASSERT_EQ(three->size(), 3u);
+  EXPECT_EQ(three->getObject(0)->getValue<std::string>("body"), "");
+  EXPECT_TRUE(three->getObject(0)->isNull("extracted_code"));
+
   // The same request again, byte for byte: refused.
   auto replay = twilio().post("replay");
   EXPECT_EQ(replay.json()->getValue<int>("status"), 403) << replay.body;
@@ -656,10 +663,10 @@ TEST_F(SmsTwilio, InboundIsStoredOnceAndOnlyWhenSigned) {
   auto stray =
       inbound("+19995550100", "+14155550100", "stray 333333", std::nullopt, base() + kSmsWebhook);
   EXPECT_EQ(stray->getValue<int>("status"), 200) << jsonText(*stray);
-  EXPECT_EQ(call("GET", "/api/messages/").json()->getValue<int>("count"), 2);
+  EXPECT_EQ(call("GET", "/api/messages/").json()->getValue<int>("count"), 3);
 
-  const std::string stream = eventsUntil("sms.received", "event: sms.received", 2);
-  EXPECT_EQ(occurrences(stream, "event: sms.received"), 2u) << stream;
+  const std::string stream = eventsUntil("sms.received", "event: sms.received", 3);
+  EXPECT_EQ(occurrences(stream, "event: sms.received"), 3u) << stream;
   EXPECT_NE(stream.find(m->getValue<std::string>("id")), std::string::npos) << stream;
   EXPECT_EQ(stream.find("Your code is"), std::string::npos) << "no body in events\n" << stream;
 }
@@ -671,10 +678,11 @@ TEST_F(SmsTwilio, CallsAreHandedToTheVoiceAgentOrDeclined) {
                   R"({"response_url":"http://127.0.0.1:9/agent","enabled":true})");
   ASSERT_EQ(set.status, 200) << set.body;
 
-  auto callTo = [&](const std::string& to, std::optional<std::string> signature = std::nullopt) {
+  auto callTo = [&](const std::string& to, std::optional<std::string> signature = std::nullopt,
+                    const std::string& from = "+14155550100") {
     Poco::JSON::Object o;
     o.set("to", to);
-    o.set("from", "+14155550100");
+    o.set("from", from);
     if (signature) o.set("signature", *signature);
     return webhook("call", o);
   };
@@ -710,13 +718,17 @@ TEST_F(SmsTwilio, CallsAreHandedToTheVoiceAgentOrDeclined) {
       200);
   EXPECT_NE(callTo(a.number)->getValue<std::string>("body").find("<Hangup/>"), std::string::npos);
 
+  // A caller who withholds their number is recorded as anonymous.
+  EXPECT_EQ(callTo(b.number, std::nullopt, "")->getValue<int>("status"), 200);
+
   // A forged call is refused and not recorded.
   EXPECT_EQ(callTo(a.number, "bogus")->getValue<int>("status"), 403);
 
-  const std::string stream = eventsUntil("call.received", "event: call.received", 4);
-  EXPECT_EQ(occurrences(stream, "event: call.received"), 4u) << stream;
+  const std::string stream = eventsUntil("call.received", "event: call.received", 5);
+  EXPECT_EQ(occurrences(stream, "event: call.received"), 5u) << stream;
   EXPECT_EQ(occurrences(stream, "\"to_number\":\"" + a.number + "\""), 3u) << stream;
-  EXPECT_EQ(occurrences(stream, "\"to_number\":\"" + b.number + "\""), 1u) << stream;
+  EXPECT_EQ(occurrences(stream, "\"to_number\":\"" + b.number + "\""), 2u) << stream;
+  EXPECT_EQ(occurrences(stream, "\"from_number\":\"anonymous\""), 1u) << stream;
   EXPECT_NE(stream.find("\"from_number\":\"+14155550100\""), std::string::npos) << stream;
   EXPECT_NE(stream.find("\"created_dt\""), std::string::npos) << stream;
 }
