@@ -8,6 +8,7 @@
 #include <Poco/JSON/Array.h>
 #include <Poco/JSON/Parser.h>
 #include <Poco/Net/NetException.h>
+#include <Poco/Net/ServerSocket.h>
 #include <Poco/Net/StreamSocket.h>
 
 #include <gtest/gtest.h>
@@ -160,8 +161,11 @@ class SmsTwilio : public ::testing::Test {
   // svcd with the twilio provider (or `provider`) pointed at the stand-in. Its public base URL
   // names the port it binds (server.port, written back once bound): the stand-in calls the
   // webhooks there, and their signatures cover it.
-  void start(std::vector<std::string> args = {}, const std::string& provider = "twilio") {
+  // @param db_url another svcd's database, or empty for a new one.
+  void start(std::vector<std::string> args = {}, const std::string& provider = "twilio",
+             const std::string& db_url = "") {
     Svcd::Options o;
+    o.db_url = db_url;
     o.plugins = {"auth", "identities", "sms"};
     o.args = {"--set", "sms.provider=" + provider,
               "--set", "sms.twilio.api_base=" + twilio().apiBase(),
@@ -172,7 +176,10 @@ class SmsTwilio : public ::testing::Test {
     o.args.insert(o.args.end(), args.begin(), args.end());
     svcd_ = std::make_unique<Svcd>(o);
     ASSERT_TRUE(svcd_->start()) << svcd_->log();
-    key_ = operatorLogin(*svcd_, "owner@example.com")->optValue<std::string>("management_key", "");
+    if (db_url.empty()) {
+      key_ =
+          operatorLogin(*svcd_, "owner@example.com")->optValue<std::string>("management_key", "");
+    }
     ASSERT_FALSE(key_.empty());
   }
 
@@ -669,6 +676,28 @@ TEST_F(SmsTwilio, InboundIsStoredOnceAndOnlyWhenSigned) {
   EXPECT_EQ(occurrences(stream, "event: sms.received"), 3u) << stream;
   EXPECT_NE(stream.find(m->getValue<std::string>("id")), std::string::npos) << stream;
   EXPECT_EQ(stream.find("Your code is"), std::string::npos) << "no body in events\n" << stream;
+}
+
+TEST_F(SmsTwilio, AReplayIsRefusedAfterARestartToo) {
+  // The same public URL after the restart (the signature covers it): the same port.
+  int port = 0;
+  {
+    Poco::Net::ServerSocket probe(Poco::Net::SocketAddress("127.0.0.1", 0));
+    port = probe.address().port();
+  }
+  start({"--set", "server.port=" + std::to_string(port)});
+  Ident a = identity("A");
+  EXPECT_EQ(inbound(a.number, "+14155550100", "before the restart")->getValue<int>("status"), 200);
+  ASSERT_EQ(svcd_->terminate(), 0);
+  auto first = std::move(svcd_);  // keeps its data directory (the SQLite database) until the end
+  start({"--set", "server.port=" + std::to_string(port)}, "twilio", first->dbUrl());
+  ASSERT_EQ(svcd_->port(), port);
+  auto replay = twilio().post("replay");
+  EXPECT_EQ(replay.json()->getValue<int>("status"), 403) << replay.body;
+  EXPECT_EQ(call("GET", "/api/messages/").json()->getValue<int>("count"), 1);
+  // A new message is still welcome.
+  EXPECT_EQ(inbound(a.number, "+14155550100", "after the restart")->getValue<int>("status"), 200);
+  EXPECT_EQ(call("GET", "/api/messages/").json()->getValue<int>("count"), 2);
 }
 
 TEST_F(SmsTwilio, CallsAreHandedToTheVoiceAgentOrDeclined) {
