@@ -299,6 +299,28 @@ class SmsTwilio : public ::testing::Test {
   std::string key_;
 };
 
+TEST_F(SmsTwilio, AnIncompleteConfigurationStopsTheStartNamingTheKey) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"sms.provider=twilio", "sms.twilio.auth_token=t"}, "sms.twilio.account_sid"},
+      {{"sms.provider=twilio", "sms.twilio.account_sid=AC1"}, "sms.twilio.auth_token"},
+      {{"sms.provider=twilio", "sms.twilio.account_sid=AC1", "sms.twilio.auth_token=t",
+        "sms.twilio.api_base=ftp://example.com"},
+       "sms.twilio.api_base"},
+      {{"sms.provider=pool", "sms.twilio.account_sid=AC1", "sms.twilio.auth_token=t",
+        "sms.pool.numbers=+12025550150,12345"},
+       "sms.pool.numbers"},
+      {{"sms.provider=carrier-pigeon"}, "sms.provider"},
+  };
+  for (const auto& [sets, key] : cases) {
+    Svcd::Options o;
+    o.plugins = {"auth", "identities", "sms"};
+    for (const auto& s : sets) o.args.insert(o.args.end(), {"--set", s});
+    Svcd svcd(o);
+    EXPECT_NE(svcd.startExpectingFailure(), 0) << key;
+    EXPECT_NE(svcd.log().find(key), std::string::npos) << svcd.log();
+  }
+}
+
 TEST_F(SmsTwilio, ProvisioningBuysANumberWithOurWebhooks) {
   start();
   Ident a = identity("A");
