@@ -282,6 +282,27 @@ sdk::Response SmsMessages::conversation(sdk::Request& r) {
   return sdk::Response::json(200, o);
 }
 
+int SmsMessages::failUnsent(std::int64_t older_than_us) {
+  int n = 0;
+  store_.database().transaction([&](Poco::Data::Session& tx) {
+    Poco::Int64 before = older_than_us;
+    Poco::Data::Statement select =
+        (tx << std::string(SmsStore::messageColumns()) +
+                   "WHERE status = 'queued' AND direction = 'outgoing' AND carrier_ref LIKE "
+                   "'local:%' AND created_us < ?",
+         use(before));
+    for (const auto& m : SmsStore::readMessages(select)) {
+      store_.applyDelivery(tx, m,
+                           {"failed", "", "not_handed_over",
+                            "svcd stopped before handing this message to the carrier; it was "
+                            "not sent. Send it again."},
+                           false);
+      ++n;
+    }
+  });
+  return n;
+}
+
 sdk::Response SmsMessages::inject(sdk::Request& r) {
   const std::string to = checkedNumber(r, "to");
   const std::string from = checkedNumber(r, "from");

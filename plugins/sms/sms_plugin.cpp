@@ -19,6 +19,7 @@
 #include <svc/sdk/dashboard.h>
 #include <svc/sdk/identity_extensions.h>
 #include <svc/sdk/plugin.h>
+#include <svc/sdk/util.h>
 
 #include <memory>
 
@@ -107,6 +108,12 @@ class SmsPlugin : public sdk::Plugin {
 
   void registerServices(sdk::ServiceRegistry&) override {}
   void start() override {
+    // Another svcd on this database may be handing a message over right now: only those older
+    // than any carrier call can take are left behind by a stop.
+    const int unsent = messages_->failUnsent(sdk::nowMicros() - 10LL * 60 * 1000000);
+    if (unsent > 0) {
+      context_->logger().warning("%d SMS were never handed to the carrier: marked failed", unsent);
+    }
     if (auto pages = context_->services().find(sdk::kDashboardPagesService)) {
       for (auto& page : dashboardPages()) pages->add(std::move(page));
     }

@@ -18,8 +18,10 @@ class Sms : public ::testing::Test {
  protected:
   void SetUp() override { start({}); }
 
-  void start(std::vector<std::string> args, std::vector<std::string> plugins = {}) {
+  void start(std::vector<std::string> args, std::vector<std::string> plugins = {},
+             const std::string& db_url = "") {
     Svcd::Options o;
+    o.db_url = db_url;
     o.plugins = plugins.empty() ? std::vector<std::string>{"auth", "identities", "sms"} : plugins;
     o.args = {"--set",
               "sms.loopback.numbers=US:+12025550100-+12025550199,GB:+447700900000-"
@@ -27,7 +29,10 @@ class Sms : public ::testing::Test {
     o.args.insert(o.args.end(), args.begin(), args.end());
     svcd_ = std::make_unique<Svcd>(o);
     ASSERT_TRUE(svcd_->start()) << svcd_->log();
-    key_ = operatorLogin(*svcd_, "owner@example.com")->optValue<std::string>("management_key", "");
+    if (key_.empty()) {
+      key_ =
+          operatorLogin(*svcd_, "owner@example.com")->optValue<std::string>("management_key", "");
+    }
   }
 
   HttpReply call(const std::string& method, const std::string& path, const std::string& body = "",
@@ -292,6 +297,7 @@ TEST_F(Sms, BadInputIsRefusedAndStoresNothing) {
 
 TEST_F(Sms, SendingIsLimitedPerIdentity) {
   svcd_.reset();
+  key_.clear();  // a new database: a new account
   start({"--set", "sms.send.per_hour=2"});
   Ident a = identity("A"), b = identity("B");
   EXPECT_EQ(sendSms(a, b.number, "1").status, 201);
@@ -325,6 +331,28 @@ TEST_F(Sms, OperatorInjectsInboundMessages) {
       " --from +15005550006 'Your code: 777111' 2>&1");
   EXPECT_EQ(code, 0) << out;
   EXPECT_EQ(messageCount("direction=incoming"), 2);
+}
+
+TEST_F(Sms, AMessageNeverHandedToTheCarrierIsFailedAtTheNextStart) {
+  Ident a = identity("A"), b = identity("B");
+  auto sent = sendSms(a, b.number, "lost in a crash");
+  ASSERT_EQ(sent.status, 201);
+  const std::string id = sent.json()->getValue<std::string>("id");
+  // As a crash between storing it and calling the carrier leaves it: queued, no carrier id, and
+  // (older than any carrier call) an hour old. A fresh one is another svcd's, mid-call: kept.
+  const std::string db = svcd_->dbUrl(), data = svcd_->dataDir();
+  ASSERT_EQ(svcd_->terminate(), 0);
+  auto before = std::move(svcd_);
+  const std::string ref = "'local:" + id + "'";
+  runSql(db, {"UPDATE sms_messages SET status = 'queued', carrier_ref = " + ref +
+              ", created_us = created_us - 3600000000 WHERE id = '" + id + "'"});
+  if (HasFatalFailure()) return;
+  start({"--set", "data.dir=" + data}, {}, db);
+  auto m = call("GET", "/api/messages/" + id + "/");
+  ASSERT_EQ(m.status, 200) << m.body;
+  EXPECT_EQ(m.json()->getValue<std::string>("status"), "failed");
+  EXPECT_EQ(m.json()->getValue<std::string>("error_code"), "not_handed_over");
+  EXPECT_NE(svcd_->waitForLog("never handed to the carrier").find("1 SMS"), std::string::npos);
 }
 
 }  // namespace
