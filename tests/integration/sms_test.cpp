@@ -195,6 +195,8 @@ TEST_F(Sms, LoopbackDeliversBetweenIdentitiesWithConversationsAndReadState) {
   auto in = results->getObject(0);
   EXPECT_EQ(in->getValue<std::string>("body"), "Your code is 482913");
   EXPECT_EQ(in->getValue<std::string>("status"), "received");
+  EXPECT_EQ(in->getValue<std::string>("extracted_code"), "482913");
+  EXPECT_EQ(m->getValue<std::string>("extracted_code"), "482913");
   EXPECT_FALSE(in->getValue<bool>("is_read"));
   const std::string conversation = b.phone_id + "_" + a.number;
   EXPECT_EQ(in->getValue<std::string>("conversation_id"), conversation);
@@ -315,9 +317,12 @@ TEST_F(Sms, OperatorInjectsInboundMessages) {
     return http(svcd_->adminPort(), "POST", "/admin/sms/inject/", body,
                 bearer(svcd_->adminToken()));
   };
-  auto r = inject("{\"to\":\"" + a.number + "\",\"from\":\"+15005550006\",\"body\":\"G-123456\"}");
+  auto r = inject(
+      "{\"to\":\"" + a.number +
+      "\",\"from\":\"+15005550006\",\"body\":\"G-123456 is your Google verification code.\"}");
   ASSERT_EQ(r.status, 201) << r.body;
   EXPECT_EQ(r.json()->getValue<std::string>("identity"), a.uuid);
+  EXPECT_EQ(r.json()->getValue<std::string>("extracted_code"), "123456");
   EXPECT_EQ(messageCount("direction=incoming"), 1);
   EXPECT_EQ(inject(R"({"to":"+19998887777","from":"+15005550006","body":"x"})").status, 404);
   EXPECT_EQ(inject(R"({"to":"nope","from":"+15005550006","body":"x"})").status, 400);
