@@ -44,9 +44,9 @@ std::optional<SmsRow> StoredCarrierEvents::receive(const InboundSms& sms) {
   auto phone = to ? store_.phoneByNumber(s, *to) : std::nullopt;
   if (!phone) return std::nullopt;
   // A sender a carrier shows as a short code or a name is kept as it came (bounded).
-  const std::string from = normalizeE164(sms.from).value_or(sms.from.substr(0, 32));
+  const std::string from = normalizeE164(sms.from).value_or(sdk::truncateUtf8(sms.from, 32));
   SmsRow m = newMessage("incoming", *phone, from, sms.body);
-  if (!sms.ref.empty()) m.carrier_ref = sms.ref.substr(0, 80);
+  if (!sms.ref.empty()) m.carrier_ref = sdk::truncateUtf8(sms.ref, 80);
   try {
     store_.database().transaction(
         [&](Poco::Data::Session& tx) { store_.insertMessage(tx, m, false); });

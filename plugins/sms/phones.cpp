@@ -59,9 +59,16 @@ PhoneRow Phones::provision(Poco::Data::Session& tx, const sdk::IdentityInfo& ide
         return tried.count(n) > 0 || store_.phoneByNumber(tx, n).has_value();
       });
     } catch (const ProviderError& e) {
-      throw noNumber(country, " (the carrier answered: " + std::string(e.what()) + ")");
+      // The carrier's words may name internal hosts: the log has them, the caller a sentence.
+      logger_.warning("sms: acquiring a number in %s failed: %s", country, std::string(e.what()));
+      throw noNumber(country, " (the carrier could not be reached or refused)");
     }
     if (!number) throw noNumber(country, "");
+    if (normalizeE164(number->e164) != number->e164) {
+      logger_.error("sms: the carrier gave a number that is not E.164: %s", number->e164);
+      provider_.release(*number);
+      throw noNumber(country, " (the carrier answered something unusable)");
+    }
     PhoneRow p;
     p.id = sdk::newUuid();
     p.account_id = identity.account_id;

@@ -8,6 +8,8 @@
 #include <svc/sdk/http.h>
 #include <svc/sdk/identity_extensions.h>
 
+#include <Poco/Logger.h>
+
 namespace svc::plugins::sms {
 
 /// @return the 409 for an identity that has a number.
@@ -15,7 +17,9 @@ sdk::HttpError phoneExists();
 
 class Phones {
  public:
-  Phones(SmsStore& store, SmsProvider& provider) : store_(store), provider_(provider) {}
+  /// @param logger where a carrier's failures are told in full (callers get a sentence).
+  Phones(SmsStore& store, SmsProvider& provider, Poco::Logger& logger)
+      : store_(store), provider_(provider), logger_(logger) {}
 
   /// Acquires a number and gives it to the identity inside tx. A number another writer took
   /// meanwhile is given back and the next one tried.
@@ -30,6 +34,7 @@ class Phones {
  private:
   SmsStore& store_;
   SmsProvider& provider_;
+  Poco::Logger& logger_;
 };
 
 /// @param r a request with an optional `country_code` field. @return it upper-cased, `US` when

@@ -109,11 +109,18 @@ sdk::Response SmsMessages::send(sdk::Request& r) {
                          "/api/identities/" +
                              identity + "/provision-phone/ first.");
   }
-  checkSendingLimit(s, identity);
   SmsRow m = newMessage("outgoing", *phone, to, body);
   // Stored before the carrier sees it: a message the carrier took is never lost to a crash.
-  store_.database().transaction(
-      [&](Poco::Data::Session& tx) { store_.insertMessage(tx, m, false); });
+  // The limit is counted in the same transaction, so concurrent sends cannot all pass it (SQLite
+  // serializes writers; MariaDB is made to by locking the identity's phone row first).
+  store_.database().transaction([&](Poco::Data::Session& tx) {
+    if (store_.database().dialect() == sdk::Dialect::kMysql) {
+      std::string phone_id = phone->id, locked;
+      tx << "SELECT id FROM sms_phones WHERE id = ? FOR UPDATE", use(phone_id), into(locked), now;
+    }
+    checkSendingLimit(tx, identity);
+    store_.insertMessage(tx, m, false);
+  });
   const Delivery d = provider_.send(m.id, phone->number, to, body);
   store_.database().transaction(
       [&](Poco::Data::Session& tx) { m = store_.applyDelivery(tx, m, d, true); });

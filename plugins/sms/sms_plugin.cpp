@@ -61,7 +61,7 @@ class SmsPlugin : public sdk::Plugin {
     carrier_ = std::make_unique<StoredCarrierEvents>(
         *store_, context.services().find(sdk::kVoiceAgentService).get());
     provider_ = makeProvider(context);
-    phones_ = std::make_unique<Phones>(*store_, *provider_);
+    phones_ = std::make_unique<Phones>(*store_, *provider_, context.logger());
     messages_ = std::make_unique<SmsMessages>(*store_, *provider_, *carrier_, config_);
     context.services()
         .require(sdk::kIdentityExtensionsService)

@@ -204,7 +204,7 @@ void SmsStore::insertMessage(Poco::Data::Session& tx, const SmsRow& row, bool pu
       use(m.encoding), use(m.status), use(m.error_code), use(m.error_message), use(m.carrier_ref),
       use(m.extracted_code), use(read), use(created), use(updated), now;
   // The conversation: one row per (phone, other party), its preview the newest message.
-  std::string conversation = m.conversationId(), preview = m.body.substr(0, 200);
+  std::string conversation = m.conversationId(), preview = sdk::truncateUtf8(m.body, 200);
   int unread = m.is_read ? 0 : 1;
   Poco::Data::Statement update =
       (tx << "UPDATE sms_conversations SET preview = ?, message_count = message_count + 1, "
@@ -275,7 +275,7 @@ SmsRow SmsStore::setRead(Poco::Data::Session& tx, SmsRow m, bool is_read) {
 
 void SmsStore::insertCall(Poco::Data::Session& tx, const PhoneRow& phone, const IncomingCall& c) {
   std::string id = sdk::newUuid(), account = phone.account_id, identity = phone.identity_uuid,
-              phone_id = phone.id, from = c.from.substr(0, 64), to = c.to, ref = c.ref;
+              phone_id = phone.id, from = sdk::truncateUtf8(c.from, 64), to = c.to, ref = c.ref;
   Poco::Int64 at = sdk::nowMicros();
   tx << "INSERT INTO sms_calls (id, account_id, identity_uuid, phone_id, from_number, to_number, "
         "carrier_ref, created_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
