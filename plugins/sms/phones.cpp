@@ -51,6 +51,13 @@ std::string requestedCountry(const sdk::Request& r) {
 PhoneRow Phones::provision(Poco::Data::Session& tx, const sdk::IdentityInfo& identity,
                            const std::string& country) {
   if (store_.phoneOfIdentity(tx, identity.uuid)) throw phoneExists();
+  if (per_account_ > 0 &&
+      store_.countPhones(tx, "WHERE account_id = ?", {identity.account_id}) >= per_account_) {
+    throw sdk::HttpError(409, "conflict",
+                         "This account holds " + std::to_string(per_account_) +
+                             " phone numbers, the most this server allows an account "
+                             "(sms.phones.per_account).");
+  }
   std::set<std::string> tried;  // numbers another writer took while we were choosing
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
     std::optional<Number> number;

@@ -18,8 +18,9 @@ sdk::HttpError phoneExists();
 class Phones {
  public:
   /// @param logger where a carrier's failures are told in full (callers get a sentence).
-  Phones(SmsStore& store, SmsProvider& provider, Poco::Logger& logger)
-      : store_(store), provider_(provider), logger_(logger) {}
+  /// @param per_account numbers one account may hold (0: no limit).
+  Phones(SmsStore& store, SmsProvider& provider, Poco::Logger& logger, int per_account)
+      : store_(store), provider_(provider), logger_(logger), per_account_(per_account) {}
 
   /// Acquires a number and gives it to the identity inside tx. A number another writer took
   /// meanwhile is given back and the next one tried.
@@ -35,6 +36,7 @@ class Phones {
   SmsStore& store_;
   SmsProvider& provider_;
   Poco::Logger& logger_;
+  const int per_account_;
 };
 
 /// @param r a request with an optional `country_code` field. @return it upper-cased, `US` when

@@ -187,8 +187,12 @@ sdk::Response SmsMessages::list(sdk::Request& r) {
   const bool exact = count <= cap;
   count = std::min(count, cap);
   int limit = page.limit, offset = page.offset;
-  Poco::Data::Statement q = (s << std::string(SmsStore::messageColumns()) + where +
-                                      " ORDER BY created_us DESC, id DESC LIMIT ? OFFSET ?");
+  // Newest first; but a cursor walks forward: with created_after the oldest newer ones come
+  // first, so moving the cursor to the last one seen skips nothing.
+  const std::string order =
+      after ? " ORDER BY created_us, id" : " ORDER BY created_us DESC, id DESC";
+  Poco::Data::Statement q =
+      (s << std::string(SmsStore::messageColumns()) + where + order + " LIMIT ? OFFSET ?");
   bind(q);
   q, use(limit), use(offset);
   Poco::JSON::Array::Ptr results = new Poco::JSON::Array;
@@ -295,14 +299,15 @@ int SmsMessages::failUnsent(std::int64_t older_than_us) {
     Poco::Int64 before = older_than_us;
     Poco::Data::Statement select =
         (tx << std::string(SmsStore::messageColumns()) +
-                   "WHERE status = 'queued' AND direction = 'outgoing' AND carrier_ref LIKE "
-                   "'local:%' AND created_us < ?",
+                   "WHERE carrier_ref >= 'local:' AND carrier_ref < 'local;' AND status = "
+                   "'queued' AND direction = 'outgoing' AND created_us < ?",
          use(before));
     for (const auto& m : SmsStore::readMessages(select)) {
       store_.applyDelivery(tx, m,
                            {"failed", "", "not_handed_over",
-                            "svcd stopped before handing this message to the carrier; it was "
-                            "not sent. Send it again."},
+                            "svcd stopped while handing this message to the carrier, before "
+                            "the carrier answered: whether it was sent is unknown. Check with "
+                            "the recipient before sending it again."},
                            false);
       ++n;
     }

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <iostream>
 #include <set>
 #include <thread>
@@ -25,7 +26,8 @@ class Sms : public ::testing::Test {
     o.plugins = plugins.empty() ? std::vector<std::string>{"auth", "identities", "sms"} : plugins;
     o.args = {"--set",
               "sms.loopback.numbers=US:+12025550100-+12025550199,GB:+447700900000-"
-              "+447700900001"};
+              "+447700900001",
+              "--set", "sms.phones.per_account=50"};
     o.args.insert(o.args.end(), args.begin(), args.end());
     svcd_ = std::make_unique<Svcd>(o);
     ASSERT_TRUE(svcd_->start()) << svcd_->log();
@@ -141,6 +143,24 @@ TEST_F(Sms, NoNumberIs503AndCreatesNothing) {
   EXPECT_EQ(call("GET", "/api/identities/").json()->getValue<int>("count"), before);
 }
 
+TEST_F(Sms, AnAccountHoldsAtMostItsShareOfNumbers) {
+  svcd_.reset();
+  key_.clear();
+  start({"--set", "sms.phones.per_account=2"});
+  identity("A");
+  identity("B");
+  auto third = call("POST", "/api/identities/", R"({"name":"C","provision_phone":true})");
+  EXPECT_EQ(third.status, 409) << third.body;
+  EXPECT_EQ(third.code(), "conflict");
+  EXPECT_EQ(call("GET", "/api/identities/").json()->getValue<int>("count"), 2);
+  // Another account still gets one.
+  const std::string other =
+      operatorLogin(*svcd_, "other@example.com")->optValue<std::string>("management_key", "");
+  EXPECT_EQ(
+      call("POST", "/api/identities/", R"({"name":"D","provision_phone":true})", other).status,
+      201);
+}
+
 TEST_F(Sms, ConcurrentProvisioningsNeverShareANumber) {
   std::vector<std::string> numbers(12);
   std::vector<std::thread> threads;
@@ -235,6 +255,19 @@ TEST_F(Sms, LoopbackDeliversBetweenIdentitiesWithConversationsAndReadState) {
                 .json()
                 ->getValue<int>("count"),
             1);
+  // With a cursor, oldest first: moving it to the last one seen skips nothing.
+  auto walked = call("GET", "/api/messages/?identity=" + a.uuid +
+                                "&created_after=2000-01-01T00:00:00Z&limit=1")
+                    .json()
+                    ->getArray("results");
+  ASSERT_EQ(walked->size(), 1u);
+  EXPECT_EQ(walked->getObject(0)->getValue<std::string>("direction"), "outgoing");
+
+  // A preview is cut between characters, never inside one.
+  ASSERT_EQ(sendSms(a, b.number, std::string(199, 'a') + "\xc3\xa9 and more").status, 201);
+  auto cut = call("GET", "/api/sms-inbox/?identity=" + b.uuid);
+  EXPECT_NE(cut.body.find("\"preview\":\"" + std::string(199, 'a') + "\""), std::string::npos)
+      << cut.body;
 
   // To a number of no identity here: recorded, undelivered, saying why.
   auto away = sendSms(a, "+14155550000", "hello");
@@ -309,6 +342,17 @@ TEST_F(Sms, SendingIsLimitedPerIdentity) {
   EXPECT_EQ(third.code(), "throttled");
   EXPECT_FALSE(third.header("retry-after").empty());
   EXPECT_EQ(sendSms(b, a.number, "b may").status, 201);  // per identity
+
+  // Many at once cannot all slip under it: C may send two, of twelve racing.
+  Ident c = identity("C");
+  std::vector<int> statuses(12);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 12; ++i) {
+    threads.emplace_back([&, i] { statuses[i] = sendSms(c, a.number, "race").status; });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 201), 2);
+  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 429), 10);
 }
 
 TEST_F(Sms, OperatorInjectsInboundMessages) {
@@ -357,7 +401,7 @@ TEST_F(Sms, AMessageNeverHandedToTheCarrierIsFailedAtTheNextStart) {
   ASSERT_EQ(m.status, 200) << m.body;
   EXPECT_EQ(m.json()->getValue<std::string>("status"), "failed");
   EXPECT_EQ(m.json()->getValue<std::string>("error_code"), "not_handed_over");
-  EXPECT_NE(svcd_->waitForLog("never handed to the carrier").find("1 SMS"), std::string::npos);
+  EXPECT_NE(svcd_->waitForLog("by a stop").find("1 SMS"), std::string::npos);
 }
 
 }  // namespace
