@@ -167,23 +167,17 @@ sdk::Response Messages::list(sdk::Request& r) {
   const auto page = sdk::pageRequest(r);
   MessageFilter f = messageFilter(r);
   Poco::Data::Session s = database_.session();
-  // An exact count of every matching message costs a scan of them all: from the middle of a
-  // mailbox of a million, half a million index entries on every poll. So at most `cap` are
-  // counted: email.messages.exact_count, or more when the page itself reaches further (so
-  // `next` stays right). Past that, count says `cap` and count_is_exact is false: there are
-  // at least that many.
-  const long cap =
-      std::max<long>(exact_count_limit_, static_cast<long>(page.offset) + page.limit + 1);
-  long count = 0;
-  {
-    Poco::Int64 probe = cap + 1;  // 64 bits: offset may be near INT_MAX
+  // From the middle of a mailbox of a million, an exact count is half a million index entries
+  // on every poll: at most email.messages.exact_count are counted.
+  const auto counted = sdk::cappedCount(exact_count_limit_, page, [&](std::int64_t limit) {
+    long n = 0;
+    Poco::Int64 probe = limit;
     Poco::Data::Statement q = (s << "SELECT COUNT(*) FROM (SELECT 1 FROM email_messages " +
                                         f.where + " LIMIT ?) AS counted");
     f.bind(q);
-    q, use(probe), into(count), now;
-  }
-  const bool exact = count <= cap;
-  count = std::min(count, cap);
+    q, use(probe), into(n), now;
+    return n;
+  });
   int limit = page.limit, offset = page.offset;
   // Lists leave out the bodies: they are not read from the table at all.
   Poco::Data::Statement q = (s << std::string(MailStore::messageColumns()) + f.where +
@@ -192,8 +186,8 @@ sdk::Response Messages::list(sdk::Request& r) {
   q, use(limit), use(offset);
   Poco::JSON::Array::Ptr results = new Poco::JSON::Array;
   for (const auto& m : MailStore::readMessages(q)) results->add(store_.messageJson(s, m, false));
-  Poco::JSON::Object::Ptr body = sdk::pageBody(r, page, count, results);
-  body->set("count_is_exact", exact);
+  Poco::JSON::Object::Ptr body = sdk::pageBody(r, page, counted.count, results);
+  body->set("count_is_exact", counted.exact);
   return sdk::Response::json(200, body);
 }
 

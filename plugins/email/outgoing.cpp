@@ -195,23 +195,17 @@ sdk::Response Outgoing::forward(sdk::Request& r) {
 }
 
 void Outgoing::checkSendingLimit(Poco::Data::Session& s, const std::string& identity) {
-  const std::int64_t now_us = sdk::nowMicros();
-  for (auto [limit, seconds, what] : {std::tuple{limits_.per_hour, 3600, "an hour"},
-                                      std::tuple{limits_.per_day, 86400, "a day"}}) {
-    if (limit <= 0) continue;
-    Poco::Int64 since = now_us - static_cast<std::int64_t>(seconds) * 1000000;
-    std::vector<Poco::Int64> times;
-    std::string id = identity;
-    int n = limit;
-    s << "SELECT created_us FROM email_messages WHERE identity_uuid = ? AND direction = "
-         "'outgoing' AND created_us > ? ORDER BY created_us DESC LIMIT ?",
-        use(id), use(since), use(n), into(times), now;
-    if (auto wait = sdk::windowWait(std::vector<std::int64_t>(times.begin(), times.end()), limit,
-                                    seconds, now_us)) {
-      throw sdk::RateLimiter::throttled(*wait, "messages from this identity (it may send " +
-                                                   std::to_string(limit) + " " + what + ")");
-    }
-  }
+  sdk::enforceSendingLimits(limits_.per_hour, limits_.per_day, "messages",
+                            [&](std::int64_t since_us, int limit) {
+                              std::vector<Poco::Int64> times;
+                              std::string id = identity;
+                              Poco::Int64 since = since_us;
+                              s << "SELECT created_us FROM email_messages WHERE identity_uuid = ? "
+                                   "AND direction = 'outgoing' AND created_us > ? ORDER BY "
+                                   "created_us DESC LIMIT ?",
+                                  use(id), use(since), use(limit), into(times), now;
+                              return std::vector<std::int64_t>(times.begin(), times.end());
+                            });
 }
 
 // What send() refuses before it looks at the database.

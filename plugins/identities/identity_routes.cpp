@@ -77,17 +77,30 @@ sdk::Response IdentityRoutes::create(sdk::Request& r) {
   i.account_id = r.principal.account_id;
   i.created_us = i.updated_us = sdk::nowMicros();
   Poco::JSON::Object::Ptr body;
-  context_.database().transaction([&](Poco::Data::Session& s) {
-    IdentityStore::insert(s, i);
-    // Every extension in the same transaction: a taken address leaves no identity behind.
-    std::map<std::string, Poco::Dynamic::Var> members;
-    const sdk::IdentityInfo info{i.uuid, i.account_id, i.name};
-    for (const auto& e : extensions_.all()) {
-      members[e->capability().name] = e->provision(s, info, r);
+  const sdk::IdentityInfo info{i.uuid, i.account_id, i.name};
+  const auto extensions = extensions_.all();
+  std::size_t prepared = 0;
+  auto finish = [&](bool created) {
+    for (std::size_t k = 0; k < prepared; ++k) extensions[k]->finish(info, r, created);
+  };
+  try {
+    for (const auto& e : extensions) {
+      e->prepare(info, r);
+      ++prepared;
     }
-    body = extensions_.json(i, members);
-    publish(s, "identity.created", i, body);
-  });
+    context_.database().transaction([&](Poco::Data::Session& s) {
+      IdentityStore::insert(s, i);
+      // Every extension in the same transaction: a taken address leaves no identity behind.
+      std::map<std::string, Poco::Dynamic::Var> members;
+      for (const auto& e : extensions) members[e->capability().name] = e->provision(s, info, r);
+      body = extensions_.json(i, members);
+      publish(s, "identity.created", i, body);
+    });
+  } catch (...) {
+    finish(false);
+    throw;
+  }
+  finish(true);
   return sdk::Response::json(201, body);
 }
 

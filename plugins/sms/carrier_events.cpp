@@ -44,9 +44,13 @@ std::optional<SmsRow> StoredCarrierEvents::receive(const InboundSms& sms) {
   auto phone = to ? store_.phoneByNumber(s, *to) : std::nullopt;
   if (!phone) return std::nullopt;
   // A sender a carrier shows as a short code or a name is kept as it came (bounded).
-  const std::string from = normalizeE164(sms.from).value_or(sms.from.substr(0, 32));
-  SmsRow m = newMessage("incoming", *phone, from, sms.body);
-  if (!sms.ref.empty()) m.carrier_ref = sms.ref.substr(0, 80);
+  const std::string from = normalizeE164(sms.from).value_or(sdk::truncateUtf8(sms.from, 32));
+  // A carrier's text as it came, except what cannot be stored: bytes that are not UTF-8 (shown
+  // as U+FFFD) and anything past 16 KB (carriers stop at 1,600 characters).
+  const std::string body = sdk::truncateUtf8(
+      sdk::isValidUtf8(sms.body) ? sms.body : sdk::safeForTerminal(sms.body), 16384);
+  SmsRow m = newMessage("incoming", *phone, from, body);
+  if (!sms.ref.empty()) m.carrier_ref = sdk::truncateUtf8(sms.ref, 80);
   try {
     store_.database().transaction(
         [&](Poco::Data::Session& tx) { store_.insertMessage(tx, m, false); });

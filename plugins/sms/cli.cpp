@@ -85,7 +85,7 @@ int inbox(CliContext& cli, const CliArgs& args) {
                  c->getValue<std::string>("latest_dt").substr(0, 19),
                  std::to_string(c->getValue<int>("unread_count")) + "/" +
                      std::to_string(c->getValue<int>("message_count")),
-                 c->getValue<std::string>("phone_number"),
+                 sdk::quoteForDetail(c->getValue<std::string>("phone_number"), 32),
                  // Cut by characters, never inside one; a newline or escape in an SMS must not
                  // break the table or reach the terminal.
                  sdk::quoteForDetail(c->getValue<std::string>("preview"), 40)});
@@ -113,10 +113,11 @@ int read(CliContext& cli, const CliArgs& args) {
   }
   cli.print(reply, [&](const Poco::JSON::Object&) {
     for (const auto& m : messages) {
+      // Someone else wrote these: no escape sequence reaches the terminal.
       cli.out() << m->getValue<std::string>("created_dt").substr(0, 19) << "  "
-                << m->getValue<std::string>("from_number") << " -> "
-                << m->getValue<std::string>("to_number") << "\n"
-                << m->getValue<std::string>("body") << "\n\n";
+                << sdk::safeForTerminal(m->getValue<std::string>("from_number")) << " -> "
+                << sdk::safeForTerminal(m->getValue<std::string>("to_number")) << "\n"
+                << sdk::safeForTerminal(m->getValue<std::string>("body")) << "\n\n";
     }
   });
   for (const auto& m : messages) {

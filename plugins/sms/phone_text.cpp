@@ -2,7 +2,6 @@
 
 #include <Poco/UTF8Encoding.h>
 #include <Poco/UTF8String.h>
-#include <Poco/Unicode.h>
 
 #include <vector>
 
@@ -77,8 +76,8 @@ std::optional<std::string> normalizeE164(const std::string& text) {
 }
 
 bool isCountryCode(const std::string& text) {
-  return text.size() == 2 && Poco::Unicode::isAlpha(text[0]) && Poco::Unicode::isAlpha(text[1]) &&
-         static_cast<unsigned char>(text[0]) < 0x80 && static_cast<unsigned char>(text[1]) < 0x80;
+  auto letter = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); };
+  return text.size() == 2 && letter(text[0]) && letter(text[1]);
 }
 
 Segments countSegments(const std::string& body) {

@@ -48,34 +48,60 @@ std::string requestedCountry(const sdk::Request& r) {
   return country;
 }
 
+void Phones::checkAllowed(Poco::Data::Session& s, const sdk::IdentityInfo& identity) {
+  if (store_.phoneOfIdentity(s, identity.uuid)) throw phoneExists();
+  if (per_account_ > 0 &&
+      store_.countPhones(s, "WHERE account_id = ?", {identity.account_id}) >= per_account_) {
+    throw sdk::HttpError(409, "conflict",
+                         "This account holds " + std::to_string(per_account_) +
+                             " phone numbers, the most this server allows an account "
+                             "(sms.phones.per_account).");
+  }
+}
+
+Number Phones::acquire(Poco::Data::Session& s, const std::string& country,
+                       const std::set<std::string>& tried) {
+  std::optional<Number> number;
+  try {
+    number = provider_.acquire(country, [&](const std::string& n) {
+      return tried.count(n) > 0 || store_.phoneByNumber(s, n).has_value();
+    });
+  } catch (const ProviderError& e) {
+    // The carrier's words may name internal hosts: the log has them, the caller a sentence.
+    logger_.warning("sms: acquiring a number in %s failed: %s", country, std::string(e.what()));
+    throw noNumber(country, " (the carrier could not be reached or refused)");
+  }
+  if (!number) throw noNumber(country, "");
+  if (normalizeE164(number->e164) != number->e164) {
+    logger_.error("sms: the carrier gave a number that is not E.164: %s", number->e164);
+    provider_.release(*number);
+    throw noNumber(country, " (the carrier answered something unusable)");
+  }
+  return *number;
+}
+
 PhoneRow Phones::provision(Poco::Data::Session& tx, const sdk::IdentityInfo& identity,
-                           const std::string& country) {
-  if (store_.phoneOfIdentity(tx, identity.uuid)) throw phoneExists();
+                           const std::string& country, std::optional<Number>& held) {
+  checkAllowed(tx, identity);
   std::set<std::string> tried;  // numbers another writer took while we were choosing
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
-    std::optional<Number> number;
-    try {
-      number = provider_.acquire(country, [&](const std::string& n) {
-        return tried.count(n) > 0 || store_.phoneByNumber(tx, n).has_value();
-      });
-    } catch (const ProviderError& e) {
-      throw noNumber(country, " (the carrier answered: " + std::string(e.what()) + ")");
-    }
-    if (!number) throw noNumber(country, "");
+    if (!held) held = acquire(tx, country, tried);
     PhoneRow p;
     p.id = sdk::newUuid();
     p.account_id = identity.account_id;
     p.identity_uuid = identity.uuid;
-    p.number = number->e164;
+    p.number = held->e164;
     p.country_code = country;
     p.provider = provider_.name();
-    p.provider_ref = number->ref;
+    p.provider_ref = held->ref;
     p.created_us = sdk::nowMicros();
     try {
       store_.insertPhone(tx, p);
       return p;
     } catch (const Poco::Exception& e) {
-      provider_.release(*number);
+      provider_.release(*held);
+      tried.insert(held->e164);
+      held.reset();
       // The identity got one meanwhile (a concurrent provisioning: its unique index, named in
       // the error by both databases; a snapshot read would not see the other's row), or the
       // number went to another identity: then try the next.
@@ -91,10 +117,27 @@ PhoneRow Phones::provision(Poco::Data::Session& tx, const sdk::IdentityInfo& ide
           store_.phoneOfIdentity(tx, identity.uuid)) {
         throw phoneExists();
       }
-      tried.insert(number->e164);
     }
   }
   throw noNumber(country, " (every number offered was taken meanwhile)");
+}
+
+void Phones::provisionNow(const sdk::IdentityInfo& identity, const std::string& country) {
+  std::optional<Number> held;
+  {
+    // The carrier is asked outside the transaction: a purchase taking seconds must not hold
+    // the database's writers (SQLite has one).
+    Poco::Data::Session s = store_.database().session();
+    checkAllowed(s, identity);
+    held = acquire(s, country, {});
+  }
+  try {
+    store_.database().transaction(
+        [&](Poco::Data::Session& tx) { provision(tx, identity, country, held); });
+  } catch (...) {
+    if (held) provider_.release(*held);  // acquired, then not kept
+    throw;
+  }
 }
 
 sdk::Response Phones::list(sdk::Request& r) {
@@ -135,11 +178,58 @@ void PhoneIdentityExtension::validate(const sdk::Request& r) {
   if (r.boolField("provision_phone").value_or(false)) requestedCountry(r);
 }
 
+void PhoneIdentityExtension::prepare(const sdk::IdentityInfo& identity, const sdk::Request& r) {
+  if (!r.boolField("provision_phone").value_or(false)) return;
+  std::optional<Number> number;
+  {
+    Poco::Data::Session s = store_.database().session();
+    phones_.checkAllowed(s, identity);
+    number = phones_.acquire(s, requestedCountry(r), {});
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  held_[identity.uuid] = *number;
+}
+
 Poco::Dynamic::Var PhoneIdentityExtension::provision(Poco::Data::Session& tx,
                                                      const sdk::IdentityInfo& identity,
                                                      const sdk::Request& r) {
   if (!r.boolField("provision_phone").value_or(false)) return {};
-  return member(phones_.provision(tx, identity, requestedCountry(r)));
+  std::optional<Number> held;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = held_.find(identity.uuid); it != held_.end()) held = it->second;
+  }
+  // What is held afterwards (the number kept, or nothing when provision() gave it back) is what
+  // finish() gives back on a rollback.
+  auto remember = [&] {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (held) {
+      held_[identity.uuid] = *held;
+    } else {
+      held_.erase(identity.uuid);
+    }
+  };
+  try {
+    PhoneRow p = phones_.provision(tx, identity, requestedCountry(r), held);
+    remember();
+    return member(p);
+  } catch (...) {
+    remember();
+    throw;
+  }
+}
+
+void PhoneIdentityExtension::finish(const sdk::IdentityInfo& identity, const sdk::Request&,
+                                    bool created) {
+  std::optional<Number> held;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = held_.find(identity.uuid);
+    if (it == held_.end()) return;
+    held = it->second;
+    held_.erase(it);
+  }
+  if (!created) phones_.release(*held);
 }
 
 std::map<std::string, Poco::Dynamic::Var> PhoneIdentityExtension::describe(
@@ -156,9 +246,7 @@ std::map<std::string, Poco::Dynamic::Var> PhoneIdentityExtension::describe(
 sdk::Response PhoneIdentityExtension::act(const std::string& action,
                                           const sdk::IdentityInfo& identity, sdk::Request& r) {
   if (action != "provision-phone") throw sdk::HttpError::notFound("action");
-  const std::string country = requestedCountry(r);
-  store_.database().transaction(
-      [&](Poco::Data::Session& tx) { phones_.provision(tx, identity, country); });
+  phones_.provisionNow(identity, requestedCountry(r));
   return sdk::identityView(200);
 }
 

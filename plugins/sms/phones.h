@@ -8,6 +8,13 @@
 #include <svc/sdk/http.h>
 #include <svc/sdk/identity_extensions.h>
 
+#include <Poco/Logger.h>
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+
 namespace svc::plugins::sms {
 
 /// @return the 409 for an identity that has a number.
@@ -15,14 +22,29 @@ sdk::HttpError phoneExists();
 
 class Phones {
  public:
-  Phones(SmsStore& store, SmsProvider& provider) : store_(store), provider_(provider) {}
+  /// @param logger where a carrier's failures are told in full (callers get a sentence).
+  /// @param per_account numbers one account may hold (0: no limit).
+  Phones(SmsStore& store, SmsProvider& provider, Poco::Logger& logger, int per_account)
+      : store_(store), provider_(provider), logger_(logger), per_account_(per_account) {}
 
-  /// Acquires a number and gives it to the identity inside tx. A number another writer took
-  /// meanwhile is given back and the next one tried.
-  /// @throws HttpError 409 `phone_exists`, 400 for a malformed country, 503 with Retry-After
-  /// when no number can be had.
+  /// @throws HttpError 409 when the identity has a number (`phone_exists`) or the account its
+  /// share (`conflict`).
+  void checkAllowed(Poco::Data::Session& s, const sdk::IdentityInfo& identity);
+  /// Asks the provider for a number (a carrier's network call: outside any transaction where it
+  /// can be). @param tried numbers not to take. @throws HttpError 503 with Retry-After.
+  Number acquire(Poco::Data::Session& s, const std::string& country,
+                 const std::set<std::string>& tried);
+  /// Gives the identity a number inside tx: `held` when set (acquired beforehand), else one
+  /// acquired now. A number another writer took meanwhile is given back and the next one tried.
+  /// @param held in: the number to use; out: the number kept (for the caller to give back if the
+  /// transaction then fails), or empty. @throws HttpError 409, 503 (with Retry-After).
   PhoneRow provision(Poco::Data::Session& tx, const sdk::IdentityInfo& identity,
-                     const std::string& country);
+                     const std::string& country, std::optional<Number>& held);
+  /// Acquires a number, then gives it to the identity in a transaction of its own (giving the
+  /// number back when that fails). @throws HttpError 409, 503.
+  void provisionNow(const sdk::IdentityInfo& identity, const std::string& country);
+  /// Gives back a number acquired but not kept.
+  void release(const Number& number) { provider_.release(number); }
 
   sdk::Response list(sdk::Request& r);
   sdk::Response one(sdk::Request& r);
@@ -30,6 +52,8 @@ class Phones {
  private:
   SmsStore& store_;
   SmsProvider& provider_;
+  Poco::Logger& logger_;
+  const int per_account_;
 };
 
 /// @param r a request with an optional `country_code` field. @return it upper-cased, `US` when
@@ -43,8 +67,13 @@ class PhoneIdentityExtension : public sdk::IdentityExtension {
   PhoneIdentityExtension(Phones& phones, SmsStore& store);
   const sdk::IdentityCapability& capability() const override { return capability_; }
   void validate(const sdk::Request& request) override;
+  /// Acquires the number before the identity's transaction (a carrier's purchase takes seconds).
+  void prepare(const sdk::IdentityInfo& identity, const sdk::Request& request) override;
   Poco::Dynamic::Var provision(Poco::Data::Session& transaction, const sdk::IdentityInfo& identity,
                                const sdk::Request& request) override;
+  /// Gives the number back when the identity was not created.
+  void finish(const sdk::IdentityInfo& identity, const sdk::Request& request,
+              bool created) override;
   std::map<std::string, Poco::Dynamic::Var> describe(
       const std::vector<std::string>& identity_uuids) override;
   /// `provision-phone`: 200 with the identity (as the identities plugin shows it, which the
@@ -56,6 +85,8 @@ class PhoneIdentityExtension : public sdk::IdentityExtension {
   sdk::IdentityCapability capability_;
   Phones& phones_;
   SmsStore& store_;
+  std::mutex mutex_;
+  std::map<std::string, Number> held_;  ///< By identity: acquired in prepare(), until finish().
 };
 
 }  // namespace svc::plugins::sms

@@ -20,6 +20,9 @@ const std::vector<sdk::ConfigKey>& smsConfigKeys() {
         {"sms.loopback.numbers", "US:+12025550100-+12025550199",
          "the loopback provider's numbers: comma list of COUNTRY:FIRST-LAST ranges (fictional "
          "NANP 555-01XX numbers by default)"},
+        {"sms.phones.per_account", "10",
+         "phone numbers one account may hold (0: no limit): a shared range, or the operator's "
+         "carrier bill, is not one account's to take"},
         {"sms.send.per_hour", "60", "messages an identity may send per hour"},
         {"sms.send.per_day", "500", "messages an identity may send per day"},
         {"sms.messages.exact_count", "10000",
@@ -74,6 +77,7 @@ SmsConfig SmsConfig::read(const Poco::Util::AbstractConfiguration& c) {
     throw std::runtime_error("sms.provider must be loopback, twilio or pool");
   }
   out.loopback_numbers = parseNumberRanges(c.getString("sms.loopback.numbers"));
+  out.phones_per_account = c.getInt("sms.phones.per_account");
   out.per_hour = c.getInt("sms.send.per_hour");
   out.per_day = c.getInt("sms.send.per_day");
   out.exact_count_limit = c.getInt("sms.messages.exact_count");

@@ -31,6 +31,7 @@ std::vector<NumberRange> parseNumberRanges(const std::string& text);
 struct SmsConfig {
   std::string provider;  ///< loopback, twilio or pool.
   std::vector<NumberRange> loopback_numbers;
+  int phones_per_account = 0;     ///< Numbers one account may hold (0: no limit).
   int per_hour = 0, per_day = 0;  ///< Sending limits per identity (0: none).
   long exact_count_limit = 0;     ///< Message lists count exactly up to this many.
   std::string public_base_url;    ///< public.base_url, for the carrier's webhooks.

@@ -11,7 +11,6 @@
 #include <Poco/Tuple.h>
 
 #include <algorithm>
-#include <tuple>
 
 using namespace Poco::Data::Keywords;
 
@@ -78,23 +77,17 @@ std::optional<std::pair<std::string, std::string>> parseConversationId(const std
 }
 
 void SmsMessages::checkSendingLimit(Poco::Data::Session& s, const std::string& identity) {
-  const std::int64_t now_us = sdk::nowMicros();
-  for (auto [limit, seconds, what] : {std::tuple{config_.per_hour, 3600, "an hour"},
-                                      std::tuple{config_.per_day, 86400, "a day"}}) {
-    if (limit <= 0) continue;
-    Poco::Int64 since = now_us - static_cast<std::int64_t>(seconds) * 1000000;
-    std::vector<Poco::Int64> times;
-    std::string id = identity;
-    int n = limit;
-    s << "SELECT created_us FROM sms_messages WHERE identity_uuid = ? AND direction = "
-         "'outgoing' AND created_us > ? ORDER BY created_us DESC LIMIT ?",
-        use(id), use(since), use(n), into(times), now;
-    if (auto wait = sdk::windowWait(std::vector<std::int64_t>(times.begin(), times.end()), limit,
-                                    seconds, now_us)) {
-      throw sdk::RateLimiter::throttled(
-          *wait, "SMS from this identity (it may send " + std::to_string(limit) + " " + what + ")");
-    }
-  }
+  sdk::enforceSendingLimits(config_.per_hour, config_.per_day, "SMS",
+                            [&](std::int64_t since_us, int limit) {
+                              std::vector<Poco::Int64> times;
+                              std::string id = identity;
+                              Poco::Int64 since = since_us;
+                              s << "SELECT created_us FROM sms_messages WHERE identity_uuid = ? "
+                                   "AND direction = 'outgoing' AND created_us > ? ORDER BY "
+                                   "created_us DESC LIMIT ?",
+                                  use(id), use(since), use(limit), into(times), now;
+                              return std::vector<std::int64_t>(times.begin(), times.end());
+                            });
 }
 
 sdk::Response SmsMessages::send(sdk::Request& r) {
@@ -109,11 +102,18 @@ sdk::Response SmsMessages::send(sdk::Request& r) {
                          "/api/identities/" +
                              identity + "/provision-phone/ first.");
   }
-  checkSendingLimit(s, identity);
   SmsRow m = newMessage("outgoing", *phone, to, body);
   // Stored before the carrier sees it: a message the carrier took is never lost to a crash.
-  store_.database().transaction(
-      [&](Poco::Data::Session& tx) { store_.insertMessage(tx, m, false); });
+  // The limit is counted in the same transaction, so concurrent sends cannot all pass it (SQLite
+  // serializes writers; MariaDB is made to by locking the identity's phone row first).
+  store_.database().transaction([&](Poco::Data::Session& tx) {
+    if (store_.database().dialect() == sdk::Dialect::kMysql) {
+      std::string phone_id = phone->id, locked;
+      tx << "SELECT id FROM sms_phones WHERE id = ? FOR UPDATE", use(phone_id), into(locked), now;
+    }
+    checkSendingLimit(tx, identity);
+    store_.insertMessage(tx, m, false);
+  });
   const Delivery d = provider_.send(m.id, phone->number, to, body);
   store_.database().transaction(
       [&](Poco::Data::Session& tx) { m = store_.applyDelivery(tx, m, d, true); });
@@ -166,28 +166,29 @@ sdk::Response SmsMessages::list(sdk::Request& r) {
     if (is_read) q, use(*is_read);
   };
   Poco::Data::Session s = store_.database().session();
-  // Counting is capped as for email: an exact count of a million rows on every poll is a scan.
-  const long cap =
-      std::max<long>(config_.exact_count_limit, static_cast<long>(page.offset) + page.limit + 1);
-  long count = 0;
-  {
-    Poco::Int64 probe = cap + 1;
+  // Counted as email's list is: at most sms.messages.exact_count.
+  const auto counted = sdk::cappedCount(config_.exact_count_limit, page, [&](std::int64_t limit) {
+    long n = 0;
+    Poco::Int64 probe = limit;
     Poco::Data::Statement q =
         (s << "SELECT COUNT(*) FROM (SELECT 1 FROM sms_messages " + where + " LIMIT ?) AS c");
     bind(q);
-    q, use(probe), into(count), now;
-  }
-  const bool exact = count <= cap;
-  count = std::min(count, cap);
+    q, use(probe), into(n), now;
+    return n;
+  });
   int limit = page.limit, offset = page.offset;
-  Poco::Data::Statement q = (s << std::string(SmsStore::messageColumns()) + where +
-                                      " ORDER BY created_us DESC, id DESC LIMIT ? OFFSET ?");
+  // Newest first; but a cursor walks forward: with created_after the oldest newer ones come
+  // first, so moving the cursor to the last one seen skips nothing.
+  const std::string order =
+      after ? " ORDER BY created_us, id" : " ORDER BY created_us DESC, id DESC";
+  Poco::Data::Statement q =
+      (s << std::string(SmsStore::messageColumns()) + where + order + " LIMIT ? OFFSET ?");
   bind(q);
   q, use(limit), use(offset);
   Poco::JSON::Array::Ptr results = new Poco::JSON::Array;
   for (const auto& m : SmsStore::readMessages(q)) results->add(SmsStore::messageJson(m, true));
-  Poco::JSON::Object::Ptr out = sdk::pageBody(r, page, count, results);
-  out->set("count_is_exact", exact);
+  Poco::JSON::Object::Ptr out = sdk::pageBody(r, page, counted.count, results);
+  out->set("count_is_exact", counted.exact);
   return sdk::Response::json(200, out);
 }
 
@@ -280,6 +281,28 @@ sdk::Response SmsMessages::conversation(sdk::Request& r) {
   Poco::JSON::Object::Ptr o = conversationJson(rows.front());
   o->set("messages", messages);
   return sdk::Response::json(200, o);
+}
+
+int SmsMessages::failUnsent(std::int64_t older_than_us) {
+  int n = 0;
+  store_.database().transaction([&](Poco::Data::Session& tx) {
+    Poco::Int64 before = older_than_us;
+    Poco::Data::Statement select =
+        (tx << std::string(SmsStore::messageColumns()) +
+                   "WHERE carrier_ref >= 'local:' AND carrier_ref < 'local;' AND status = "
+                   "'queued' AND direction = 'outgoing' AND created_us < ?",
+         use(before));
+    for (const auto& m : SmsStore::readMessages(select)) {
+      store_.applyDelivery(tx, m,
+                           {"failed", "", "not_handed_over",
+                            "svcd stopped while handing this message to the carrier, before "
+                            "the carrier answered: whether it was sent is unknown. Check with "
+                            "the recipient before sending it again."},
+                           false);
+      ++n;
+    }
+  });
+  return n;
 }
 
 sdk::Response SmsMessages::inject(sdk::Request& r) {

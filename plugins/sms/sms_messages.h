@@ -37,6 +37,10 @@ class SmsMessages {
   sdk::Response conversation(sdk::Request& r);
   /// POST /admin/sms/inject/ (operator): `{to, from, body}` delivered as inbound.
   sdk::Response inject(sdk::Request& r);
+  /// Marks `failed` the outgoing messages stored but never handed to a carrier (svcd stopped
+  /// between the two) that are older than older_than_us: whether they left is unknown, so the
+  /// agent is told rather than left waiting on `queued`. @return how many.
+  int failUnsent(std::int64_t older_than_us);
 
  private:
   void checkSendingLimit(Poco::Data::Session& s, const std::string& identity);

@@ -19,6 +19,7 @@
 #include <svc/sdk/dashboard.h>
 #include <svc/sdk/identity_extensions.h>
 #include <svc/sdk/plugin.h>
+#include <svc/sdk/util.h>
 
 #include <memory>
 
@@ -60,7 +61,8 @@ class SmsPlugin : public sdk::Plugin {
     carrier_ = std::make_unique<StoredCarrierEvents>(
         *store_, context.services().find(sdk::kVoiceAgentService).get());
     provider_ = makeProvider(context);
-    phones_ = std::make_unique<Phones>(*store_, *provider_);
+    phones_ =
+        std::make_unique<Phones>(*store_, *provider_, context.logger(), config_.phones_per_account);
     messages_ = std::make_unique<SmsMessages>(*store_, *provider_, *carrier_, config_);
     context.services()
         .require(sdk::kIdentityExtensionsService)
@@ -107,6 +109,14 @@ class SmsPlugin : public sdk::Plugin {
 
   void registerServices(sdk::ServiceRegistry&) override {}
   void start() override {
+    // Another svcd on this database may be handing a message over right now: only those older
+    // than any carrier call can take (sms.twilio.timeout_seconds is far below ten minutes) are
+    // left behind by a stop.
+    const int unsent = messages_->failUnsent(sdk::nowMicros() - 10LL * 60 * 1000000);
+    if (unsent > 0) {
+      context_->logger().warning(
+          "%d SMS were left being handed to the carrier by a stop: marked failed", unsent);
+    }
     if (auto pages = context_->services().find(sdk::kDashboardPagesService)) {
       for (auto& page : dashboardPages()) pages->add(std::move(page));
     }

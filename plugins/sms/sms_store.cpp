@@ -202,18 +202,22 @@ void SmsStore::insertMessage(Poco::Data::Session& tx, const SmsRow& row, bool pu
       use(m.encoding), use(m.status), use(m.error_code), use(m.error_message), use(m.carrier_ref),
       use(m.extracted_code), use(read), use(created), use(updated), now;
   // The conversation: one row per (phone, other party), its preview the newest message.
-  std::string conversation = m.conversationId(), preview = m.body.substr(0, 200);
+  std::string conversation = m.conversationId(), preview = sdk::truncateUtf8(m.body, 200);
   int unread = m.is_read ? 0 : 1;
-  Poco::Data::Statement update =
-      (tx << "UPDATE sms_conversations SET preview = ?, message_count = message_count + 1, "
-             "unread_count = unread_count + ?, latest_us = ? WHERE id = ?",
-       use(preview), use(unread), use(created), use(conversation));
-  if (update.execute() == 0) {
-    tx << "INSERT INTO sms_conversations (id, account_id, identity_uuid, phone_id, other_number, "
-          "preview, message_count, unread_count, latest_us) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?)",
-        use(conversation), use(m.account_id), use(m.identity_uuid), use(m.phone_id),
-        use(m.other_number), use(preview), use(unread), use(created), now;
-  }
+  // One statement: two first messages of a conversation at once must not both insert it.
+  const std::string upsert =
+      db_.dialect() == sdk::Dialect::kMysql
+          ? "ON DUPLICATE KEY UPDATE preview = VALUES(preview), message_count = message_count + "
+            "1, unread_count = unread_count + VALUES(unread_count), latest_us = "
+            "VALUES(latest_us)"
+          : "ON CONFLICT(id) DO UPDATE SET preview = excluded.preview, message_count = "
+            "message_count + 1, unread_count = unread_count + excluded.unread_count, latest_us "
+            "= excluded.latest_us";
+  tx << "INSERT INTO sms_conversations (id, account_id, identity_uuid, phone_id, other_number, "
+        "preview, message_count, unread_count, latest_us) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?) " +
+            upsert,
+      use(conversation), use(m.account_id), use(m.identity_uuid), use(m.phone_id),
+      use(m.other_number), use(preview), use(unread), use(created), now;
   if (m.direction == "incoming" || publish_sent) {
     events_.publish(m.direction == "incoming" ? "sms.received" : "sms.sent", m.account_id,
                     m.identity_uuid, messageJson(m, false), &tx);
@@ -275,8 +279,11 @@ SmsRow SmsStore::setRead(Poco::Data::Session& tx, SmsRow m, bool is_read) {
   m.updated_us = sdk::nowMicros();
   int read = is_read ? 1 : 0, delta = is_read ? -1 : 1;
   Poco::Int64 at = m.updated_us;
-  tx << "UPDATE sms_messages SET is_read = ?, updated_us = ? WHERE id = ?", use(read), use(at),
-      use(m.id), now;
+  // Only when it changes here: two requests marking it read at once count it down once.
+  Poco::Data::Statement update =
+      (tx << "UPDATE sms_messages SET is_read = ?, updated_us = ? WHERE id = ? AND is_read <> ?",
+       use(read), use(at), use(m.id), bind(read));
+  if (update.execute() == 0) return m;
   std::string conversation = m.conversationId();
   tx << "UPDATE sms_conversations SET unread_count = unread_count + ? WHERE id = ?", use(delta),
       use(conversation), now;
@@ -286,7 +293,7 @@ SmsRow SmsStore::setRead(Poco::Data::Session& tx, SmsRow m, bool is_read) {
 
 void SmsStore::insertCall(Poco::Data::Session& tx, const PhoneRow& phone, const IncomingCall& c) {
   std::string id = sdk::newUuid(), account = phone.account_id, identity = phone.identity_uuid,
-              phone_id = phone.id, from = c.from.substr(0, 64), to = c.to, ref = c.ref;
+              phone_id = phone.id, from = sdk::truncateUtf8(c.from, 64), to = c.to, ref = c.ref;
   Poco::Int64 at = sdk::nowMicros();
   tx << "INSERT INTO sms_calls (id, account_id, identity_uuid, phone_id, from_number, to_number, "
         "carrier_ref, created_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -309,6 +316,7 @@ Poco::JSON::Object::Ptr SmsStore::phoneJson(const PhoneRow& p) {
   o->set("country_code", p.country_code);
   o->set("identity", p.identity_uuid);
   o->set("created_dt", sdk::isoTimestamp(p.created_us));
+  o->set("updated_dt", sdk::isoTimestamp(p.created_us));  // a phone never changes
   return o;
 }
 

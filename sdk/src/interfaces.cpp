@@ -24,6 +24,8 @@ PlanService::~PlanService() = default;
 AccountService::~AccountService() = default;
 IdentityExtension::~IdentityExtension() = default;
 IdentityExtensions::~IdentityExtensions() = default;
+void IdentityExtension::prepare(const IdentityInfo&, const Request&) {}
+void IdentityExtension::finish(const IdentityInfo&, const Request&, bool) {}
 VoiceAgentDirectory::~VoiceAgentDirectory() = default;
 DashboardPages::~DashboardPages() = default;
 

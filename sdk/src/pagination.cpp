@@ -46,4 +46,11 @@ Poco::JSON::Object::Ptr pageBody(const Request& request, const PageRequest& page
   return body;
 }
 
+CappedCount cappedCount(long exact_limit, const PageRequest& page,
+                        const std::function<long(std::int64_t probe)>& count_up_to) {
+  const long cap = std::max<long>(exact_limit, static_cast<long>(page.offset) + page.limit + 1);
+  const long n = count_up_to(static_cast<std::int64_t>(cap) + 1);  // 64 bits: offset near INT_MAX
+  return {std::min(n, cap), n <= cap};
+}
+
 }  // namespace svc::sdk

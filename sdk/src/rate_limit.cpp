@@ -1,8 +1,10 @@
 #include <svc/sdk/rate_limit.h>
+
 #include <svc/sdk/util.h>
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 namespace svc::sdk {
 
@@ -63,6 +65,21 @@ std::optional<int> windowWait(const std::vector<std::int64_t>& recent, int limit
   const std::int64_t window_us = static_cast<std::int64_t>(window_seconds) * 1000000;
   return static_cast<int>(
       (recent[static_cast<std::size_t>(limit) - 1] + window_us - now_us) / 1000000 + 1);
+}
+
+void enforceSendingLimits(
+    int per_hour, int per_day, const std::string& what,
+    const std::function<std::vector<std::int64_t>(std::int64_t since_us, int limit)>& recent) {
+  const std::int64_t now_us = nowMicros();
+  for (auto [limit, seconds, window] :
+       {std::tuple{per_hour, 3600, "an hour"}, std::tuple{per_day, 86400, "a day"}}) {
+    if (limit <= 0) continue;
+    const auto times = recent(now_us - static_cast<std::int64_t>(seconds) * 1000000, limit);
+    if (auto wait = windowWait(times, limit, seconds, now_us)) {
+      throw RateLimiter::throttled(*wait, what + " from this identity (it may send " +
+                                              std::to_string(limit) + " " + window + ")");
+    }
+  }
 }
 
 }  // namespace svc::sdk

@@ -161,7 +161,9 @@ bool isValidUtf8(std::string_view s) {
   return true;
 }
 
-std::string quoteForDetail(std::string_view input, std::size_t max) {
+namespace {
+
+std::string replaceUnsafe(std::string_view input, std::size_t max, bool keep_lines) {
   static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
   std::string out;
   out.reserve(std::min(input.size(), 4 * max) + 3);
@@ -177,7 +179,7 @@ std::string quoteForDetail(std::string_view input, std::size_t max) {
       out += kReplacement;  // one per byte that is not part of a well-formed sequence
       ++i;
     } else {
-      if (unsafeToShow(cp)) {
+      if (unsafeToShow(cp) && !(keep_lines && (cp == '\n' || cp == '\t'))) {
         out += kReplacement;
       } else {
         out.append(input.substr(i, len));
@@ -186,6 +188,24 @@ std::string quoteForDetail(std::string_view input, std::size_t max) {
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::string quoteForDetail(std::string_view input, std::size_t max) {
+  return replaceUnsafe(input, max, false);
+}
+
+std::string safeForTerminal(std::string_view input) {
+  return replaceUnsafe(input, std::string_view::npos, true);
+}
+
+std::string truncateUtf8(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  std::size_t end = max_bytes;
+  // Back over continuation bytes (10xxxxxx) to the start of the character cut in two.
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return std::string(text.substr(0, end));
 }
 
 namespace {

@@ -63,24 +63,6 @@ TEST_F(Email, SpoolIsInDataDirEmailSpoolAndAnOlderLayoutIsAdopted) {
   EXPECT_EQ(bytes.body, "bytes");
 }
 
-// Runs statements on a stopped svcd's database, as an operator's client would.
-void runSql(const std::string& db_url, const std::vector<std::string>& statements) {
-  if (databaseKind() == "sqlite") {
-    for (const auto& sql : statements) {
-      auto [rc, out] = runCommand("sqlite3 " + db_url.substr(7) + " \"" + sql + "\" 2>&1");
-      ASSERT_EQ(rc, 0) << sql << ": " << out;
-    }
-    return;
-  }
-  Poco::URI uri(db_url);  // mysql://user:password@host:port/database
-  const std::string info = uri.getUserInfo();
-  Poco::Data::Session s(
-      "MySQL", "host=" + uri.getHost() + ";port=" + std::to_string(uri.getPort()) + ";user=" +
-                   info.substr(0, info.find(':')) + ";password=" + info.substr(info.find(':') + 1) +
-                   ";db=" + uri.getPath().substr(1));
-  for (const auto& sql : statements) s << sql, Poco::Data::Keywords::now;
-}
-
 TEST_F(Email, MessagesStoredBeforeCodesWereFoundHaveNone) {
   Ident sink = identity("Sink", "sink");
   const std::string code_mail = "Subject: Your code\r\n\r\nYour verification code is 482913.";

@@ -352,6 +352,24 @@ std::string Svcd::log() const {
   return ss.str();
 }
 
+// Runs statements on a stopped svcd's database, as an operator's client would.
+void runSql(const std::string& db_url, const std::vector<std::string>& statements) {
+  if (databaseKind() == "sqlite") {
+    for (const auto& sql : statements) {
+      auto [rc, out] = runCommand("sqlite3 " + db_url.substr(7) + " \"" + sql + "\" 2>&1");
+      ASSERT_EQ(rc, 0) << sql << ": " << out;
+    }
+    return;
+  }
+  Poco::URI uri(db_url);  // mysql://user:password@host:port/database
+  const std::string info = uri.getUserInfo();
+  Poco::Data::Session s(
+      "MySQL", "host=" + uri.getHost() + ";port=" + std::to_string(uri.getPort()) + ";user=" +
+                   info.substr(0, info.find(':')) + ";password=" + info.substr(info.find(':') + 1) +
+                   ";db=" + uri.getPath().substr(1));
+  for (const auto& sql : statements) s << sql, Poco::Data::Keywords::now;
+}
+
 }  // namespace svc::testing
 
 // The MariaDB run cannot run without a server: fail when the test command promised one, and

@@ -49,6 +49,9 @@ std::pair<int, std::string> runCommand(const std::string& cmd);
 
 /// @return "sqlite" or "mariadb": which database this run uses.
 std::string databaseKind();
+/// Runs statements on a stopped svcd's database (its dbUrl()), as an operator's client would:
+/// the sqlite3 command, or a MySQL session. Fails the test on an error.
+void runSql(const std::string& db_url, const std::vector<std::string>& statements);
 
 class Svcd {
  public:

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <iostream>
 #include <set>
 #include <thread>
@@ -18,16 +19,22 @@ class Sms : public ::testing::Test {
  protected:
   void SetUp() override { start({}); }
 
-  void start(std::vector<std::string> args, std::vector<std::string> plugins = {}) {
+  void start(std::vector<std::string> args, std::vector<std::string> plugins = {},
+             const std::string& db_url = "") {
     Svcd::Options o;
+    o.db_url = db_url;
     o.plugins = plugins.empty() ? std::vector<std::string>{"auth", "identities", "sms"} : plugins;
     o.args = {"--set",
               "sms.loopback.numbers=US:+12025550100-+12025550199,GB:+447700900000-"
-              "+447700900001"};
+              "+447700900001",
+              "--set", "sms.phones.per_account=50"};
     o.args.insert(o.args.end(), args.begin(), args.end());
     svcd_ = std::make_unique<Svcd>(o);
     ASSERT_TRUE(svcd_->start()) << svcd_->log();
-    key_ = operatorLogin(*svcd_, "owner@example.com")->optValue<std::string>("management_key", "");
+    if (key_.empty()) {
+      key_ =
+          operatorLogin(*svcd_, "owner@example.com")->optValue<std::string>("management_key", "");
+    }
   }
 
   HttpReply call(const std::string& method, const std::string& path, const std::string& body = "",
@@ -136,6 +143,24 @@ TEST_F(Sms, NoNumberIs503AndCreatesNothing) {
   EXPECT_EQ(call("GET", "/api/identities/").json()->getValue<int>("count"), before);
 }
 
+TEST_F(Sms, AnAccountHoldsAtMostItsShareOfNumbers) {
+  svcd_.reset();
+  key_.clear();
+  start({"--set", "sms.phones.per_account=2"});
+  identity("A");
+  identity("B");
+  auto third = call("POST", "/api/identities/", R"({"name":"C","provision_phone":true})");
+  EXPECT_EQ(third.status, 409) << third.body;
+  EXPECT_EQ(third.code(), "conflict");
+  EXPECT_EQ(call("GET", "/api/identities/").json()->getValue<int>("count"), 2);
+  // Another account still gets one.
+  const std::string other =
+      operatorLogin(*svcd_, "other@example.com")->optValue<std::string>("management_key", "");
+  EXPECT_EQ(
+      call("POST", "/api/identities/", R"({"name":"D","provision_phone":true})", other).status,
+      201);
+}
+
 TEST_F(Sms, ConcurrentProvisioningsNeverShareANumber) {
   std::vector<std::string> numbers(12);
   std::vector<std::thread> threads;
@@ -190,6 +215,8 @@ TEST_F(Sms, LoopbackDeliversBetweenIdentitiesWithConversationsAndReadState) {
   auto in = results->getObject(0);
   EXPECT_EQ(in->getValue<std::string>("body"), "Your code is 482913");
   EXPECT_EQ(in->getValue<std::string>("status"), "received");
+  EXPECT_EQ(in->getValue<std::string>("extracted_code"), "482913");
+  EXPECT_EQ(m->getValue<std::string>("extracted_code"), "482913");
   EXPECT_FALSE(in->getValue<bool>("is_read"));
   const std::string conversation = b.phone_id + "_" + a.number;
   EXPECT_EQ(in->getValue<std::string>("conversation_id"), conversation);
@@ -228,6 +255,19 @@ TEST_F(Sms, LoopbackDeliversBetweenIdentitiesWithConversationsAndReadState) {
                 .json()
                 ->getValue<int>("count"),
             1);
+  // With a cursor, oldest first: moving it to the last one seen skips nothing.
+  auto walked = call("GET", "/api/messages/?identity=" + a.uuid +
+                                "&created_after=2000-01-01T00:00:00Z&limit=1")
+                    .json()
+                    ->getArray("results");
+  ASSERT_EQ(walked->size(), 1u);
+  EXPECT_EQ(walked->getObject(0)->getValue<std::string>("direction"), "outgoing");
+
+  // A preview is cut between characters, never inside one.
+  ASSERT_EQ(sendSms(a, b.number, std::string(199, 'a') + "\xc3\xa9 and more").status, 201);
+  auto cut = call("GET", "/api/sms-inbox/?identity=" + b.uuid);
+  EXPECT_NE(cut.body.find("\"preview\":\"" + std::string(199, 'a') + "\""), std::string::npos)
+      << cut.body;
 
   // To a number of no identity here: recorded, undelivered, saying why.
   auto away = sendSms(a, "+14155550000", "hello");
@@ -292,6 +332,7 @@ TEST_F(Sms, BadInputIsRefusedAndStoresNothing) {
 
 TEST_F(Sms, SendingIsLimitedPerIdentity) {
   svcd_.reset();
+  key_.clear();  // a new database: a new account
   start({"--set", "sms.send.per_hour=2"});
   Ident a = identity("A"), b = identity("B");
   EXPECT_EQ(sendSms(a, b.number, "1").status, 201);
@@ -301,6 +342,17 @@ TEST_F(Sms, SendingIsLimitedPerIdentity) {
   EXPECT_EQ(third.code(), "throttled");
   EXPECT_FALSE(third.header("retry-after").empty());
   EXPECT_EQ(sendSms(b, a.number, "b may").status, 201);  // per identity
+
+  // Many at once cannot all slip under it: C may send two, of twelve racing.
+  Ident c = identity("C");
+  std::vector<int> statuses(12);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 12; ++i) {
+    threads.emplace_back([&, i] { statuses[i] = sendSms(c, a.number, "race").status; });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 201), 2);
+  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 429), 10);
 }
 
 TEST_F(Sms, OperatorInjectsInboundMessages) {
@@ -309,9 +361,12 @@ TEST_F(Sms, OperatorInjectsInboundMessages) {
     return http(svcd_->adminPort(), "POST", "/admin/sms/inject/", body,
                 bearer(svcd_->adminToken()));
   };
-  auto r = inject("{\"to\":\"" + a.number + "\",\"from\":\"+15005550006\",\"body\":\"G-123456\"}");
+  auto r = inject(
+      "{\"to\":\"" + a.number +
+      "\",\"from\":\"+15005550006\",\"body\":\"G-123456 is your Google verification code.\"}");
   ASSERT_EQ(r.status, 201) << r.body;
   EXPECT_EQ(r.json()->getValue<std::string>("identity"), a.uuid);
+  EXPECT_EQ(r.json()->getValue<std::string>("extracted_code"), "123456");
   EXPECT_EQ(messageCount("direction=incoming"), 1);
   EXPECT_EQ(inject(R"({"to":"+19998887777","from":"+15005550006","body":"x"})").status, 404);
   EXPECT_EQ(inject(R"({"to":"nope","from":"+15005550006","body":"x"})").status, 400);
@@ -325,6 +380,28 @@ TEST_F(Sms, OperatorInjectsInboundMessages) {
       " --from +15005550006 'Your code: 777111' 2>&1");
   EXPECT_EQ(code, 0) << out;
   EXPECT_EQ(messageCount("direction=incoming"), 2);
+}
+
+TEST_F(Sms, AMessageNeverHandedToTheCarrierIsFailedAtTheNextStart) {
+  Ident a = identity("A"), b = identity("B");
+  auto sent = sendSms(a, b.number, "lost in a crash");
+  ASSERT_EQ(sent.status, 201);
+  const std::string id = sent.json()->getValue<std::string>("id");
+  // As a crash between storing it and calling the carrier leaves it: queued, no carrier id, and
+  // (older than any carrier call) an hour old. A fresh one is another svcd's, mid-call: kept.
+  const std::string db = svcd_->dbUrl(), data = svcd_->dataDir();
+  ASSERT_EQ(svcd_->terminate(), 0);
+  auto before = std::move(svcd_);
+  const std::string ref = "'local:" + id + "'";
+  runSql(db, {"UPDATE sms_messages SET status = 'queued', carrier_ref = " + ref +
+              ", created_us = created_us - 3600000000 WHERE id = '" + id + "'"});
+  if (HasFatalFailure()) return;
+  start({"--set", "data.dir=" + data}, {}, db);
+  auto m = call("GET", "/api/messages/" + id + "/");
+  ASSERT_EQ(m.status, 200) << m.body;
+  EXPECT_EQ(m.json()->getValue<std::string>("status"), "failed");
+  EXPECT_EQ(m.json()->getValue<std::string>("error_code"), "not_handed_over");
+  EXPECT_NE(svcd_->waitForLog("by a stop").find("1 SMS"), std::string::npos);
 }
 
 }  // namespace

@@ -261,5 +261,16 @@ TEST(WindowWait, AtTheLimitWaitsUntilTheOldestOfTheLastSendsLeavesTheWindow) {
   EXPECT_EQ(*wait, 401);
 }
 
+TEST(SafeText, TruncatesBetweenCharactersAndKeepsLinesForTerminals) {
+  EXPECT_EQ(truncateUtf8("abc", 5), "abc");
+  EXPECT_EQ(truncateUtf8("ab\xc3\xa9", 3), "ab");  // never half of the é
+  EXPECT_EQ(truncateUtf8("ab\xc3\xa9", 4), "ab\xc3\xa9");
+  EXPECT_EQ(truncateUtf8("\xf0\x9f\x98\x80x", 3), "");
+  EXPECT_EQ(safeForTerminal("line 1\nline\t2"), "line 1\nline\t2");
+  EXPECT_EQ(safeForTerminal("\x1b]0;title\x07\x1b[2J"),
+            "\xEF\xBF\xBD]0;title\xEF\xBF\xBD\xEF\xBF\xBD[2J");
+  EXPECT_EQ(safeForTerminal(std::string(500, 'x')).size(), 500u);  // no length limit
+}
+
 }  // namespace
 }  // namespace svc::sdk

@@ -76,6 +76,15 @@ class IdentityExtension {
   /// Checks the create body's fields it owns, before anything is written.
   /// @param request the create request (its JSON body). @throws HttpError 400 naming the field.
   virtual void validate(const Request& request) = 0;
+  /// Before the identity's transaction (after every extension's validate()), for work that must
+  /// not run inside it, such as a carrier's purchase that takes seconds: reserve here, use in
+  /// provision(), give back in finish(). The default does nothing.
+  /// @throws HttpError to refuse (nothing is created; finish() is called for the extensions
+  /// prepared before).
+  virtual void prepare(const IdentityInfo& identity, const Request& request);
+  /// After the identity's transaction, committed or not, for every extension that was prepared.
+  /// @param created whether the identity now exists. The default does nothing. Must not throw.
+  virtual void finish(const IdentityInfo& identity, const Request& request, bool created);
   /// Provisions the new identity's part, inside the identity's transaction.
   /// @param transaction the session of that transaction. @param identity the new identity.
   /// @param request the create request. @return the member's value for the new identity (what

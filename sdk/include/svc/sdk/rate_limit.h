@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -55,5 +56,14 @@ class RateLimiter {
 /// events leaves the window), else nullopt.
 std::optional<int> windowWait(const std::vector<std::int64_t>& recent, int limit,
                               int window_seconds, std::int64_t now_us);
+
+/// An identity's sending limits, an hour's and a day's, over the messages it sent (rows).
+/// @param per_hour, per_day how many it may send (0 or less: no limit). @param what what is
+/// sent, for the message ("messages", "SMS"). @param recent the identity's sends after since_us,
+/// newest first, at most limit of them (the plugin's query).
+/// @throws HttpError 429 `throttled` with Retry-After when a limit is reached.
+void enforceSendingLimits(
+    int per_hour, int per_day, const std::string& what,
+    const std::function<std::vector<std::int64_t>(std::int64_t since_us, int limit)>& recent);
 
 }  // namespace svc::sdk

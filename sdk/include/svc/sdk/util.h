@@ -37,6 +37,13 @@ bool hasControlCharacter(std::string_view text, bool allow_tab = false);
 /// marks are added. @param input any bytes. @param max how many characters to keep.
 /// @return valid UTF-8 of at most `max` characters plus the ellipsis.
 std::string quoteForDetail(std::string_view input, std::size_t max = 80);
+/// Makes text someone else wrote safe to print to a terminal whole (a message's body): as
+/// quoteForDetail, but of any length and keeping line breaks and tabs. Escape sequences cannot
+/// retitle the window, clear the screen or hide a link. @param input any bytes.
+std::string safeForTerminal(std::string_view input);
+/// @param text UTF-8. @param max_bytes the most bytes to keep. @return its longest prefix of at
+/// most max_bytes that ends between two characters (never inside one).
+std::string truncateUtf8(std::string_view text, std::size_t max_bytes);
 /// @param bytes any bytes. @return them in unpadded base64url (RFC 4648 section 5).
 std::string base64url(std::string_view bytes);
 /// @param text base64url, padded or not. @return the bytes, or nullopt when text is not base64url.
