@@ -65,6 +65,11 @@ bool StoredCarrierEvents::delivery(const Delivery& report) {
   bool found = false;
   store_.database().transaction([&](Poco::Data::Session& tx) {
     auto m = store_.messageByRef(tx, report.ref);
+    if (!m && !report.message_id.empty()) {
+      // A report that overtook the carrier's answer: the message does not carry its ref yet.
+      m = store_.message(tx, report.message_id);
+      if (m && m->carrier_ref != "local:" + m->id) m.reset();
+    }
     if (!m || m->direction != "outgoing") return;
     found = true;
     store_.applyDelivery(tx, *m, report, false);

@@ -25,6 +25,9 @@ struct Delivery {
   std::string ref;         ///< The carrier's id for the message (Twilio's `SM...` sid), or empty.
   std::string error_code;  ///< The carrier's error code when failed/undelivered, else empty.
   std::string error_message;  ///< Its reason, in words, when failed/undelivered.
+  /// In a report: our id for the message, when the carrier gives it back (a report may arrive
+  /// before the answer that told us `ref`); else empty.
+  std::string message_id = {};
 };
 
 /// An SMS a carrier delivered to one of this server's numbers.

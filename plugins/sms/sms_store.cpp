@@ -11,6 +11,8 @@ namespace svc::plugins::sms {
 
 namespace {
 
+// queued, sent, then the final ones (delivered, undelivered, failed; received): a message only
+// moves forward.
 int statusRank(const std::string& status) {
   if (status == "queued") return 0;
   if (status == "sent") return 1;
@@ -47,10 +49,6 @@ std::optional<PhoneRow> onePhone(Poco::Data::Session& s, const std::string& wher
 }
 
 }  // namespace
-
-bool finalStatus(const std::string& status) {
-  return statusRank(status) == 2;
-}
 
 SmsStore::SmsStore(sdk::Database& database, sdk::EventBus& events)
     : db_(database), events_(events) {}
@@ -246,23 +244,32 @@ std::optional<SmsRow> SmsStore::messageByRef(Poco::Data::Session& s, const std::
 }
 
 SmsRow SmsStore::applyDelivery(Poco::Data::Session& tx, SmsRow m, const Delivery& d, bool as_sent) {
-  if (finalStatus(m.status) || statusRank(d.status) < statusRank(m.status)) return m;
-  const std::string before = m.status;
-  m.status = d.status;
-  if (!d.ref.empty()) m.carrier_ref = d.ref;
-  m.error_code = d.error_code;
-  m.error_message = d.error_message;
-  m.updated_us = sdk::nowMicros();
-  Poco::Int64 at = m.updated_us;
-  // Only from the status read: a report applied meanwhile by another request wins.
+  // The rule is in the UPDATE's condition, not in what was read before: a report and the
+  // sender's own update (or two reports) running at once never move a message back.
+  std::string status = d.status, carrier_ref = d.ref.empty() ? m.carrier_ref : d.ref;
+  std::string from_a = "queued", from_b = statusRank(d.status) == 0 ? "queued" : "sent";
+  std::string error_code = d.error_code, error_message = d.error_message, id = m.id;
+  Poco::Int64 at = sdk::nowMicros();
   Poco::Data::Statement update =
-      (tx << "UPDATE sms_messages SET status = ?, carrier_ref = ?, error_code = ?, error_message "
-             "= ?, updated_us = ? WHERE id = ? AND status = ?",
-       use(m.status), use(m.carrier_ref), use(m.error_code), use(m.error_message), use(at),
-       use(m.id), bind(before));
-  if (update.execute() == 0) return m;
-  events_.publish(as_sent ? "sms.sent" : "sms.updated", m.account_id, m.identity_uuid,
-                  messageJson(m, false), &tx);
+      (tx << "UPDATE sms_messages SET status = ?, carrier_ref = ?, error_code = ?, "
+             "error_message = ?, updated_us = ? WHERE id = ? AND status IN (?, ?)",
+       use(status), use(carrier_ref), use(error_code), use(error_message), use(at), use(id),
+       use(from_a), use(from_b));
+  const bool moved = update.execute() > 0;
+  if (moved) {
+    m.status = status;
+    m.carrier_ref = carrier_ref;
+    m.error_code = error_code;
+    m.error_message = error_message;
+    m.updated_us = at;
+  } else if (auto current = message(tx, m.id)) {
+    m = *current;  // a later status got there first
+  }
+  // A sent message is announced once, even when a report overtook the carrier's answer.
+  if (moved || as_sent) {
+    events_.publish(as_sent ? "sms.sent" : "sms.updated", m.account_id, m.identity_uuid,
+                    messageJson(m, false), &tx);
+  }
   return m;
 }
 

@@ -35,10 +35,6 @@ struct SmsRow {
   std::string conversationId() const { return phone_id + "_" + other_number; }
 };
 
-/// @return whether a status is final (delivered, undelivered, failed, received): reports that
-/// arrive late never move a message back.
-bool finalStatus(const std::string& status);
-
 class SmsStore {
  public:
   SmsStore(sdk::Database& database, sdk::EventBus& events);
@@ -63,8 +59,9 @@ class SmsStore {
   void insertMessage(Poco::Data::Session& tx, const SmsRow& m, bool publish_sent);
   std::optional<SmsRow> message(Poco::Data::Session& s, const std::string& id);
   std::optional<SmsRow> messageByRef(Poco::Data::Session& s, const std::string& ref);
-  /// Applies a delivery status (never moving a final one back) and publishes `sms.updated`
-  /// (or, with as_sent, `sms.sent`: the first status a sent message gets). @return the row.
+  /// Applies a delivery status (never moving a message back, even when reports race) and
+  /// publishes `sms.updated` when it moved; with as_sent (the carrier's answer to sending), always
+  /// `sms.sent`, once per message. @return the row as it now is.
   SmsRow applyDelivery(Poco::Data::Session& tx, SmsRow m, const Delivery& d, bool as_sent);
   /// Marks a message read or unread, with its conversation's count, and publishes `sms.updated`.
   SmsRow setRead(Poco::Data::Session& tx, SmsRow m, bool is_read);

@@ -4,8 +4,11 @@ namespace svc::plugins::sms {
 
 namespace {
 
-// How many numbers one acquire() tries to buy before giving up with Twilio's last refusal.
+// How many refused purchases one acquire() makes before giving up with Twilio's last refusal
+// (a number gone to a faster buyer does not count: with many buyers at once, most are).
 constexpr int kPurchaseAttempts = 3;
+// Twilio's error: the number asked for is no longer available.
+constexpr const char* kNumberNotAvailable = "21422";
 
 }  // namespace
 
@@ -28,7 +31,8 @@ std::optional<Number> TwilioProvider::acquire(
     try {
       return client_.buy(candidate, config_.public_base_url + kTwilioSmsPath,
                          config_.public_base_url + kTwilioVoicePath);
-    } catch (const TwilioApiError&) {
+    } catch (const TwilioApiError& e) {
+      if (e.code() == kNumberNotAvailable) continue;
       if (++attempts == kPurchaseAttempts) throw;
     }
   }
@@ -47,12 +51,14 @@ void TwilioProvider::release(const Number& number) {
   }
 }
 
-Delivery TwilioProvider::send(const std::string& /*message_id*/, const std::string& from,
+Delivery TwilioProvider::send(const std::string& message_id, const std::string& from,
                               const std::string& to, const std::string& body) {
   Delivery delivery;
   try {
-    const SentMessage sent =
-        client_.send(from, to, body, config_.public_base_url + kTwilioStatusPath);
+    // The callback names our id: Twilio's report can arrive before its answer gives us the sid.
+    const SentMessage sent = client_.send(
+        from, to, body,
+        config_.public_base_url + kTwilioStatusPath + "?" + kTwilioMessageParam + "=" + message_id);
     delivery.ref = sent.sid;
     delivery.status = deliveryStatus(sent.status);
     if (delivery.status.empty()) delivery.status = "queued";

@@ -31,7 +31,8 @@ class TwilioProvider : public SmsProvider {
 
   std::string name() const override;
   /// Searches the country's local SMS numbers and buys the first this server does not hold
-  /// (the next one when Twilio refuses a purchase: another buyer may have been faster).
+  /// (the next one when Twilio refuses a purchase: another buyer may have been faster; any
+  /// number the search offered may be tried, but only three refusals for other reasons).
   std::optional<Number> acquire(const std::string& country,
                                 const std::function<bool(const std::string&)>& taken) override;
   /// Releases the number at Twilio; a failure is logged, not thrown (it runs in a rollback).

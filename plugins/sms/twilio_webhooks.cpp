@@ -111,6 +111,7 @@ sdk::Response TwilioWebhooks::status(const sdk::Request& request) {
   return verified(request, [&](const FormParams& p) {
     Delivery report;
     report.ref = required(p, "MessageSid");
+    report.message_id = request.queryParam(kTwilioMessageParam).value_or("");
     const std::string twilio_status = required(p, "MessageStatus");
     report.status = deliveryStatus(twilio_status);
     if (report.status.empty()) return sdk::Response::noContent();  // nothing about delivery

@@ -20,6 +20,8 @@ namespace svc::plugins::sms {
 inline constexpr const char* kTwilioSmsPath = "/api/sms/webhooks/twilio/sms/";
 inline constexpr const char* kTwilioStatusPath = "/api/sms/webhooks/twilio/status/";
 inline constexpr const char* kTwilioVoicePath = "/api/sms/webhooks/twilio/voice/";
+/// The status callback URL's query parameter naming our message id (a UUID).
+inline constexpr const char* kTwilioMessageParam = "message";
 
 /// What a call hears when its number's identity takes no calls.
 inline constexpr const char* kDeclinedCallMessage =

@@ -38,6 +38,7 @@ function reset() {
     failures: [], // [{match, status, code, message}] for the next matching calls
     hangs: [], // [{match}] for the next matching calls
     hung: new Set(), // responses held open
+    early: [], // [{status, ...}]: status callbacks to send before answering the next messages
     webhooks: [], // every webhook sent to svcd, with its answer
   };
 }
@@ -191,6 +192,11 @@ async function rest(req, res, url, body) {
     };
     state.messages.set(message.sid, message);
     const { status_callback: _, ...shown } = message;
+    const early = state.early.shift();
+    if (early && message.status_callback) {
+      // Twilio's callback can overtake its own answer (which still says queued): send it first.
+      await webhook(message.status_callback, statusParams(message, message.sid, early));
+    }
     return send(res, 201, shown);
   }
   if (req.method === 'GET' && path === '/Messages.json') {
@@ -224,6 +230,24 @@ function webhookUrl(body, number, field) {
   if (body.url) return body.url;
   if (!number) return null;
   return number[field] || null;
+}
+
+// A status callback's parameters for message sid (unknown to us when message is null); updates
+// the message. report: {status, error_code?, error_message?}.
+function statusParams(message, messageSid, report) {
+  if (message) {
+    message.status = report.status;
+    message.error_code = report.error_code ?? null;
+    message.error_message = report.error_message ?? null;
+  }
+  const params = {
+    SmsSid: messageSid, SmsStatus: report.status, MessageStatus: report.status,
+    To: message ? message.to : '', MessageSid: messageSid, AccountSid: ACCOUNT_SID,
+    From: message ? message.from : '', ApiVersion: '2010-04-01',
+  };
+  if (report.error_code) params.ErrorCode = String(report.error_code);
+  if (report.error_message) params.ErrorMessage = report.error_message;
+  return params;
 }
 
 async function control(req, res, url, text) {
@@ -266,6 +290,10 @@ async function control(req, res, url, text) {
     case '/_test/hang':
       state.hangs.push({ match: body.match || '' });
       return send(res, 204);
+    case '/_test/early_status':
+      if (!body.status) return send(res, 400, { error: 'status is required' });
+      state.early.push(body);
+      return send(res, 204);
     case '/_test/available':
       if (!/^[A-Z]{2}$/.test(body.country || '') || !Array.isArray(body.numbers)) {
         return send(res, 400, { error: 'country (ISO alpha-2) and numbers (a list) are required' });
@@ -298,19 +326,7 @@ async function control(req, res, url, text) {
       const target = body.url || (message && message.status_callback);
       if (!target) return send(res, 404, { error: `no StatusCallback for message ${body.sid}` });
       if (!body.status) return send(res, 400, { error: 'status is required' });
-      if (message) {
-        message.status = body.status;
-        message.error_code = body.error_code ?? null;
-        message.error_message = body.error_message ?? null;
-      }
-      const params = {
-        SmsSid: body.sid, SmsStatus: body.status, MessageStatus: body.status,
-        To: message ? message.to : '', MessageSid: body.sid, AccountSid: ACCOUNT_SID,
-        From: message ? message.from : '', ApiVersion: '2010-04-01',
-      };
-      if (body.error_code) params.ErrorCode = String(body.error_code);
-      if (body.error_message) params.ErrorMessage = body.error_message;
-      const answer = await webhook(target, params, body.signature);
+      const answer = await webhook(target, statusParams(message, body.sid, body), body.signature);
       return send(res, 200, { ...answer, url: target });
     }
     case '/_test/call': {

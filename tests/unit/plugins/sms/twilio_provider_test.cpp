@@ -193,6 +193,29 @@ TEST_F(TwilioProviderTest, APurchaseRefusedMovesOnToTheNextNumber) {
   EXPECT_EQ(number->e164, "+12025550102");
 }
 
+TEST_F(TwilioProviderTest, NumbersGoneToFasterBuyersDoNotExhaustTheAttempts) {
+  twilio.script({200, R"({"available_phone_numbers":[
+    {"phone_number":"+12025550101"},{"phone_number":"+12025550102"},
+    {"phone_number":"+12025550103"},{"phone_number":"+12025550104"}]})"});
+  const std::string gone =
+      R"({"code":21422,"message":"PhoneNumber requested is not available","status":400})";
+  for (int i = 0; i < 3; ++i) twilio.script({400, gone});
+  twilio.script({201, R"({"sid":"PN0125","phone_number":"+12025550104"})"});
+  auto number = provider.acquire("US", [](const std::string&) { return false; });
+  ASSERT_TRUE(number);
+  EXPECT_EQ(number->e164, "+12025550104");
+
+  // Other refusals end it after three.
+  twilio.script({200, R"({"available_phone_numbers":[
+    {"phone_number":"+12025550105"},{"phone_number":"+12025550106"},
+    {"phone_number":"+12025550107"},{"phone_number":"+12025550108"}]})"});
+  for (int i = 0; i < 3; ++i) {
+    twilio.script({500, R"({"code":20500,"message":"Internal Server Error","status":500})"});
+  }
+  EXPECT_THROW(provider.acquire("US", [](const std::string&) { return false; }), TwilioApiError);
+  EXPECT_EQ(twilio.seen().size(), 5u + 4u);
+}
+
 TEST_F(TwilioProviderTest, AcquireThrowsTwiliosRefusal) {
   twilio.script({401, R"({"code":20003,"message":"Authenticate","status":401})"});
   try {
@@ -219,7 +242,7 @@ TEST_F(TwilioProviderTest, SendPostsTheMessageWithItsStatusCallback) {
   EXPECT_EQ(field(seen[0].body, "To"), "+15551234567");
   EXPECT_EQ(field(seen[0].body, "Body"), body);
   EXPECT_EQ(field(seen[0].body, "StatusCallback"),
-            "https://svc.example/api/sms/webhooks/twilio/status/");
+            "https://svc.example/api/sms/webhooks/twilio/status/?message=msg-1");
 }
 
 TEST_F(TwilioProviderTest, ACarrierErrorIsAFailedDeliveryWithTwiliosCodeAndReason) {

@@ -252,8 +252,24 @@ TEST(TwilioWebhooks, StatusCallbacksMapTwiliosStatuses) {
   EXPECT_EQ(failed.status, "failed");
   EXPECT_EQ(failed.error_code, "30007");
   EXPECT_EQ(failed.error_message, "Carrier violation");
+  EXPECT_EQ(delivered.message_id, "");
   // A status about nothing we sent is acknowledged and ignored.
   EXPECT_EQ(with({{"MessageStatus", "receiving"}}).status, "(none)");
+}
+
+TEST(TwilioWebhooks, AStatusCallbackNamesOurMessageFromItsUrl) {
+  SeenDatabase seen;
+  RecordingEvents events;
+  TwilioWebhooks hooks(config(), events, *seen.db);
+  const std::string id = "3f2b8c1e-0d4a-4b7e-9a51-6c0e2d7f8a90";
+  sdk::Request r =
+      signedRequest(kTwilioStatusPath, {{"MessageSid", "SM1"}, {"MessageStatus", "sent"}}, "tok",
+                    std::string(kBase) + kTwilioStatusPath + "?message=" + id);
+  r.query = {{"message", id}};
+  EXPECT_EQ(hooks.status(r).status, 204);
+  ASSERT_EQ(events.deliveries.size(), 1u);
+  EXPECT_EQ(events.deliveries[0].message_id, id);
+  EXPECT_EQ(events.deliveries[0].ref, "SM1");
 }
 
 TEST(TwilioWebhooks, DeliveryStatusNamesOursOrNothing) {
