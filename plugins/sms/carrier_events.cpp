@@ -82,8 +82,13 @@ CallAnswer StoredCarrierEvents::incomingCall(const IncomingCall& call) {
   auto to = normalizeE164(call.to);
   auto phone = to ? store_.phoneByNumber(s, *to) : std::nullopt;
   if (!phone) return {};
-  store_.database().transaction(
-      [&](Poco::Data::Session& tx) { store_.insertCall(tx, *phone, call); });
+  try {
+    store_.database().transaction(
+        [&](Poco::Data::Session& tx) { store_.insertCall(tx, *phone, call); });
+  } catch (const Poco::Exception&) {
+    // Reported twice (its id is unique): answered the same, recorded once.
+    if (call.ref.empty()) throw;
+  }
   if (!voice_) return {};
   auto agent = voice_->voiceAgent(phone->identity_uuid);
   if (!agent || !agent->enabled || agent->response_url.empty()) return {};

@@ -88,6 +88,8 @@ std::vector<sdk::Migration> SmsStore::migrations() {
       "NULL, to_number VARCHAR(32) NOT NULL, carrier_ref VARCHAR(80) NOT NULL, created_us BIGINT "
       "NOT NULL)",
       "CREATE INDEX sms_calls_identity ON sms_calls (identity_uuid, created_us)",
+      // A call a carrier reports twice is recorded once.
+      "CREATE UNIQUE INDEX sms_calls_ref ON sms_calls (carrier_ref)",
   };
   sdk::Migration m;
   m.version = 1;
@@ -293,7 +295,8 @@ SmsRow SmsStore::setRead(Poco::Data::Session& tx, SmsRow m, bool is_read) {
 
 void SmsStore::insertCall(Poco::Data::Session& tx, const PhoneRow& phone, const IncomingCall& c) {
   std::string id = sdk::newUuid(), account = phone.account_id, identity = phone.identity_uuid,
-              phone_id = phone.id, from = sdk::truncateUtf8(c.from, 64), to = c.to, ref = c.ref;
+              phone_id = phone.id, from = sdk::truncateUtf8(c.from, 64), to = c.to,
+              ref = c.ref.empty() ? "local:" + id : sdk::truncateUtf8(c.ref, 80);
   Poco::Int64 at = sdk::nowMicros();
   tx << "INSERT INTO sms_calls (id, account_id, identity_uuid, phone_id, from_number, to_number, "
         "carrier_ref, created_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

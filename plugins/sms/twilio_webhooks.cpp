@@ -8,6 +8,9 @@
 #include <Poco/Exception.h>
 #include <Poco/URI.h>
 
+#include <algorithm>
+#include <initializer_list>
+
 namespace svc::plugins::sms {
 
 namespace {
@@ -29,6 +32,33 @@ std::string required(const FormParams& params, const std::string& name) {
   std::string value = param(params, name);
   if (value.empty()) throw sdk::HttpError::invalid(name, "is required");
   return value;
+}
+
+// Twilio's ids: two letters and 32 hex digits. Required and checked, because the signature
+// joins names and values with nothing between them: a signed `From=+1555` then `MessageSid=SM..`
+// signs the same as one field `From=+1555MessageSidSM..`, which then carries no id.
+std::string twilioSid(const FormParams& params, const std::string& name,
+                      std::initializer_list<const char*> prefixes) {
+  const std::string sid = required(params, name);
+  bool prefixed = false;
+  for (const char* prefix : prefixes) prefixed = prefixed || sid.rfind(prefix, 0) == 0;
+  const bool hex =
+      sid.size() == 34 && sid.find_first_not_of("0123456789abcdef", 2) == std::string::npos;
+  if (!prefixed || !hex) throw refused("the " + name + " is not one of Twilio's.");
+  return sid;
+}
+
+// What a signature covers, one way only: the URL and the parameters sorted, each name and value
+// delimited. Reordered, re-encoded or repeated parameters sign the same, so they are the same
+// request here too.
+std::string signedContent(const std::string& url, FormParams params) {
+  std::sort(params.begin(), params.end());
+  params.erase(std::unique(params.begin(), params.end()), params.end());
+  std::string out = url;
+  for (const auto& [name, value] : params) {
+    out += '\0' + name + '\0' + value;
+  }
+  return out;
 }
 
 // The URL Twilio requested: our public base, the path, and the query (the kernel keeps it
@@ -88,7 +118,7 @@ sdk::Response TwilioWebhooks::verified(
   if (!verifyTwilioSignature(auth_token_, *signature, url, params)) {
     throw refused("X-Twilio-Signature does not match.");
   }
-  const std::string key = sdk::sha256Hex(*signature + '\n' + url + '\n' + request.body);
+  const std::string key = sdk::sha256Hex(signedContent(url, params));
   if (!seen_.admit(key)) throw refused("this request was received before.");
   try {
     return handle(params);
@@ -101,7 +131,7 @@ sdk::Response TwilioWebhooks::verified(
 sdk::Response TwilioWebhooks::sms(const sdk::Request& request) {
   return verified(request, [&](const FormParams& p) {
     InboundSms sms{required(p, "From"), required(p, "To"), param(p, "Body"),
-                   param(p, "MessageSid")};
+                   twilioSid(p, "MessageSid", {"SM", "MM"})};
     events_.received(sms);  // an SMS to a number nobody holds is dropped, as Twilio needs no answer
     return sdk::Response::text(200, twimlEmpty(), kTwimlType);
   });
@@ -110,7 +140,7 @@ sdk::Response TwilioWebhooks::sms(const sdk::Request& request) {
 sdk::Response TwilioWebhooks::status(const sdk::Request& request) {
   return verified(request, [&](const FormParams& p) {
     Delivery report;
-    report.ref = required(p, "MessageSid");
+    report.ref = twilioSid(p, "MessageSid", {"SM", "MM"});
     report.message_id = request.queryParam(kTwilioMessageParam).value_or("");
     const std::string twilio_status = required(p, "MessageStatus");
     report.status = deliveryStatus(twilio_status);
@@ -133,7 +163,8 @@ sdk::Response TwilioWebhooks::voice(const sdk::Request& request) {
   return verified(request, [&](const FormParams& p) {
     // A withheld caller's From may be empty.
     std::string from = param(p, "From");
-    IncomingCall call{from.empty() ? "anonymous" : from, required(p, "To"), param(p, "CallSid")};
+    IncomingCall call{from.empty() ? "anonymous" : from, required(p, "To"),
+                      twilioSid(p, "CallSid", {"CA"})};
     const CallAnswer answer = events_.incomingCall(call);
     return sdk::Response::text(200,
                                answer.handoff_url.empty() ? twimlSayAndHangUp(kDeclinedCallMessage)

@@ -230,7 +230,8 @@ Delivery statusReport(const FormParams& params) {
 }
 
 TEST(TwilioWebhooks, StatusCallbacksMapTwiliosStatuses) {
-  const FormParams base{{"MessageSid", "SM1"}, {"AccountSid", "AC1"}};
+  const FormParams base{{"MessageSid", "SM00000000000000000000000000000001"},
+                        {"AccountSid", "AC1"}};
   auto with = [&](FormParams more) {
     FormParams p = base;
     p.insert(p.end(), more.begin(), more.end());
@@ -241,7 +242,7 @@ TEST(TwilioWebhooks, StatusCallbacksMapTwiliosStatuses) {
   EXPECT_EQ(with({{"MessageStatus", "sent"}}).status, "sent");
   const Delivery delivered = with({{"MessageStatus", "delivered"}});
   EXPECT_EQ(delivered.status, "delivered");
-  EXPECT_EQ(delivered.ref, "SM1");
+  EXPECT_EQ(delivered.ref, "SM00000000000000000000000000000001");
   EXPECT_EQ(delivered.error_code, "");
   const Delivery undelivered = with({{"MessageStatus", "undelivered"}, {"ErrorCode", "30003"}});
   EXPECT_EQ(undelivered.status, "undelivered");
@@ -262,14 +263,15 @@ TEST(TwilioWebhooks, AStatusCallbackNamesOurMessageFromItsUrl) {
   RecordingEvents events;
   TwilioWebhooks hooks(config(), events, *seen.db);
   const std::string id = "3f2b8c1e-0d4a-4b7e-9a51-6c0e2d7f8a90";
-  sdk::Request r =
-      signedRequest(kTwilioStatusPath, {{"MessageSid", "SM1"}, {"MessageStatus", "sent"}}, "tok",
-                    std::string(kBase) + kTwilioStatusPath + "?message=" + id);
+  sdk::Request r = signedRequest(
+      kTwilioStatusPath,
+      {{"MessageSid", "SM00000000000000000000000000000001"}, {"MessageStatus", "sent"}}, "tok",
+      std::string(kBase) + kTwilioStatusPath + "?message=" + id);
   r.query = {{"message", id}};
   EXPECT_EQ(hooks.status(r).status, 204);
   ASSERT_EQ(events.deliveries.size(), 1u);
   EXPECT_EQ(events.deliveries[0].message_id, id);
-  EXPECT_EQ(events.deliveries[0].ref, "SM1");
+  EXPECT_EQ(events.deliveries[0].ref, "SM00000000000000000000000000000001");
 }
 
 TEST(TwilioWebhooks, DeliveryStatusNamesOursOrNothing) {
@@ -285,7 +287,7 @@ TEST(TwilioWebhooks, ACallIsHandedToTheVoiceAgentOrDeclined) {
   SeenDatabase seen;
   RecordingEvents events;
   TwilioWebhooks hooks(config(), events, *seen.db);
-  const FormParams call{{"CallSid", "CA1"},
+  const FormParams call{{"CallSid", "CA00000000000000000000000000000001"},
                         {"From", "+15551234567"},
                         {"To", "+12025550101"},
                         {"CallStatus", "ringing"}};
@@ -297,10 +299,11 @@ TEST(TwilioWebhooks, ACallIsHandedToTheVoiceAgentOrDeclined) {
   ASSERT_EQ(events.calls.size(), 1u);
   EXPECT_EQ(events.calls[0].from, "+15551234567");
   EXPECT_EQ(events.calls[0].to, "+12025550101");
-  EXPECT_EQ(events.calls[0].ref, "CA1");
+  EXPECT_EQ(events.calls[0].ref, "CA00000000000000000000000000000001");
 
   events.handoff_url.clear();
-  const FormParams withheld{{"CallSid", "CA2"}, {"From", ""}, {"To", "+12025550101"}};
+  const FormParams withheld{
+      {"CallSid", "CA00000000000000000000000000000002"}, {"From", ""}, {"To", "+12025550101"}};
   answer = hooks.voice(signedRequest(kTwilioVoicePath, withheld));
   EXPECT_EQ(answer.body, twimlSayAndHangUp(kDeclinedCallMessage));
   EXPECT_EQ(events.calls.at(1).from, "anonymous");
@@ -314,6 +317,28 @@ TEST(Twiml, AnswersAreWellFormedAndEscaped) {
   EXPECT_EQ(twimlSayAndHangUp("Tom & \"Jerry\" <say>"),
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Response><Say>Tom &amp; &quot;Jerry&quot; "
             "&lt;say&gt;</Say><Hangup/></Response>");
+}
+
+TEST(TwilioWebhooks, ASignedRequestReshapedIsStillAReplayAndIdsMustBeTwilios) {
+  SeenDatabase seen;
+  RecordingEvents events;
+  TwilioWebhooks hooks(config(), events, *seen.db);
+  const FormParams sms = inboundParams("hi");
+  auto first = signedRequest(kTwilioSmsPath, sms);
+  EXPECT_EQ(hooks.sms(first).status, 200);
+  // The same parameters in another order (and one repeated) sign the same: a replay.
+  FormParams reordered(sms.rbegin(), sms.rend());
+  reordered.push_back(sms[4]);
+  expectRefused([&] { hooks.sms(signedRequest(kTwilioSmsPath, reordered)); });
+  // Names and values run together: From swallows MessageSid, leaving no id.
+  const FormParams merged{{"From", "+15551234567MessageSidSM0123456789abcdef0123456789abcdef"},
+                          {"To", "+12025550101"},
+                          {"Body", "hi"}};
+  EXPECT_THROW(hooks.sms(signedRequest(kTwilioSmsPath, merged)), sdk::HttpError);
+  const FormParams short_sid{
+      {"MessageSid", "SM1"}, {"From", "+15551234567"}, {"To", "+12025550101"}};
+  expectRefused([&] { hooks.sms(signedRequest(kTwilioSmsPath, short_sid)); });
+  EXPECT_EQ(events.inbound.size(), 1u);
 }
 
 }  // namespace
