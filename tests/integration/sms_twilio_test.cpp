@@ -166,7 +166,7 @@ class SmsTwilio : public ::testing::Test {
              const std::string& db_url = "") {
     Svcd::Options o;
     o.db_url = db_url;
-    o.plugins = {"auth", "identities", "sms"};
+    o.plugins = plugins_;
     o.args = {"--set", "sms.provider=" + provider,
               "--set", "sms.twilio.api_base=" + twilio().apiBase(),
               "--set", std::string("sms.twilio.account_sid=") + kAccountSid,
@@ -184,6 +184,8 @@ class SmsTwilio : public ::testing::Test {
   }
 
   std::string base() const { return "http://127.0.0.1:" + std::to_string(svcd_->port()); }
+
+  std::vector<std::string> plugins_ = {"auth", "identities", "sms"};
 
   HttpReply call(const std::string& method, const std::string& path, const std::string& body = "") {
     return http(svcd_->port(), method, path, body, bearer(key_));
@@ -409,6 +411,23 @@ TEST_F(SmsTwilio, NoNumberOrACarrierErrorIs503AndCreatesNothing) {
   EXPECT_FALSE(action.header("retry-after").empty());
   EXPECT_TRUE(call("GET", "/api/identities/" + d.uuid + "/").json()->isNull("phone"));
   EXPECT_EQ(call("GET", "/api/phone/").json()->getValue<int>("count"), 1);
+}
+
+TEST_F(SmsTwilio, ANumberBoughtForAnIdentityNotCreatedIsGivenBack) {
+  plugins_ = {"auth", "identities", "email", "sms"};
+  start({"--set", "email.domains=agents.test"});
+  auto first = call("POST", "/api/identities/",
+                    R"({"name":"a","email_identifier":"taken","provision_phone":true})");
+  ASSERT_EQ(first.status, 201) << first.body;
+  // The number is bought before the identity's transaction; the address is then taken, the
+  // identity is not created, and the number goes back to Twilio.
+  auto second = call("POST", "/api/identities/",
+                     R"({"name":"b","email_identifier":"taken","provision_phone":true})");
+  EXPECT_EQ(second.status, 409) << second.body;
+  EXPECT_EQ(second.code(), "email_taken");
+  EXPECT_EQ(twilio().requestsTo("/IncomingPhoneNumbers.json").size(), 2u);      // two bought
+  EXPECT_EQ(twilio().state()->getArray("incoming_phone_numbers")->size(), 1u);  // one kept
+  EXPECT_EQ(identityCount(), 1);
 }
 
 TEST_F(SmsTwilio, ConcurrentProvisioningsBuyDistinctNumbersAndKeepOnlyWhatTheyHold) {
