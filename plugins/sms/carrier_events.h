@@ -12,13 +12,6 @@
 
 namespace svc::plugins::sms {
 
-/// @param direction incoming or outgoing. @param phone the number of ours it concerns.
-/// @param other the other party. @param body the text. @return a new message row (not stored):
-/// id, times, segments, encoding and extracted code filled in; status `received` (incoming) or
-/// `queued`.
-SmsRow newMessage(const std::string& direction, const PhoneRow& phone, const std::string& other,
-                  const std::string& body);
-
 class StoredCarrierEvents : public CarrierEvents {
  public:
   /// @param voice the identities' voice-agent settings, or nullptr (calls are then declined).

@@ -7,6 +7,7 @@
 #include "carrier_events.h"
 #include "dashboard_pages.h"
 #include "loopback_provider.h"
+#include "outgoing.h"
 #include "phones.h"
 #include "pool_provider.h"
 #include "replay_guard.h"
@@ -63,7 +64,8 @@ class SmsPlugin : public sdk::Plugin {
     provider_ = makeProvider(context);
     phones_ =
         std::make_unique<Phones>(*store_, *provider_, context.logger(), config_.phones_per_account);
-    messages_ = std::make_unique<SmsMessages>(*store_, *provider_, *carrier_, config_);
+    messages_ = std::make_unique<SmsMessages>(*store_, config_);
+    outgoing_ = std::make_unique<SmsOutgoing>(*store_, *provider_, *carrier_, config_);
     context.services()
         .require(sdk::kIdentityExtensionsService)
         ->add(std::make_shared<PhoneIdentityExtension>(*phones_, *store_));
@@ -89,8 +91,9 @@ class SmsPlugin : public sdk::Plugin {
         on(p, &Phones::list));
     add("GET", "/api/phone/{id}/", AuthNeed::kAnyKey, "One phone number.", on(p, &Phones::one));
     SmsMessages& m = *messages_;
+    SmsOutgoing& o = *outgoing_;
     add("POST", "/api/messages/send/", AuthNeed::kIdentity,
-        "Send an SMS from the identity's number.", on(m, &SmsMessages::send));
+        "Send an SMS from the identity's number.", on(o, &SmsOutgoing::send));
     add("GET", "/api/messages/", AuthNeed::kAnyKey, "SMS messages, newest first.",
         on(m, &SmsMessages::list));
     for (const char* method : {"GET", "PUT", "PATCH"}) {
@@ -103,7 +106,7 @@ class SmsPlugin : public sdk::Plugin {
         on(m, &SmsMessages::conversation));
     add("POST", "/admin/sms/inject/", AuthNeed::kOperator,
         "Deliver an inbound SMS to a number of this server, as a carrier would.",
-        on(m, &SmsMessages::inject));
+        on(o, &SmsOutgoing::inject));
     provider_->registerRoutes(routes);
   }
 
@@ -112,7 +115,7 @@ class SmsPlugin : public sdk::Plugin {
     // Another svcd on this database may be handing a message over right now: only those older
     // than any carrier call can take (sms.twilio.timeout_seconds is far below ten minutes) are
     // left behind by a stop.
-    const int unsent = messages_->failUnsent(sdk::nowMicros() - 10LL * 60 * 1000000);
+    const int unsent = outgoing_->failUnsent(sdk::nowMicros() - 10LL * 60 * 1000000);
     if (unsent > 0) {
       context_->logger().warning(
           "%d SMS were left being handed to the carrier by a stop: marked failed", unsent);
@@ -143,6 +146,7 @@ class SmsPlugin : public sdk::Plugin {
   std::unique_ptr<SmsProvider> provider_;
   std::unique_ptr<Phones> phones_;
   std::unique_ptr<SmsMessages> messages_;
+  std::unique_ptr<SmsOutgoing> outgoing_;
 };
 
 }  // namespace svc::plugins::sms

@@ -1,6 +1,9 @@
 #include "sms_store.h"
 
+#include "phone_text.h"
+
 #include <svc/sdk/util.h>
+#include <svc/sdk/verification_code.h>
 
 #include <Poco/String.h>
 #include <Poco/Tuple.h>
@@ -49,6 +52,30 @@ std::optional<PhoneRow> onePhone(Poco::Data::Session& s, const std::string& wher
 }
 
 }  // namespace
+
+SmsRow newMessage(const std::string& direction, const PhoneRow& phone, const std::string& other,
+                  const std::string& body) {
+  SmsRow m;
+  m.id = sdk::newUuid();
+  m.account_id = phone.account_id;
+  m.identity_uuid = phone.identity_uuid;
+  m.phone_id = phone.id;
+  m.other_number = other;
+  m.direction = direction;
+  const bool in = direction == "incoming";
+  m.from_number = in ? other : phone.number;
+  m.to_number = in ? phone.number : other;
+  m.body = body;
+  const Segments seg = countSegments(body);
+  m.segments = seg.count;
+  m.encoding = seg.encoding;
+  m.status = in ? "received" : "queued";
+  m.is_read = !in;  // what an identity sends it has read
+  m.carrier_ref = "local:" + m.id;
+  m.extracted_code = sdk::extractVerificationCode("", body).value_or("");
+  m.created_us = m.updated_us = sdk::nowMicros();
+  return m;
+}
 
 SmsStore::SmsStore(sdk::Database& database, sdk::EventBus& events)
     : db_(database), events_(events) {}

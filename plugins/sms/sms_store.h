@@ -35,6 +35,13 @@ struct SmsRow {
   std::string conversationId() const { return phone_id + "_" + other_number; }
 };
 
+/// @param direction incoming or outgoing. @param phone the number of ours it concerns.
+/// @param other the other party. @param body the text. @return a new message row (not stored):
+/// id, times, segments, encoding and extracted code filled in; status `received` (incoming) or
+/// `queued`.
+SmsRow newMessage(const std::string& direction, const PhoneRow& phone, const std::string& other,
+                  const std::string& body);
+
 class SmsStore {
  public:
   SmsStore(sdk::Database& database, sdk::EventBus& events);
