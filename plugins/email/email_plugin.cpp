@@ -104,40 +104,39 @@ class EmailPlugin : public sdk::Plugin {
                    sdk::Handler h) {
       routes.add({method, pattern, need, sdk::BodyKind::kJson, 0, summary, std::move(h)});
     };
-    // Each handler is a member of one core class: bind it to that object.
-    auto on = [](auto& object, auto member) {
-      return [&object, member](sdk::Request& r) { return (object.*member)(r); };
-    };
     Domains& d = *domains_;
     add("GET", "/api/domains/", AuthNeed::kAnyKey, "Platform and custom email domains.",
-        on(d, &Domains::list));
+        sdk::bindHandler(d, &Domains::list));
     add("POST", "/api/domains/", AuthNeed::kAccount, "Add a custom domain (pending).",
-        on(d, &Domains::add));
-    add("GET", "/api/domains/{name}/", AuthNeed::kAnyKey, "One domain.", on(d, &Domains::one));
+        sdk::bindHandler(d, &Domains::add));
+    add("GET", "/api/domains/{name}/", AuthNeed::kAnyKey, "One domain.",
+        sdk::bindHandler(d, &Domains::one));
     add("DELETE", "/api/domains/{name}/", AuthNeed::kAccount, "Remove a custom domain.",
-        on(d, &Domains::remove));
+        sdk::bindHandler(d, &Domains::remove));
     add("POST", "/api/domains/{name}/verify/", AuthNeed::kAccount,
-        "Verify a custom domain by its DNS TXT record.", on(d, &Domains::verify));
+        "Verify a custom domain by its DNS TXT record.", sdk::bindHandler(d, &Domains::verify));
     Inboxes& i = *inboxes_;
-    add("GET", "/api/email/", AuthNeed::kAnyKey, "Inboxes, newest first.", on(i, &Inboxes::list));
+    add("GET", "/api/email/", AuthNeed::kAnyKey, "Inboxes, newest first.",
+        sdk::bindHandler(i, &Inboxes::list));
     add("POST", "/api/email/", AuthNeed::kAnyKey, "Add an inbox to an identity.",
-        on(i, &Inboxes::create));
+        sdk::bindHandler(i, &Inboxes::create));
     add("GET", "/api/email/check-availability/", AuthNeed::kAnyKey, "Whether an address is free.",
-        on(i, &Inboxes::availability));
-    add("GET", "/api/email/{id}/", AuthNeed::kAnyKey, "One inbox.", on(i, &Inboxes::one));
+        sdk::bindHandler(i, &Inboxes::availability));
+    add("GET", "/api/email/{id}/", AuthNeed::kAnyKey, "One inbox.",
+        sdk::bindHandler(i, &Inboxes::one));
     Messages& m = *messages_;
     add("GET", "/api/email-inbox/", AuthNeed::kAnyKey, "Threads, newest first.",
-        on(m, &Messages::listThreads));
+        sdk::bindHandler(m, &Messages::listThreads));
     add("GET", "/api/email-inbox/{id}/", AuthNeed::kAnyKey, "A thread with its messages.",
-        on(m, &Messages::oneThread));
+        sdk::bindHandler(m, &Messages::oneThread));
     add("GET", "/api/email-messages/", AuthNeed::kAnyKey, "Messages, oldest first.",
-        on(m, &Messages::list));
+        sdk::bindHandler(m, &Messages::list));
     Outgoing& o = *outgoing_;
     add("POST", "/api/email-messages/compose/", AuthNeed::kAnyKey, "Send a new message.",
-        on(o, &Outgoing::compose));
+        sdk::bindHandler(o, &Outgoing::compose));
     for (const char* method : {"GET", "PUT", "PATCH"}) {
       add(method, "/api/email-messages/{id}/", AuthNeed::kAnyKey, "One message.",
-          on(m, &Messages::one));
+          sdk::bindHandler(m, &Messages::one));
     }
     add("POST", "/api/email-messages/{id}/reply/", AuthNeed::kAnyKey, "Reply to the sender.",
         [&o](sdk::Request& r) { return o.reply(r, false); });
@@ -145,14 +144,15 @@ class EmailPlugin : public sdk::Plugin {
         "Reply to the sender and every recipient.",
         [&o](sdk::Request& r) { return o.reply(r, true); });
     add("POST", "/api/email-messages/{id}/forward/", AuthNeed::kAnyKey, "Forward a message.",
-        on(o, &Outgoing::forward));
+        sdk::bindHandler(o, &Outgoing::forward));
     Attachments& a = *attachments_;
     routes.add({"POST", "/api/email-attachments/", AuthNeed::kAnyKey, sdk::BodyKind::kAny,
-                a.maxBodyBytes(), "Upload an attachment.", on(a, &Attachments::upload)});
+                a.maxBodyBytes(), "Upload an attachment.",
+                sdk::bindHandler(a, &Attachments::upload)});
     add("GET", "/api/email-attachments/{uuid}/", AuthNeed::kAnyKey, "An attachment's record.",
-        on(a, &Attachments::record));
+        sdk::bindHandler(a, &Attachments::record));
     add("GET", "/api/email-attachments/{uuid}/download/", AuthNeed::kAnyKey,
-        "An attachment's bytes.", on(a, &Attachments::download));
+        "An attachment's bytes.", sdk::bindHandler(a, &Attachments::download));
   }
 
   void registerServices(sdk::ServiceRegistry&) override {}

@@ -83,30 +83,28 @@ class SmsPlugin : public sdk::Plugin {
                    sdk::Handler h) {
       routes.add({method, pattern, need, sdk::BodyKind::kJson, 0, summary, std::move(h)});
     };
-    auto on = [](auto& object, auto member) {
-      return [&object, member](sdk::Request& r) { return (object.*member)(r); };
-    };
     Phones& p = *phones_;
     add("GET", "/api/phone/", AuthNeed::kAnyKey, "Phone numbers, newest first.",
-        on(p, &Phones::list));
-    add("GET", "/api/phone/{id}/", AuthNeed::kAnyKey, "One phone number.", on(p, &Phones::one));
+        sdk::bindHandler(p, &Phones::list));
+    add("GET", "/api/phone/{id}/", AuthNeed::kAnyKey, "One phone number.",
+        sdk::bindHandler(p, &Phones::one));
     SmsMessages& m = *messages_;
     SmsOutgoing& o = *outgoing_;
     add("POST", "/api/messages/send/", AuthNeed::kIdentity,
-        "Send an SMS from the identity's number.", on(o, &SmsOutgoing::send));
+        "Send an SMS from the identity's number.", sdk::bindHandler(o, &SmsOutgoing::send));
     add("GET", "/api/messages/", AuthNeed::kAnyKey, "SMS messages, newest first.",
-        on(m, &SmsMessages::list));
+        sdk::bindHandler(m, &SmsMessages::list));
     for (const char* method : {"GET", "PUT", "PATCH"}) {
       add(method, "/api/messages/{id}/", AuthNeed::kAnyKey, "One SMS message.",
-          on(m, &SmsMessages::one));
+          sdk::bindHandler(m, &SmsMessages::one));
     }
     add("GET", "/api/sms-inbox/", AuthNeed::kAnyKey, "SMS conversations, newest first.",
-        on(m, &SmsMessages::inbox));
+        sdk::bindHandler(m, &SmsMessages::inbox));
     add("GET", "/api/sms-inbox/{id}/", AuthNeed::kAnyKey, "A conversation with its messages.",
-        on(m, &SmsMessages::conversation));
+        sdk::bindHandler(m, &SmsMessages::conversation));
     add("POST", "/admin/sms/inject/", AuthNeed::kOperator,
         "Deliver an inbound SMS to a number of this server, as a carrier would.",
-        on(o, &SmsOutgoing::inject));
+        sdk::bindHandler(o, &SmsOutgoing::inject));
     provider_->registerRoutes(routes);
   }
 

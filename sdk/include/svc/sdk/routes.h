@@ -35,6 +35,13 @@ enum class BodyKind {
 /// A route's handler.
 using Handler = std::function<Response(Request&)>;
 
+/// @param object a plugin's core object (it outlives the routes). @param member its handler.
+/// @return a Handler calling object.member(request): routes bound to the classes that serve them.
+template <class T>
+Handler bindHandler(T& object, Response (T::*member)(Request&)) {
+  return [&object, member](Request& r) { return (object.*member)(r); };
+}
+
 /// One route.
 struct Route {
   std::string method;                  ///< GET, POST, PUT, PATCH or DELETE.
