@@ -123,6 +123,20 @@ PhoneRow Phones::provision(Poco::Data::Session& tx, const sdk::IdentityInfo& ide
 }
 
 void Phones::provisionNow(const sdk::IdentityInfo& identity, const std::string& country) {
+  // One purchase at a time per identity (in this process): a second request racing the first
+  // would buy a number only to give it back.
+  {
+    std::lock_guard<std::mutex> lock(in_flight_mutex_);
+    if (!in_flight_.insert(identity.uuid).second) throw phoneExists();
+  }
+  struct Done {
+    Phones& phones;
+    const std::string& uuid;
+    ~Done() {
+      std::lock_guard<std::mutex> lock(phones.in_flight_mutex_);
+      phones.in_flight_.erase(uuid);
+    }
+  } done{*this, identity.uuid};
   std::optional<Number> held;
   {
     // The carrier is asked outside the transaction: a purchase taking seconds must not hold

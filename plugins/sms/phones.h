@@ -54,6 +54,8 @@ class Phones {
   SmsProvider& provider_;
   Poco::Logger& logger_;
   const int per_account_;
+  std::mutex in_flight_mutex_;
+  std::set<std::string> in_flight_;  ///< Identities provisionNow() is buying a number for.
 };
 
 /// @param r a request with an optional `country_code` field. @return it upper-cased, `US` when

@@ -327,6 +327,17 @@ TEST_F(Sms, BadInputIsRefusedAndStoresNothing) {
     EXPECT_EQ(call("GET", std::string("/api/messages/?") + q).status, 400) << q;
   }
   EXPECT_EQ(call("PATCH", "/api/messages/not-a-uuid/", R"({"is_read":true})").status, 404);
+  const std::string sent_id = call("GET", "/api/messages/")
+                                  .json()
+                                  ->getArray("results")
+                                  ->getObject(0)
+                                  ->getValue<std::string>("id");
+  for (const char* bad : {R"({"is_read":"yes"})", R"({"is_read":1})", "[true]", "{bad json"}) {
+    auto r = call("PATCH", "/api/messages/" + sent_id + "/", bad);
+    EXPECT_EQ(r.status, 400) << bad << " " << r.body;
+  }
+  EXPECT_EQ(call("GET", "/api/sms-inbox/?has_unread=maybe").status, 400);
+  EXPECT_EQ(call("GET", "/api/sms-inbox/?phone=nope").status, 400);
   EXPECT_EQ(messageCount(), 1);
 }
 
