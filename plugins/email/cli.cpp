@@ -15,12 +15,7 @@ namespace {
 using sdk::CliArgs;
 using sdk::CliCommand;
 using sdk::CliContext;
-
-// `?identity=UUID` when given (an identity key needs none).
-std::string identityQuery(const CliArgs& args, char sep = '?') {
-  const std::string identity = args.value("--identity");
-  return identity.empty() ? "" : std::string(1, sep) + "identity=" + identity;
-}
+using sdk::identityQuery;
 
 // --to a,b --to c → [a, b, c].
 Poco::JSON::Array::Ptr addresses(const std::vector<std::string>& values) {
@@ -41,9 +36,7 @@ int send(CliContext& cli, const CliArgs& args) {
   if (!args.has("--subject")) throw sdk::CliUsageError("give --subject S");
   std::string content = args.value("--body");
   if (!args.has("--body")) {
-    std::ostringstream in;
-    in << cli.in().rdbuf();
-    content = in.str();
+    content = cli.readInput();
   }
   Poco::JSON::Array::Ptr attachments = new Poco::JSON::Array;
   for (const auto& path : args.values("--attach")) {

@@ -13,17 +13,11 @@ namespace {
 using sdk::CliArgs;
 using sdk::CliCommand;
 using sdk::CliContext;
-
-std::string identityQuery(const CliArgs& args, char sep = '?') {
-  const std::string identity = args.value("--identity");
-  return identity.empty() ? "" : std::string(1, sep) + "identity=" + identity;
-}
+using sdk::identityQuery;
 
 std::string bodyText(CliContext& cli, const CliArgs& args, std::size_t index) {
   if (args.count() > index) return args.arg(index);
-  std::ostringstream in;
-  in << cli.in().rdbuf();
-  std::string text = in.str();
+  std::string text = cli.readInput();
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
   return text;
 }

@@ -426,4 +426,15 @@ std::string jsonText(const Poco::JSON::Object& body) {
   return out.str();
 }
 
+std::string identityQuery(const CliArgs& args, char sep) {
+  const std::string identity = args.value("--identity");
+  return identity.empty() ? "" : std::string(1, sep) + "identity=" + identity;
+}
+
+std::string CliContext::readInput() const {
+  std::ostringstream all;
+  all << in_.rdbuf();
+  return all.str();
+}
+
 }  // namespace svc::sdk

@@ -165,6 +165,10 @@ CliReply cliHttpCall(const std::string& base, const std::string& method, const s
                      const std::string& token, const std::string& body = "",
                      const std::string& content_type = "application/json");
 
+/// @param args a command's arguments. @param sep `?` or `&`: what comes before it in the path.
+/// @return `?identity=UUID` from `--identity UUID`, or empty (an identity key needs none).
+std::string identityQuery(const CliArgs& args, char sep = '?');
+
 /// What a command gets: the global options, the way to svcd, and where to print.
 class CliContext {
  public:
@@ -177,6 +181,8 @@ class CliContext {
   std::ostream& out() const { return out_; }
   std::ostream& err() const { return err_; }
   std::istream& in() const { return in_; }
+  /// @return everything on in() (a message body piped in).
+  std::string readInput() const;
 
   /// Calls the public API with the caller's key (see key()).
   CliReply api(const std::string& method, const std::string& path, const std::string& body = "",
