@@ -1,7 +1,7 @@
 // The accepting side of the kernel's listeners (listeners.h): the ports plugins listen on, with
 // their limits, and the one thread that polls them, accepts, refuses what is over a port's limits
-// and hands the rest to the loop. The same thread also ticks about once a second (the loop sweeps
-// silent connections then), so an idle server keeps no other timer.
+// and hands the rest to the loop. The same thread also ticks about once a second, when the loop
+// sweeps connections silent past their timeout.
 #pragma once
 
 #include <svc/sdk/listeners.h>
