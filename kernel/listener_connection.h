@@ -1,23 +1,21 @@
-// What the kernel's listeners (listeners.h) keep of a listening port and of each connection. The
-// connection is also the handle a plugin's handler talks to (sdk::Connection): what it asks, from
-// any thread, is recorded under the connection's mutex and picked up by the thread that holds the
-// connection (the one that took it out of epoll); every other member belongs to that thread.
+// What the kernel's listeners (listeners.h) keep of each connection (its port:
+// listener_acceptor.h). The connection is also the handle a plugin's handler talks to
+// (sdk::Connection): what it asks, from any thread, is recorded under the connection's mutex and
+// picked up by the thread that holds the connection (the one that took it out of epoll); every
+// other member belongs to that thread.
 #pragma once
 
+#include "listener_acceptor.h"
 #include "listeners.h"
 #include "socket_io.h"
 
-#include <Poco/Net/Context.h>
-#include <Poco/Net/ServerSocket.h>
 #include <Poco/Net/StreamSocket.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 
 namespace svc::kernel::listening {
 
@@ -26,21 +24,6 @@ using Clock = std::chrono::steady_clock;
 // What a parked connection waits for; kHold: nothing but its handler (reading is paused, or
 // output waits for TLS), though a hang-up still wakes it.
 enum class Wait { kRead, kWrite, kHold, kClose };
-
-/// One listening socket a plugin opened, with its options, protocol, limits and figures.
-struct Port {
-  Port(const sdk::ListenerOptions& o, sdk::ConnectionProtocol& p) : options(o), protocol(p) {}
-  const sdk::ListenerOptions options;
-  sdk::ConnectionProtocol& protocol;
-  Poco::Net::ServerSocket server;
-  Poco::Net::Context::Ptr tls;
-  unsigned short port = 0;
-  sdk::ListenerCounts counts;
-  std::atomic<int> alive{0};  // connections not yet torn down
-  // Under Impl::mutex_:
-  int open = 0;
-  std::unordered_map<std::string, int> per_address;
-};
 
 /// One accepted connection. Everything but the mutex-guarded part is touched only by the thread
 /// holding it (the one that set parked to false).

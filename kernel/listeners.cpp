@@ -4,15 +4,10 @@
 
 #include "socket_io.h"
 
-#include <Poco/Net/Context.h>
 #include <Poco/Net/SecureStreamSocket.h>
-#include <Poco/Net/ServerSocket.h>
-#include <Poco/Net/SocketAddress.h>
 
-#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,7 +15,6 @@
 #include <cerrno>
 #include <chrono>
 #include <mutex>
-#include <optional>
 #include <stdexcept>
 #include <string_view>
 #include <thread>
@@ -64,9 +58,10 @@ class ListenerLoop::Impl {
   void kick(Conn& c);
 
  private:
-  void startThreads();
-  void acceptLoop();
-  void accept(const std::shared_ptr<Port>& port);
+  void startWorkers();
+  /// Takes a connection the acceptor let in: opens its handler and parks it in epoll.
+  void accepted(const std::shared_ptr<Port>& port, Poco::Net::StreamSocket socket, std::string ip,
+                std::string key);
   void workerLoop();
   std::shared_ptr<Conn> claim(std::uint64_t id, std::uint32_t events);
   Wait advance(Conn& c);
@@ -87,15 +82,11 @@ class ListenerLoop::Impl {
   void sweep();
 
   Poco::Logger& logger_;
-  int epoll_fd_ = -1, wake_fd_ = -1, accept_wake_fd_ = -1;
+  int epoll_fd_ = -1, wake_fd_ = -1;
   std::atomic<bool> stopping_{false};
-  bool started_ = false;  // under ports_mutex_
-  std::thread acceptor_;
+  std::once_flag started_;
   std::vector<std::thread> workers_;
-
-  // Held while accepting (a port closed under it is never accepted on again).
-  std::mutex ports_mutex_;
-  std::vector<std::shared_ptr<Port>> ports_;
+  Acceptor acceptor_;
 
   std::mutex mutex_;  // before any Conn::mutex
   std::uint64_t next_id_ = 1;
@@ -148,11 +139,18 @@ std::unique_ptr<sdk::Listener> ListenerLoop::open(const sdk::ListenerOptions& op
   return std::make_unique<ListenerHandle>(impl_, impl_->add(options, protocol));
 }
 
-ListenerLoop::Impl::Impl(Poco::Logger& logger) : logger_(logger) {
+ListenerLoop::Impl::Impl(Poco::Logger& logger)
+    : logger_(logger),
+      acceptor_(
+          logger,
+          [this](const std::shared_ptr<Port>& port, Poco::Net::StreamSocket socket, std::string ip,
+                 std::string key) {
+            accepted(port, std::move(socket), std::move(ip), std::move(key));
+          },
+          [this] { sweep(); }) {
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  accept_wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (epoll_fd_ < 0 || wake_fd_ < 0 || accept_wake_fd_ < 0) {
+  if (epoll_fd_ < 0 || wake_fd_ < 0) {
     throw std::runtime_error("cannot create the listeners' epoll set");
   }
   epoll_event ev{};
@@ -163,50 +161,28 @@ ListenerLoop::Impl::Impl(Poco::Logger& logger) : logger_(logger) {
 
 ListenerLoop::Impl::~Impl() {
   stopping_ = true;
-  notifyFd(accept_wake_fd_);
   notifyFd(wake_fd_);
-  if (acceptor_.joinable()) acceptor_.join();
+  acceptor_.stop();
   for (auto& t : workers_) t.join();
   ::close(epoll_fd_);
   ::close(wake_fd_);
-  ::close(accept_wake_fd_);
 }
 
-void ListenerLoop::Impl::startThreads() {
+void ListenerLoop::Impl::startWorkers() {
   const unsigned workers = std::max(4u, 2 * std::thread::hardware_concurrency());
   for (unsigned i = 0; i < workers; ++i) workers_.emplace_back([this] { workerLoop(); });
-  acceptor_ = std::thread([this] { acceptLoop(); });
 }
 
 std::shared_ptr<Port> ListenerLoop::Impl::add(const sdk::ListenerOptions& options,
                                               sdk::ConnectionProtocol& protocol) {
-  auto port = std::make_shared<Port>(options, protocol);
-  if (!options.tls_cert_file.empty() && !options.tls_key_file.empty()) {
-    port->tls = new Poco::Net::Context(Poco::Net::Context::TLS_SERVER_USE, options.tls_key_file,
-                                       options.tls_cert_file, "", Poco::Net::Context::VERIFY_NONE);
-  }
-  port->server.bind(Poco::Net::SocketAddress(options.listen), true, false);
-  port->server.listen(1024);  // a burst of connections waits here, not in SYN retries
-  port->port = port->server.address().port();
-  {
-    std::lock_guard lock(ports_mutex_);
-    if (!started_) {
-      started_ = true;
-      startThreads();
-    }
-    ports_.push_back(port);
-  }
-  notifyFd(accept_wake_fd_);  // the acceptor polls it from now on
+  auto port = Port::open(options, protocol);
+  std::call_once(started_, [this] { startWorkers(); });
+  acceptor_.add(port);
   return port;
 }
 
 void ListenerLoop::Impl::close(const std::shared_ptr<Port>& port) {
-  {
-    std::lock_guard lock(ports_mutex_);
-    ports_.erase(std::remove(ports_.begin(), ports_.end(), port), ports_.end());
-  }
-  notifyFd(accept_wake_fd_);
-  port->server.close();
+  acceptor_.remove(port);
   std::vector<std::shared_ptr<Conn>> closing;
   {
     std::lock_guard lock(mutex_);
@@ -228,83 +204,20 @@ void ListenerLoop::Impl::close(const std::shared_ptr<Port>& port) {
   while (port->alive.load() > 0) waitBriefly();  // those being closed by a worker meanwhile
 }
 
-void ListenerLoop::Impl::acceptLoop() {
-  auto last_sweep = Clock::now();
-  std::vector<pollfd> fds;
-  std::vector<std::shared_ptr<Port>> polled;
-  while (!stopping_.load()) {
-    {
-      std::lock_guard lock(ports_mutex_);
-      polled = ports_;
-    }
-    fds.assign(1, pollfd{accept_wake_fd_, POLLIN, 0});
-    for (auto& p : polled) fds.push_back(pollfd{p->server.impl()->sockfd(), POLLIN, 0});
-    int n = ::poll(fds.data(), fds.size(), 1000);
-    if (fds[0].revents & POLLIN) {
-      std::uint64_t count;
-      [[maybe_unused]] auto r = ::read(accept_wake_fd_, &count, sizeof count);
-    }
-    if (Clock::now() - last_sweep >= std::chrono::seconds(1)) {
-      last_sweep = Clock::now();
-      sweep();
-    }
-    for (std::size_t i = 1; n > 0 && i < fds.size() && !stopping_.load(); ++i) {
-      if (!(fds[i].revents & POLLIN)) continue;
-      std::lock_guard lock(ports_mutex_);
-      if (std::find(ports_.begin(), ports_.end(), polled[i - 1]) != ports_.end()) {
-        accept(polled[i - 1]);
-      }
-    }
-    polled.clear();
-  }
-}
-
-void ListenerLoop::Impl::accept(const std::shared_ptr<Port>& shared) {
-  Port& port = *shared;
+void ListenerLoop::Impl::accepted(const std::shared_ptr<Port>& port, Poco::Net::StreamSocket socket,
+                                  std::string ip, std::string key) {
   std::shared_ptr<Conn> c;
-  try {
-    Poco::Net::SocketAddress peer;
-    Poco::Net::StreamSocket socket = port.server.acceptConnection(peer);
-    socket.setBlocking(false);
-    socket.setNoDelay(true);
-    const std::string ip = peer.host().toString();
-    std::string key = connectionLimitKey(peer.host());
-    std::optional<sdk::ConnectionProtocol::Refusal> refusal;
-    {
-      std::lock_guard lock(mutex_);
-      const auto& o = port.options;
-      auto it = port.per_address.find(key);
-      if (o.max_connections > 0 && port.open >= o.max_connections) {
-        refusal = sdk::ConnectionProtocol::Refusal::kTooManyConnections;
-      } else if (o.max_connections_per_address > 0 && it != port.per_address.end() &&
-                 it->second >= o.max_connections_per_address) {
-        refusal = sdk::ConnectionProtocol::Refusal::kTooManyFromAddress;
-      } else {
-        ++port.per_address[key];
-        ++port.open;
-        port.counts.open.fetch_add(1, std::memory_order_relaxed);
-        port.counts.accepted.fetch_add(1, std::memory_order_relaxed);
-        port.alive.fetch_add(1);
-        c = std::make_shared<Conn>(*this, shared, socket, ip, std::move(key), next_id_++);
-      }
-    }
-    if (refusal) {
-      port.counts.refused.fetch_add(1, std::memory_order_relaxed);
-      const std::string said = port.protocol.refused(*refusal, ip);
-      if (!said.empty()) sendSome(socket, false, said.data(), said.size());
-      return;  // closing the socket ends the connection
-    }
-  } catch (const Poco::Exception& e) {
-    // Out of descriptors, or the peer reset before we took it: wait a moment, go on.
-    logger_.warning("listener accept: %s", e.displayText());
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    return;
+  {
+    std::lock_guard lock(mutex_);
+    port->alive.fetch_add(1);
+    c = std::make_shared<Conn>(*this, port, std::move(socket), std::move(ip), std::move(key),
+                               next_id_++);
   }
   c->deadline = Clock::now() + c->timeout;
   {
     Holding held(*c);
     try {
-      c->handler = port.protocol.open(c);
+      c->handler = port->protocol.open(c);
     } catch (const std::exception& e) {
       logger_.warning("listener connection from %s refused by its protocol: %s", c->peer(),
                       std::string(e.what()));
@@ -517,11 +430,7 @@ bool ListenerLoop::Impl::unregisterLocked(Conn& c) {
   }
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
   connections_.erase(c.id);
-  Port& port = *c.port;
-  auto it = port.per_address.find(c.key);
-  if (it != port.per_address.end() && --it->second <= 0) port.per_address.erase(it);
-  --port.open;
-  port.counts.open.fetch_sub(1, std::memory_order_relaxed);
+  c.port->leave(c.key);
   return true;
 }
 

@@ -2,8 +2,9 @@
 // their own. Every listener the plugins open shares one epoll set and one pool of workers, as the
 // HTTP listener's connections do: a worker takes a connection when its socket is ready, sends what
 // its handler queued, reads what came and hands it to the handler, until the socket would block,
-// then parks it again. One more thread accepts (refusing what is over the limits) and, once a
-// second, asks the handlers of connections silent past their timeout whether to close them.
+// then parks it again. One more thread accepts (listener_acceptor.h: refusing what is over the
+// limits) and, once a second, asks the handlers of connections silent past their timeout whether
+// to close them.
 //
 // A handler that answers later (from a thread of its own) wakes its connection; when the
 // connection is parked waiting for its client, the answer is sent right there on the calling

@@ -1,6 +1,8 @@
 // The email plugin's tables: inboxes, threads, messages, attachments and the outbox, and the one
 // place that files a message into an inbox and its thread (used by SMTP ingest, local delivery and
 // sending alike, so a message is threaded and counted the same way whichever way it came).
+// Defined by job: mail_store.cpp files and updates messages, mail_store_rows.cpp reads and writes
+// the rows and gives their JSON, mail_store_schema.cpp holds the migrations.
 #pragma once
 
 #include "blob_store.h"

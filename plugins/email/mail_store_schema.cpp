@@ -1,0 +1,87 @@
+// MailStore's schema: the email plugin's tables and their migrations.
+#include "mail_store.h"
+
+#include <utility>
+
+namespace svc::plugins::email {
+
+std::vector<sdk::Migration> MailStore::migrations() {
+  auto both = [](const std::string& sql) {
+    std::string sqlite = sql, mysql = sql;
+    for (std::string* s : {&sqlite, &mysql}) {
+      std::size_t pos;
+      while ((pos = s->find("LONGTEXT_")) != std::string::npos) {
+        s->replace(pos, 9, s == &sqlite ? "TEXT" : "LONGTEXT");
+      }
+    }
+    return std::make_pair(sqlite, mysql);
+  };
+  const std::vector<std::string> statements = {
+      "CREATE TABLE email_domains (name VARCHAR(253) NOT NULL, account_id CHAR(36) NOT NULL, "
+      "status VARCHAR(16) NOT NULL, token VARCHAR(64) NOT NULL, created_us BIGINT NOT NULL, "
+      "verified_us BIGINT NOT NULL, PRIMARY KEY (name, account_id))",
+      "CREATE INDEX email_domains_account ON email_domains (account_id, created_us)",
+      "CREATE TABLE email_inboxes (id CHAR(36) NOT NULL PRIMARY KEY, account_id CHAR(36) NOT "
+      "NULL, identity_uuid CHAR(36) NOT NULL, address VARCHAR(254) NOT NULL, is_primary SMALLINT "
+      "NOT NULL, created_us BIGINT NOT NULL)",
+      "CREATE UNIQUE INDEX email_inboxes_address ON email_inboxes (address)",
+      "CREATE INDEX email_inboxes_identity ON email_inboxes (identity_uuid, is_primary)",
+      "CREATE INDEX email_inboxes_account ON email_inboxes (account_id, created_us)",
+      "CREATE TABLE email_threads (id CHAR(36) NOT NULL PRIMARY KEY, account_id CHAR(36) NOT "
+      "NULL, identity_uuid CHAR(36) NOT NULL, inbox_id CHAR(36) NOT NULL, subject TEXT NOT NULL, "
+      "preview TEXT NOT NULL, message_count INTEGER NOT NULL, unread_count INTEGER NOT NULL, "
+      "attachment_names TEXT NOT NULL, participants TEXT NOT NULL, latest_us BIGINT NOT "
+      "NULL, created_us BIGINT NOT NULL)",
+      "CREATE INDEX email_threads_account ON email_threads (account_id, latest_us)",
+      "CREATE INDEX email_threads_identity ON email_threads (identity_uuid, latest_us)",
+      "CREATE TABLE email_thread_keys (inbox_id CHAR(36) NOT NULL, subject_key CHAR(64) NOT NULL, "
+      "address VARCHAR(254) NOT NULL, thread_id CHAR(36) NOT NULL, PRIMARY KEY (inbox_id, "
+      "subject_key, address))",
+      "CREATE TABLE email_messages (id CHAR(36) NOT NULL PRIMARY KEY, account_id CHAR(36) NOT "
+      "NULL, identity_uuid CHAR(36) NOT NULL, inbox_id CHAR(36) NOT NULL, thread_id CHAR(36) NOT "
+      "NULL, direction VARCHAR(8) NOT NULL, from_email VARCHAR(254) NOT NULL, to_json TEXT "
+      "NOT NULL, cc_json TEXT NOT NULL, bcc_json TEXT NOT NULL, reply_to_json TEXT "
+      "NOT NULL, references_json TEXT NOT NULL, subject TEXT NOT NULL, content LONGTEXT_ NOT "
+      "NULL, html LONGTEXT_ NOT NULL, message_id TEXT NOT NULL, message_key CHAR(64) NOT NULL, "
+      "in_reply_to TEXT NOT NULL, status VARCHAR(8) NOT NULL, is_read SMALLINT NOT NULL, "
+      "created_us BIGINT NOT NULL, updated_us BIGINT NOT NULL)",
+      "CREATE INDEX email_messages_identity ON email_messages (identity_uuid, created_us, id)",
+      "CREATE INDEX email_messages_account ON email_messages (account_id, created_us, id)",
+      "CREATE INDEX email_messages_thread ON email_messages (thread_id, created_us)",
+      "CREATE INDEX email_messages_key ON email_messages (inbox_id, message_key)",
+      "CREATE TABLE email_attachments (uuid CHAR(36) NOT NULL PRIMARY KEY, account_id CHAR(36) "
+      "NOT NULL, identity_uuid CHAR(36) NOT NULL, filename TEXT NOT NULL, content_type "
+      "VARCHAR(128) NOT NULL, size BIGINT NOT NULL, sha256 CHAR(64) NOT NULL, created_us BIGINT "
+      "NOT NULL)",
+      "CREATE TABLE email_message_attachments (message_id CHAR(36) NOT NULL, position INTEGER NOT "
+      "NULL, attachment_uuid CHAR(36) NOT NULL, PRIMARY KEY (message_id, position))",
+      "CREATE TABLE email_outbox (message_id CHAR(36) NOT NULL PRIMARY KEY, sender VARCHAR(254) "
+      "NOT NULL, recipients TEXT NOT NULL, raw LONGTEXT_ NOT NULL, attempts INTEGER NOT NULL, "
+      "next_attempt_us BIGINT NOT NULL, last_error TEXT NOT NULL, created_us BIGINT NOT NULL)",
+      "CREATE INDEX email_outbox_due ON email_outbox (next_attempt_us)",
+  };
+  sdk::Migration m;
+  m.version = 1;
+  m.description = "domains, inboxes, threads, messages, attachments, outbox";
+  for (const auto& sql : statements) {
+    auto [sqlite, mysql] = both(sql);
+    // Mail is full of four-byte UTF-8 (emoji): MySQL's "utf8" cannot store it.
+    if (mysql.rfind("CREATE TABLE", 0) == 0)
+      mysql += " DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin";
+    m.sqlite.push_back(sqlite);
+    m.mysql.push_back(mysql);
+  }
+  // How far each svcd's SMTP spool has been filed (recorded with the messages it filed).
+  sdk::Migration spool = sdk::Migration::portable(
+      2, "SMTP spool positions",
+      {"CREATE TABLE email_spool_positions (spool_id CHAR(36) NOT NULL PRIMARY KEY, segment "
+       "BIGINT NOT NULL, offset_bytes BIGINT NOT NULL)"});
+  // The code each message carries, found when it is filed. Messages filed before this have none
+  // (no backfill: the code of an old message is of no use to anyone).
+  sdk::Migration codes = sdk::Migration::portable(
+      3, "verification codes of messages",
+      {"ALTER TABLE email_messages ADD COLUMN extracted_code VARCHAR(64) NOT NULL DEFAULT ''"});
+  return {m, spool, codes};
+}
+
+}  // namespace svc::plugins::email
