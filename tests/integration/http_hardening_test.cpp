@@ -260,8 +260,8 @@ TEST(HttpHardening, AClientThatSendsARefusedBodyFirstReadsThe413) {
   EXPECT_EQ(answered, 10);
 }
 
-// p99 of health over fresh connections, in milliseconds.
-double healthP99(Svcd& svcd, int requests) {
+// Health's latency over fresh connections, in milliseconds: the median and the p99.
+std::pair<double, double> healthLatency(Svcd& svcd, int requests) {
   std::vector<double> ms;
   for (int i = 0; i < requests; ++i) {
     auto started = Clock::now();
@@ -269,7 +269,7 @@ double healthP99(Svcd& svcd, int requests) {
     ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - started).count());
   }
   std::sort(ms.begin(), ms.end());
-  return ms[static_cast<std::size_t>(ms.size() * 99 / 100)];
+  return {ms[ms.size() / 2], ms[static_cast<std::size_t>(ms.size() * 99 / 100)]};
 }
 
 // 2,000 slowloris connections from eight addresses, half sending a header line now and then
@@ -280,7 +280,7 @@ TEST(HttpHardening, TwoThousandSlowClientsDoNotSlowHealth) {
   o.args = {"--set", "server.threads=2", "--set", "server.concurrency=1"};
   Svcd svcd(o);
   ASSERT_TRUE(svcd.start());
-  const double idle_p99 = healthP99(svcd, 200);
+  const auto [idle_p50, idle_p99] = healthLatency(svcd, 200);
 
   std::vector<int> slow;
   for (int i = 0; i < 2000; ++i) {
@@ -301,10 +301,16 @@ TEST(HttpHardening, TwoThousandSlowClientsDoNotSlowHealth) {
     }
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  const double slow_p99 = healthP99(svcd, 200);
+  const auto [slow_p50, slow_p99] = healthLatency(svcd, 200);
   done = true;
   trickle.join();
-  EXPECT_LT(slow_p99, std::max(3 * idle_p99, idle_p99 + 25.0))
+  // Workers held by slow clients would make health wait for a head deadline (seconds): the
+  // median must stay where it was, and no request may wait anywhere near a deadline. The p99's
+  // tens of milliseconds are the machine's (the CI runs the MariaDB suite beside this one);
+  // benchmarks/load_slowloris.sh measures it on a quiet machine.
+  EXPECT_LT(slow_p50, std::max(3 * idle_p50, idle_p50 + 5.0))
+      << "idle p50 " << idle_p50 << " ms, with 2,000 slow clients " << slow_p50 << " ms";
+  EXPECT_LT(slow_p99, idle_p99 + 250.0)
       << "idle p99 " << idle_p99 << " ms, with 2,000 slow clients " << slow_p99 << " ms";
   // None of them was answered: they are still waiting for their heads' deadline.
   int answered = 0;
