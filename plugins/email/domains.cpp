@@ -3,6 +3,7 @@
 #include "dns_txt.h"
 #include "mime.h"
 
+#include <svc/sdk/addresses.h>
 #include <svc/sdk/pagination.h>
 #include <svc/sdk/util.h>
 
@@ -23,7 +24,7 @@ std::string domainOf(const std::string& address) {
 std::string requestedDomain(const std::string& raw) {
   std::string name = Poco::toLower(Poco::trim(raw));
   if (!name.empty() && name.back() == '.') name.pop_back();
-  if (!isValidDomain(name)) throw sdk::HttpError::invalid("name", "not a valid domain name");
+  if (!sdk::isValidDomain(name)) throw sdk::HttpError::invalid("name", "not a valid domain name");
   return name;
 }
 

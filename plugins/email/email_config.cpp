@@ -2,6 +2,8 @@
 
 #include "mime.h"
 
+#include <svc/sdk/addresses.h>
+
 #include <Poco/AutoPtr.h>
 #include <Poco/String.h>
 #include <Poco/StringTokenizer.h>
@@ -61,7 +63,7 @@ EmailConfig EmailConfig::read(const Poco::Util::AbstractConfiguration& c) {
            c.getString("email.domains"), ",",
            Poco::StringTokenizer::TOK_TRIM | Poco::StringTokenizer::TOK_IGNORE_EMPTY)) {
     std::string domain = Poco::toLower(d);
-    if (!isValidDomain(domain))
+    if (!sdk::isValidDomain(domain))
       throw std::runtime_error("email.domains: '" + d + "' is not a domain");
     out.platform_domains.push_back(domain);
   }

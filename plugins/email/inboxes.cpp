@@ -3,6 +3,7 @@
 #include "mime.h"
 #include "request_scope.h"
 
+#include <svc/sdk/addresses.h>
 #include <svc/sdk/pagination.h>
 #include <svc/sdk/util.h>
 
@@ -61,8 +62,9 @@ std::string requestedAddress(const std::string& field, const std::string& raw,
   std::string local = at == std::string::npos ? value : value.substr(0, at);
   std::string domain = at == std::string::npos ? default_domain : value.substr(at + 1);
   if (!isValidInboxLocalPart(local)) throw sdk::HttpError::invalid(field, kLocalPartRule);
-  if (!isValidDomain(domain)) throw sdk::HttpError::invalid(field, "not a valid domain");
-  if (!isValidAddress(local + "@" + domain)) throw sdk::HttpError::invalid(field, kTooLong);
+  if (!sdk::isValidDomain(domain)) throw sdk::HttpError::invalid(field, "not a valid domain");
+  if (!sdk::isValidEmailAddress(local + "@" + domain))
+    throw sdk::HttpError::invalid(field, kTooLong);
   return local + "@" + domain;
 }
 
@@ -96,7 +98,8 @@ InboxAddress Inboxes::provisionPrimary(Poco::Data::Session& tx, const std::strin
       throw sdk::HttpError::invalid("email_identifier", kLocalPartRule);
     }
     inbox.address = local + "@" + domain;
-    if (!isValidAddress(inbox.address)) throw sdk::HttpError::invalid("email_identifier", kTooLong);
+    if (!sdk::isValidEmailAddress(inbox.address))
+      throw sdk::HttpError::invalid("email_identifier", kTooLong);
     if (store_.inboxByAddress(tx, inbox.address)) throw emailTaken(inbox.address);
   } else {
     inbox.address = generatedAddress(tx, name, domain);

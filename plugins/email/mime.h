@@ -59,16 +59,6 @@ std::string toUtf8(std::string_view bytes, std::string_view charset);
 std::vector<Mailbox> parseAddressList(std::string_view value);
 /// @param value a header value such as References. @return the `<...>` ids in it, in order.
 std::vector<std::string> parseMessageIds(std::string_view value);
-/// @param local a candidate local part of someone else's address (a recipient, an SMTP path).
-/// @return true for an RFC 5321 dot-atom of at most 64 characters: atext, no leading, trailing
-/// or consecutive dots. Inboxes here follow the stricter isValidInboxLocalPart (inboxes.h).
-bool isDotAtomLocalPart(std::string_view local);
-/// @param address a candidate `local@domain`. @return true when it is one this server accepts
-/// (SMTP paths, compose, reply and forward recipients): at most 254 characters, a
-/// isDotAtomLocalPart local part and a host name with at least two labels.
-bool isValidAddress(std::string_view address);
-/// @param domain a candidate. @return true for a host name of two or more labels.
-bool isValidDomain(std::string_view domain);
 /// @param html an HTML body. @return its text, for previews and messages without a text part.
 std::string htmlToText(std::string_view html);
 

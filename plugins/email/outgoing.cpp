@@ -2,6 +2,7 @@
 
 #include "request_scope.h"
 
+#include <svc/sdk/addresses.h>
 #include <svc/sdk/rate_limit.h>
 #include <svc/sdk/util.h>
 
@@ -23,7 +24,7 @@ Mailbox parseRecipient(const std::string& field, const std::string& raw) {
                                   "characters");
   }
   auto boxes = parseAddressList(raw);
-  if (boxes.size() != 1 || !isValidAddress(boxes.front().address)) {
+  if (boxes.size() != 1 || !sdk::isValidEmailAddress(boxes.front().address)) {
     throw sdk::HttpError::invalid(field, "'" + raw + "' is not a valid email address");
   }
   return boxes.front();
@@ -156,7 +157,8 @@ sdk::Response Outgoing::reply(sdk::Request& r, bool all) {
   std::set<std::string> seen{d.inbox.address};
   auto keep = [&](const std::vector<std::string>& list, std::vector<Mailbox>& out) {
     for (const auto& a : list) {
-      if (seen.insert(Poco::toLower(a)).second && isValidAddress(a)) out.push_back({"", a});
+      if (seen.insert(Poco::toLower(a)).second && sdk::isValidEmailAddress(a))
+        out.push_back({"", a});
     }
   };
   keep(to, d.to);

@@ -2,6 +2,8 @@
 
 #include "mime.h"
 
+#include <svc/sdk/addresses.h>
+
 #include <Poco/NumberParser.h>
 #include <Poco/String.h>
 #include <Poco/StringTokenizer.h>
@@ -253,7 +255,7 @@ void SmtpSession::mail(const std::string& arg) {
   std::string address;
   std::vector<std::string> params;
   if (!parsePath(arg.substr(5), address, params) ||
-      (!address.empty() && !isValidAddress(address))) {
+      (!address.empty() && !sdk::isValidEmailAddress(address))) {
     return refuse("553 5.1.7 The sender address is not valid");
   }
   for (const auto& p : params) {
@@ -286,7 +288,7 @@ void SmtpSession::rcpt(const std::string& arg) {
   }
   std::string address;
   std::vector<std::string> params;
-  if (!parsePath(arg.substr(3), address, params) || !isValidAddress(address)) {
+  if (!parsePath(arg.substr(3), address, params) || !sdk::isValidEmailAddress(address)) {
     return refuse("501 5.1.3 The recipient address is not valid");
   }
   if (!params.empty()) return reply("555 5.5.4 RCPT parameters are not supported");

@@ -2,6 +2,7 @@
 
 #include "phone_text.h"
 
+#include <svc/sdk/addresses.h>
 #include <svc/sdk/util.h>
 
 #include <Poco/Exception.h>
@@ -15,11 +16,11 @@ bool StoredCarrierEvents::ownsNumber(const std::string& e164) {
 
 std::optional<SmsRow> StoredCarrierEvents::receive(const InboundSms& sms) {
   Poco::Data::Session s = store_.database().session();
-  auto to = normalizeE164(sms.to);
+  auto to = sdk::normalizeE164(sms.to);
   auto phone = to ? store_.phoneByNumber(s, *to) : std::nullopt;
   if (!phone) return std::nullopt;
   // A sender a carrier shows as a short code or a name is kept as it came (bounded).
-  const std::string from = normalizeE164(sms.from).value_or(sdk::truncateUtf8(sms.from, 32));
+  const std::string from = sdk::normalizeE164(sms.from).value_or(sdk::truncateUtf8(sms.from, 32));
   // A carrier's text as it came, except what cannot be stored: bytes that are not UTF-8 (shown
   // as U+FFFD) and anything past 16 KB (carriers stop at 1,600 characters).
   const std::string body = sdk::truncateUtf8(
@@ -54,7 +55,7 @@ bool StoredCarrierEvents::delivery(const Delivery& report) {
 
 CallAnswer StoredCarrierEvents::incomingCall(const IncomingCall& call) {
   Poco::Data::Session s = store_.database().session();
-  auto to = normalizeE164(call.to);
+  auto to = sdk::normalizeE164(call.to);
   auto phone = to ? store_.phoneByNumber(s, *to) : std::nullopt;
   if (!phone) return {};
   try {

@@ -2,6 +2,7 @@
 
 #include "phone_text.h"
 
+#include <svc/sdk/addresses.h>
 #include <svc/sdk/rate_limit.h>
 #include <svc/sdk/util.h>
 
@@ -14,7 +15,7 @@ namespace {
 constexpr std::size_t kMaxBodyCharacters = 1600;
 
 std::string checkedNumber(const sdk::Request& r, const std::string& field) {
-  auto n = normalizeE164(r.requiredString(field));
+  auto n = sdk::normalizeE164(r.requiredString(field));
   if (!n) {
     throw sdk::HttpError::invalid(field,
                                   "must be a number in E.164 format: + and 8-15 digits, such as "

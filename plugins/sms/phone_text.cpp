@@ -58,23 +58,6 @@ int pack(const std::vector<int>& widths, int single, int per) {
 
 }  // namespace
 
-std::optional<std::string> normalizeE164(const std::string& text) {
-  std::string digits;
-  bool plus = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '+' && i == 0) {
-      plus = true;
-    } else if (c >= '0' && c <= '9') {
-      digits += c;
-    } else if (c != ' ' && c != '-' && c != '.' && c != '(' && c != ')') {
-      return std::nullopt;
-    }
-  }
-  if (!plus || digits.size() < 8 || digits.size() > 15 || digits[0] == '0') return std::nullopt;
-  return "+" + digits;
-}
-
 bool isCountryCode(const std::string& text) {
   auto letter = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); };
   return text.size() == 2 && letter(text[0]) && letter(text[1]);

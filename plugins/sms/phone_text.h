@@ -1,4 +1,4 @@
-// Phone numbers and message text as carriers see them: E.164 numbers, and how many segments a
+// Message text as carriers see it (E.164 numbers are sdk::normalizeE164): how many segments a
 // body costs in which encoding (GSM 03.38 7-bit, else UCS-2).
 #pragma once
 
@@ -6,10 +6,6 @@
 #include <string>
 
 namespace svc::plugins::sms {
-
-/// @param text a candidate number. @return it in E.164 (`+` and 8-15 digits, the first not 0)
-/// with spaces, hyphens, dots and parentheses removed, or nullopt when it is not one.
-std::optional<std::string> normalizeE164(const std::string& text);
 
 /// @param text a candidate. @return whether it is an ISO 3166 alpha-2 code's shape (two letters).
 bool isCountryCode(const std::string& text);

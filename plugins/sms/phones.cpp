@@ -2,6 +2,7 @@
 
 #include "phone_text.h"
 
+#include <svc/sdk/addresses.h>
 #include <svc/sdk/pagination.h>
 #include <svc/sdk/util.h>
 
@@ -72,7 +73,7 @@ Number Phones::acquire(Poco::Data::Session& s, const std::string& country,
     throw noNumber(country, " (the carrier could not be reached or refused)");
   }
   if (!number) throw noNumber(country, "");
-  if (normalizeE164(number->e164) != number->e164) {
+  if (sdk::normalizeE164(number->e164) != number->e164) {
     logger_.error("sms: the carrier gave a number that is not E.164: %s", number->e164);
     provider_.release(*number);
     throw noNumber(country, " (the carrier answered something unusable)");

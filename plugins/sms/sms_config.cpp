@@ -4,6 +4,8 @@
 #include "pool_provider.h"
 #include "twilio_config.h"
 
+#include <svc/sdk/addresses.h>
+
 #include <Poco/NumberParser.h>
 #include <Poco/String.h>
 #include <Poco/StringTokenizer.h>
@@ -55,8 +57,8 @@ std::vector<NumberRange> parseNumberRanges(const std::string& text) {
     }
     NumberRange r;
     r.country = Poco::toUpper(item.substr(0, colon));
-    auto first = normalizeE164(item.substr(colon + 1, dash - colon - 1));
-    auto last = normalizeE164(item.substr(dash + 1));
+    auto first = sdk::normalizeE164(item.substr(colon + 1, dash - colon - 1));
+    auto last = sdk::normalizeE164(item.substr(dash + 1));
     if (!isCountryCode(r.country) || !first || !last || first->size() != last->size() ||
         *first > *last) {
       throw std::runtime_error("sms.loopback.numbers: '" + item +

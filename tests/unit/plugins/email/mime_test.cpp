@@ -5,6 +5,8 @@
 #include "inboxes.h"
 #include "mail_store.h"
 
+#include <svc/sdk/addresses.h>
+
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -49,13 +51,13 @@ TEST(Mime, ParsesAddressListsWithNamesGroupsAndComments) {
 }
 
 TEST(Mime, ValidatesAddressesAndDomains) {
-  EXPECT_TRUE(isValidAddress("a.b+tag@sub.example.org"));
+  EXPECT_TRUE(sdk::isValidEmailAddress("a.b+tag@sub.example.org"));
   for (const char* bad : {"a@b", "a@-b.example", "a..b@x.example", ".a@x.example", "a@x.123",
                           "a b@x.example", "@x.example", "a@", "a@x_y.example"}) {
-    EXPECT_FALSE(isValidAddress(bad)) << bad;
+    EXPECT_FALSE(sdk::isValidEmailAddress(bad)) << bad;
   }
-  EXPECT_TRUE(isValidDomain("xn--bcher-kva.example"));
-  EXPECT_FALSE(isValidDomain(std::string(300, 'a') + ".example"));
+  EXPECT_TRUE(sdk::isValidDomain("xn--bcher-kva.example"));
+  EXPECT_FALSE(sdk::isValidDomain(std::string(300, 'a') + ".example"));
 }
 
 // Inboxes follow a stricter rule than the addresses SMTP and compose accept; an inbox the
@@ -74,8 +76,8 @@ TEST(Mime, EveryLocalPartAnInboxMayHaveIsOneMailCanReach) {
     for (const auto& local : next) {
       if (!isValidInboxLocalPart(local)) continue;
       ++inboxes;
-      EXPECT_TRUE(isDotAtomLocalPart(local)) << local;
-      EXPECT_TRUE(isValidAddress(local + "@agents.test")) << local;
+      EXPECT_TRUE(sdk::isDotAtomLocalPart(local)) << local;
+      EXPECT_TRUE(sdk::isValidEmailAddress(local + "@agents.test")) << local;
     }
     level = std::move(next);
   }
@@ -87,8 +89,9 @@ TEST(Mime, EveryLocalPartAnInboxMayHaveIsOneMailCanReach) {
   EXPECT_TRUE(isValidInboxLocalPart(std::string(64, 'x')));
   EXPECT_FALSE(isValidInboxLocalPart(std::string(65, 'x')));
   // Other servers' addresses: any RFC 5321 dot-atom, dots never leading, trailing or doubled.
-  EXPECT_TRUE(isDotAtomLocalPart("A+b.c!d"));
-  for (const char* bad : {"a..b", ".a", "a.", "a b", ""}) EXPECT_FALSE(isDotAtomLocalPart(bad));
+  EXPECT_TRUE(sdk::isDotAtomLocalPart("A+b.c!d"));
+  for (const char* bad : {"a..b", ".a", "a.", "a b", ""})
+    EXPECT_FALSE(sdk::isDotAtomLocalPart(bad));
 }
 
 TEST(Mime, ReadsNestedMultipartsAndKeepsAttachments) {

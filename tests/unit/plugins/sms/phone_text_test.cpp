@@ -3,20 +3,22 @@
 #include "sms_config.h"
 #include "sms_messages.h"
 
+#include <svc/sdk/addresses.h>
+
 #include <gtest/gtest.h>
 
 namespace svc::plugins::sms {
 namespace {
 
 TEST(E164, NormalizesSeparatorsAndRefusesTheRest) {
-  EXPECT_EQ(normalizeE164("+1 (202) 555-0100"), "+12025550100");
-  EXPECT_EQ(normalizeE164("+44.7700.900000"), "+447700900000");
-  EXPECT_FALSE(normalizeE164("12025550100"));        // no +
-  EXPECT_FALSE(normalizeE164("+1202555"));           // 7 digits
-  EXPECT_FALSE(normalizeE164("+1234567890123456"));  // 16 digits
-  EXPECT_FALSE(normalizeE164("+0123456789"));        // no country code starts with 0
-  EXPECT_FALSE(normalizeE164("+1202555010a"));
-  EXPECT_FALSE(normalizeE164("+12025+550100"));
+  EXPECT_EQ(sdk::normalizeE164("+1 (202) 555-0100"), "+12025550100");
+  EXPECT_EQ(sdk::normalizeE164("+44.7700.900000"), "+447700900000");
+  EXPECT_FALSE(sdk::normalizeE164("12025550100"));        // no +
+  EXPECT_FALSE(sdk::normalizeE164("+1202555"));           // 7 digits
+  EXPECT_FALSE(sdk::normalizeE164("+1234567890123456"));  // 16 digits
+  EXPECT_FALSE(sdk::normalizeE164("+0123456789"));        // no country code starts with 0
+  EXPECT_FALSE(sdk::normalizeE164("+1202555010a"));
+  EXPECT_FALSE(sdk::normalizeE164("+12025+550100"));
   EXPECT_TRUE(isCountryCode("US"));
   EXPECT_TRUE(isCountryCode("gb"));
   EXPECT_FALSE(isCountryCode("USA"));
