@@ -4,8 +4,6 @@
 
 #include <Poco/JSON/Array.h>
 
-#include <sstream>
-
 namespace svc::plugins::sms {
 
 namespace {

@@ -83,7 +83,6 @@ SmsConfig SmsConfig::read(const Poco::Util::AbstractConfiguration& c) {
   out.per_hour = c.getInt("sms.send.per_hour");
   out.per_day = c.getInt("sms.send.per_day");
   out.exact_count_limit = c.getInt("sms.messages.exact_count");
-  out.public_base_url = c.getString("public.base_url", "");
   return out;
 }
 

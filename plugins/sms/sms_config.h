@@ -34,7 +34,6 @@ struct SmsConfig {
   int phones_per_account = 0;     ///< Numbers one account may hold (0: no limit).
   int per_hour = 0, per_day = 0;  ///< Sending limits per identity (0: none).
   long exact_count_limit = 0;     ///< Message lists count exactly up to this many.
-  std::string public_base_url;    ///< public.base_url, for the carrier's webhooks.
   /// @param config the plugin's configuration, where every key of smsConfigKeys() is set.
   /// @throws std::runtime_error naming the key when a value is not usable.
   static SmsConfig read(const Poco::Util::AbstractConfiguration& config);

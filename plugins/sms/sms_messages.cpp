@@ -190,13 +190,9 @@ sdk::Response SmsMessages::conversation(sdk::Request& r) {
   std::string id = parsed->first + "_" + parsed->second;
   Poco::Data::Session s = store_.database().session();
   std::vector<ConversationTuple> rows;
-  s << std::string(kConversationColumns) + "WHERE id = ?", use(id), into(rows), now;
-  std::string account;
-  if (!rows.empty()) {
-    std::string phone = rows.front().get<1>();
-    auto p = store_.phone(s, phone);
-    account = p ? p->account_id : "";
-  }
+  std::string account = r.principal.account_id;  // another account's is as absent
+  s << std::string(kConversationColumns) + "WHERE id = ? AND account_id = ?", use(id), use(account),
+      into(rows), now;
   if (rows.empty() || !sdk::visibleTo(r, account, rows.front().get<2>())) {
     throw sdk::HttpError::notFound("conversation");
   }
