@@ -5,6 +5,7 @@
 #include <svc/sdk/identity_extensions.h>
 #include <svc/sdk/plans.h>
 #include <svc/sdk/plugin.h>
+#include <svc/sdk/vault.h>
 
 namespace svc::sdk {
 
@@ -28,6 +29,7 @@ void IdentityExtension::prepare(const IdentityInfo&, const Request&) {}
 void IdentityExtension::finish(const IdentityInfo&, const Request&, bool) {}
 VoiceAgentDirectory::~VoiceAgentDirectory() = default;
 DashboardPages::~DashboardPages() = default;
+Vault::~Vault() = default;
 
 const std::vector<IdentityCapability>& contractIdentityCapabilities() {
   using Type = IdentityField::Type;
