@@ -73,7 +73,7 @@ std::vector<sdk::Migration> SecretStore::migrations() {
       "CREATE UNIQUE INDEX secrets_identity_key ON secrets (identity_uuid, key_name)",
       "CREATE INDEX secrets_identity ON secrets (identity_uuid, created_us, id)",
       "CREATE INDEX secrets_account ON secrets (account_id, created_us, id)",
-      "CREATE INDEX secrets_account_key ON secrets (account_id, key_name)",
+      "CREATE INDEX secrets_account_key ON secrets (account_id, key_name, created_us, id)",
   };
   sdk::Migration m;
   m.version = 1;
