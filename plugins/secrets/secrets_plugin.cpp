@@ -4,7 +4,7 @@
 // end-to-end rule once it has one.
 //
 // This is the module: what the plugin declares, and the wiring of its core (svc_secrets_core).
-#include "dashboard_pages.h"
+#include "secret_pages.h"
 #include "secret_routes.h"
 #include "secret_store.h"
 

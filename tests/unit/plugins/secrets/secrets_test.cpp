@@ -4,6 +4,7 @@
 // value and notes go to the vault and never to the plugin's table, that a vault refusal rolls the
 // secret back, and every route, filter and fence.
 #include "secret_input.h"
+#include "secret_pages.h"
 
 #include <svc/sdk/testing.h>
 #include <svc/sdk/util.h>
@@ -112,6 +113,24 @@ TEST(SecretInput, PutClearsAbsentNotesAndPatchKeepsThem) {
   EXPECT_FALSE(patch.key.has_value());
   auto cleared = readSecretInput(withBody(R"({"notes":null})"), WriteMode::kPatch);
   EXPECT_EQ(cleared.notes, std::optional<std::string>(""));
+}
+
+// ---- the dashboard page ----
+
+TEST(SecretsDashboard, ThePageTakesAnIdentityAndNeverShowsValues) {
+  auto pages = dashboardPages();
+  ASSERT_EQ(pages.size(), 1u);
+  EXPECT_EQ(pages[0].path, "/identities/{identity}/secrets");
+  std::map<std::string, std::string> params = {
+      {"identity", "AAAAAAAA-0000-4000-8000-00000000000A"}};
+  EXPECT_TRUE(pages[0].accept(params));
+  EXPECT_EQ(params["identity"], "aaaaaaaa-0000-4000-8000-00000000000a");
+  params = {{"identity", "not-a-uuid"}};
+  EXPECT_FALSE(pages[0].accept(params));
+  // The script reads keys and times; it never puts a value or notes on the page.
+  EXPECT_NE(pages[0].script.find("s.key"), std::string::npos);
+  EXPECT_EQ(pages[0].script.find(".value"), std::string::npos);
+  EXPECT_EQ(pages[0].script.find(".notes"), std::string::npos);
 }
 
 // ---- the routes, over a stand-in vault ----

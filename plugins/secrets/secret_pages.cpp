@@ -1,4 +1,4 @@
-#include "dashboard_pages.h"
+#include "secret_pages.h"
 
 #include <svc/sdk/util.h>
 
