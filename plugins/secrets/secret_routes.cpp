@@ -39,13 +39,20 @@ sdk::Response SecretRoutes::list(sdk::Request& r) {
   SecretFilter filter{r.principal.account_id, sdk::scopeIdentity(r), r.queryParam("key")};
   if (filter.key && !isValidSecretKey(*filter.key)) throw sdk::HttpError::invalid("key", kKeyRule);
   Poco::Data::Session s = db_.session();
-  const auto rows = store_.list(s, filter, page.limit, page.offset);
-  // A page that ends before its limit, with something on it or from the start, tells the count
-  // (a read by key is then one query for the secret, and the vault's).
-  const bool ends_here =
-      static_cast<int>(rows.size()) < page.limit && (page.offset == 0 || !rows.empty());
-  const long count =
-      ends_here ? page.offset + static_cast<long>(rows.size()) : store_.count(s, filter);
+  std::vector<SecretRow> rows;
+  long count = 0;
+  if (filter.key && !filter.identity_uuid.empty()) {
+    // An agent reading its secret: at most one, found in the unique index with no sort or count.
+    auto one = store_.byKey(s, filter.identity_uuid, *filter.key);
+    count = one ? 1 : 0;
+    if (one && page.offset == 0) rows.push_back(*one);
+  } else {
+    rows = store_.list(s, filter, page.limit, page.offset);
+    // A page that ends before its limit, with something on it or from the start, tells the count.
+    const bool ends_here =
+        static_cast<int>(rows.size()) < page.limit && (page.offset == 0 || !rows.empty());
+    count = ends_here ? page.offset + static_cast<long>(rows.size()) : store_.count(s, filter);
+  }
   std::vector<std::string> ids;
   ids.reserve(rows.size());
   for (const auto& row : rows) ids.push_back(row.id);

@@ -97,6 +97,16 @@ std::optional<SecretRow> SecretStore::find(Poco::Data::Session& s, const std::st
   return rows.front();
 }
 
+std::optional<SecretRow> SecretStore::byKey(Poco::Data::Session& s, const std::string& identity,
+                                            const std::string& key) {
+  std::string i = identity, k = key;
+  Poco::Data::Statement select =
+      (s << std::string(kColumns) + "WHERE identity_uuid = ? AND key_name = ?", use(i), use(k));
+  auto rows = read(select);
+  if (rows.empty()) return std::nullopt;
+  return rows.front();
+}
+
 std::vector<SecretRow> SecretStore::list(Poco::Data::Session& s, const SecretFilter& filter,
                                          int limit, int offset) {
   std::vector<std::string> binds;

@@ -39,8 +39,10 @@ class SecretStore {
 
   /// @param id any text. @return the secret with that id, or nullopt (also for a non-UUID).
   std::optional<SecretRow> find(Poco::Data::Session& s, const std::string& id);
-  /// @return the filter's secrets, newest first: with an identity and a key, one lookup in the
-  /// (identity, key) index.
+  /// @return the identity's secret with that key, or nullopt: one lookup in the unique index.
+  std::optional<SecretRow> byKey(Poco::Data::Session& s, const std::string& identity,
+                                 const std::string& key);
+  /// @return the filter's secrets, newest first.
   std::vector<SecretRow> list(Poco::Data::Session& s, const SecretFilter& filter, int limit,
                               int offset);
   long count(Poco::Data::Session& s, const SecretFilter& filter);
