@@ -331,6 +331,10 @@ TEST_F(SecretsTest, AReadByKeyIsExactAndScoped) {
   EXPECT_EQ(ann.json()->getValue<int>("count"), 1);
   EXPECT_EQ(ann.json()->getArray("results")->getObject(0)->getValue<std::string>("value"),
             "ann-db");
+  auto beyond =
+      call(RequestBuilder::get("/api/secrets/?key=DB_URL&offset=1&identity=" + std::string(kAnn)));
+  EXPECT_EQ(beyond.json()->getValue<int>("count"), 1);
+  EXPECT_EQ(beyond.json()->getArray("results")->size(), 0u);
   // The account's key without an identity: both identities' secrets of that key.
   EXPECT_EQ(call(RequestBuilder::get("/api/secrets/?key=DB_URL")).json()->getValue<int>("count"),
             2);
