@@ -21,8 +21,12 @@ void SecretRoutes::registerIn(sdk::RouteRegistry& routes) {
         sdk::bindHandler(*this, &SecretRoutes::list));
     add("POST", prefix, AuthNeed::kIdentity, "Create a secret {key, value, notes?}.",
         sdk::bindHandler(*this, &SecretRoutes::create));
-    for (const char* method : {"GET", "PUT", "PATCH", "DELETE"}) {
-      add(method, prefix + "{uuid}/", AuthNeed::kAnyKey, "One secret.",
+    for (const auto& [method, summary] :
+         {std::pair("GET", "One secret."),
+          std::pair("PUT", "Replace a secret {key, value, notes?}."),
+          std::pair("PATCH", "Change a secret's key, value or notes."),
+          std::pair("DELETE", "Delete a secret.")}) {
+      add(method, prefix + "{uuid}/", AuthNeed::kAnyKey, summary,
           sdk::bindHandler(*this, &SecretRoutes::one));
     }
   }
