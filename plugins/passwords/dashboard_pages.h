@@ -1,0 +1,16 @@
+// The passwords plugin's dashboard page: an identity's password entries by name (domain and
+// dates), never a username, password or notes value. The page declares the one parameter
+// {identity}, so the identities page links each identity to it (svc.links).
+#pragma once
+
+#include <svc/sdk/dashboard.h>
+
+#include <vector>
+
+namespace svc::plugins::passwords {
+
+/// @return the entries page (`/identities/{identity}/passwords`); {identity} must be a UUID and
+/// is lower-cased.
+std::vector<sdk::DashboardPage> dashboardPages();
+
+}  // namespace svc::plugins::passwords
