@@ -4,14 +4,34 @@
 // parameters, events without values, and its svcctl commands.
 #include "harness.h"
 
+#include <Poco/Base64Encoder.h>
 #include <Poco/JSON/Array.h>
 
 #include <gtest/gtest.h>
 
-#include <set>
+#include <fstream>
+#include <sstream>
 
 namespace svc::testing {
 namespace {
+
+std::string b64(std::size_t n, char fill) {
+  std::ostringstream out;
+  Poco::Base64Encoder encoder(out);
+  encoder.rdbuf()->setLineLength(0);
+  encoder << std::string(n, fill);
+  encoder.close();
+  return out.str();
+}
+// A value of the shape the client seals (a sealed box: 48 bytes of overhead and the plaintext).
+std::string sealed(char fill, std::size_t plaintext = 10) {
+  return "e2e::" + b64(48 + plaintext, fill);
+}
+// End-to-end metadata of the right shape (the server checks shapes only).
+std::string encryptionSetup() {
+  return "{\"salt\":\"" + b64(16, 's') + "\",\"public_key\":\"" + b64(32, 'k') +
+         "\",\"verifier\":\"" + b64(62, 'v') + "\"}";
+}
 
 class Passwords : public ::testing::Test {
  protected:
@@ -282,6 +302,81 @@ TEST_F(Passwords, EventsCarryTheEntryWithoutItsValues) {
   for (const char* value : {"user-value", "pw-value-1", "pw-value-2", "notes-value", "\"password\"",
                             "\"username\"", "\"notes\""}) {
     EXPECT_EQ(stream.find(value), std::string::npos) << value << " in\n" << stream;
+  }
+}
+
+TEST_F(Passwords, OnceTheAccountSealsItsValuesTheServerNeverReceivesAPlaintext) {
+  const std::string ann = identity("Ann");
+  const std::string before = created(ann, R"({"domain":"before.example","password":"old"})");
+  ASSERT_EQ(call("PUT", "/api/encryption/", encryptionSetup()).status, 409)
+      << "a vault with plaintext values needs the passphrase change";
+  ASSERT_EQ(call("DELETE", "/api/passwords/" + before + "/").status, 204);
+  auto setup = call("PUT", "/api/encryption/", encryptionSetup());
+  ASSERT_EQ(setup.status, 200) << setup.body;
+
+  // Without a password: the server must not make one up.
+  auto generated = create(ann, R"({"domain":"x.example"})");
+  EXPECT_EQ(generated.status, 400) << generated.body;
+  EXPECT_TRUE(generated.json()->getObject("errors")->has("password")) << generated.body;
+  // Plaintext in any protected field: 400 naming it.
+  for (const char* field : {"username", "password", "notes"}) {
+    std::string body = "{\"domain\":\"x.example\",\"password\":\"" + sealed('p') + "\",\"" + field +
+                       "\":\"plain\"}";
+    auto r = create(ann, body);
+    EXPECT_EQ(r.status, 400) << r.body;
+    EXPECT_TRUE(r.json()->getObject("errors")->has(field)) << r.body;
+  }
+  EXPECT_EQ(count(), 0);
+
+  const std::string value = sealed('p'), user = sealed('u', 3);
+  auto r = create(ann, "{\"domain\":\"x.example\",\"password\":\"" + value + "\",\"username\":\"" +
+                           user + "\"}");
+  ASSERT_EQ(r.status, 201) << r.body;
+  const std::string uuid = r.json()->getValue<std::string>("uuid");
+  auto got = call("GET", "/api/passwords/" + uuid + "/").json();
+  EXPECT_EQ(got->getValue<std::string>("password"), value);
+  EXPECT_EQ(got->getValue<std::string>("username"), user);
+  EXPECT_EQ(got->getValue<std::string>("notes"), "");
+  auto plain = call("PATCH", "/api/passwords/" + uuid + "/", R"({"password":"plain"})");
+  EXPECT_EQ(plain.status, 400) << plain.body;
+  EXPECT_EQ(call("GET", "/api/passwords/" + uuid + "/").json()->getValue<std::string>("password"),
+            value);
+  // The generator still answers: the client may seal what it gives.
+  EXPECT_EQ(call("GET", "/api/passwords/generate-password/").status, 200);
+
+  // While the passphrase changes, every write waits for it (409) and changes nothing.
+  auto lease = call("POST", "/api/encryption/rekey/", "{}");
+  ASSERT_EQ(lease.status, 201) << lease.body;
+  auto racing =
+      call("PATCH", "/api/passwords/" + uuid + "/", "{\"password\":\"" + sealed('q') + "\"}");
+  EXPECT_EQ(racing.status, 409) << racing.body;
+  EXPECT_EQ(racing.code(), "vault_rekeying");
+  auto racing_create =
+      create(ann, "{\"domain\":\"y.example\",\"password\":\"" + sealed('q') + "\"}");
+  EXPECT_EQ(racing_create.status, 409) << racing_create.body;
+  EXPECT_EQ(call("DELETE", "/api/passwords/" + uuid + "/").status, 409);
+  ASSERT_EQ(call("DELETE", "/api/encryption/rekey/").status, 204);
+  EXPECT_EQ(count(), 1);
+  EXPECT_EQ(call("GET", "/api/passwords/" + uuid + "/").json()->getValue<std::string>("password"),
+            value);
+}
+
+TEST_F(Passwords, NoProtectedValueIsInTheDatabaseFile) {
+  if (databaseKind() != "sqlite") GTEST_SKIP() << "the vault's own tests read MariaDB's table";
+  const std::string ann = identity("Ann");
+  created(ann, R"({"domain":"file.example","username":"plain-user-1f3a",)"
+               R"("password":"plain-password-9c2e","notes":"plain-notes-77ab"})");
+  ASSERT_EQ(svcd_->terminate(), 0);
+  std::string bytes;
+  for (const char* suffix : {"", "-wal"}) {
+    std::ifstream in(svcd_->dataDir() + "/svc.db" + suffix, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    bytes += text.str();
+  }
+  ASSERT_NE(bytes.find("file.example"), std::string::npos) << "the right file";
+  for (const char* value : {"plain-user-1f3a", "plain-password-9c2e", "plain-notes-77ab"}) {
+    EXPECT_EQ(bytes.find(value), std::string::npos) << value;
   }
 }
 
