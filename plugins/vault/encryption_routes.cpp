@@ -9,6 +9,7 @@
 
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <tuple>
 
 namespace svc::plugins::vault {
@@ -40,14 +41,10 @@ Poco::JSON::Object::Ptr metadataJson(const AccountRow& a) {
   return o;
 }
 
-// The account's row, locked for the change, made first when it has none (so that the lock
-// exists for every later write to wait on).
+// The account's row, locked for the change (ensureAccount() made it before the transaction).
 AccountRow lockedAccount(VaultStore& store, Poco::Data::Session& tx, const std::string& account) {
   if (auto a = store.account(tx, account, Lock::kExclusive)) return *a;
-  AccountRow fresh;
-  fresh.account_id = account;
-  store.saveAccount(tx, fresh);
-  return *store.account(tx, account, Lock::kExclusive);
+  throw std::runtime_error("vault: the account's row vanished");
 }
 
 sdk::HttpError badRecords(const std::string& why) {
@@ -105,6 +102,7 @@ sdk::Response EncryptionRoutes::set(sdk::Request& r) {
   const auto token = r.stringField("rekey_token");
   const std::string& account = r.principal.account_id;
   AccountRow saved;
+  store_.ensureAccount(account);
   store_.database().transaction([&](Poco::Data::Session& tx) {
     AccountRow a = lockedAccount(store_, tx, account);
     auto current = store_.accountValues(tx, account, Lock::kExclusive);
@@ -162,6 +160,7 @@ sdk::Response EncryptionRoutes::beginRekey(sdk::Request& r) {
   const std::string token = sdk::randomToken(32);
   Poco::JSON::Object::Ptr body = new Poco::JSON::Object;
   Poco::JSON::Array::Ptr records = new Poco::JSON::Array;
+  store_.ensureAccount(account);
   store_.database().transaction([&](Poco::Data::Session& tx) {
     AccountRow a = lockedAccount(store_, tx, account);
     a.rekey_token_hash = sdk::sha256Hex(token);

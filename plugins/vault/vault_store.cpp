@@ -94,6 +94,18 @@ std::optional<AccountRow> VaultStore::account(Poco::Data::Session& s, const std:
   return a;
 }
 
+void VaultStore::ensureAccount(const std::string& account_id) {
+  Poco::Data::Session s = db_.session();
+  if (account(s, account_id, Lock::kNone)) return;
+  std::string id = account_id;
+  const std::string ignore = db_.dialect() == sdk::Dialect::kMysql ? "IGNORE" : "OR IGNORE";
+  s << "INSERT " + ignore +
+           " INTO vault_accounts (account_id, salt, public_key, verifier, kdf_t, kdf_m, kdf_p, "
+           "created_us, updated_us, rekey_token_hash, rekey_expires_us) VALUES (?, '', '', '', "
+           "3, 65536, 1, 0, 0, '', 0)",
+      use(id), now;
+}
+
 void VaultStore::saveAccount(Poco::Data::Session& s, const AccountRow& row) {
   AccountRow a = row;
   if (account(s, a.account_id, Lock::kNone)) {

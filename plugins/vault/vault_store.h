@@ -53,6 +53,10 @@ class VaultStore {
   /// @return the account's row, or nullopt when it has none.
   std::optional<AccountRow> account(Poco::Data::Session& s, const std::string& account_id,
                                     Lock lock);
+  /// Makes the account's row when it has none, in a statement of its own (outside any
+  /// transaction): a transaction then locks a row that exists, never the gap where it would be,
+  /// which two transactions inserting the same row would deadlock on.
+  void ensureAccount(const std::string& account_id);
   /// Inserts or replaces the account's row.
   void saveAccount(Poco::Data::Session& s, const AccountRow& row);
 
