@@ -1,5 +1,6 @@
 #include "rotation.h"
 
+#include <Poco/Exception.h>
 #include <Poco/JSON/Array.h>
 
 #include <algorithm>
@@ -29,21 +30,33 @@ long Rotation::pass(const std::string& key_id, std::set<Place>& failed) {
                                }),
                 batch.end());
     if (batch.empty()) return moved;
-    store_.database().transaction([&](Poco::Data::Session& tx) {
-      for (const auto& was : batch) {
-        std::string plain;
-        try {
-          plain = service_.open(was);
-        } catch (const std::runtime_error&) {
-          failed.insert({was.holder, was.record, was.field});  // logged by open()
-          continue;
-        }
-        ValueRow now = was;
-        service_.seal(now, plain);
-        // A write since the read already used the new key: leave it.
-        if (store_.reseal(tx, was, now.key_id, now.sealed)) ++moved;
+    // In key order, as writers lock a record's fields; a batch that still meets a deadlock with
+    // one (MariaDB picks a victim) is simply tried again.
+    for (int attempt = 1;; ++attempt) {
+      long moved_here = 0;
+      try {
+        store_.database().transaction([&](Poco::Data::Session& tx) {
+          for (const auto& was : batch) {
+            std::string plain;
+            try {
+              plain = service_.open(was);
+            } catch (const std::runtime_error&) {
+              failed.insert({was.holder, was.record, was.field});  // logged by open()
+              continue;
+            }
+            ValueRow now = was;
+            service_.seal(now, plain);
+            // A write since the read already used the new key: leave it.
+            if (store_.reseal(tx, was, now.key_id, now.sealed)) ++moved_here;
+          }
+        });
+      } catch (const Poco::Exception&) {
+        if (attempt == 3) throw;
+        continue;
       }
-    });
+      moved += moved_here;
+      break;
+    }
   }
 }
 

@@ -184,7 +184,8 @@ std::vector<ValueRow> VaultStore::notUnderKey(Poco::Data::Session& s, const std:
                                               int limit) {
   std::string id = key_id;
   Poco::Data::Statement select =
-      (s << std::string(kValueColumns) + "WHERE key_id <> ? LIMIT " + std::to_string(limit),
+      (s << std::string(kValueColumns) + "WHERE key_id <> ? ORDER BY holder, record, field LIMIT " +
+                std::to_string(limit),
        use(id));
   return readValues(select);
 }
