@@ -9,7 +9,6 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <sstream>
 
 namespace svc::testing {
@@ -267,7 +266,8 @@ TEST_F(Passwords, BadInputOnEveryFieldIsRefusedAndStoresNothing) {
 
   const std::string uuid = created(ann, R"({"domain":"ok.example","password":"keep"})");
   for (const auto& [body, field] : cases) {
-    if (body == "{}") continue;  // a PATCH may give nothing
+    // A PATCH may give nothing, and a null is not given.
+    if (body == "{}" || body.find("null") != std::string::npos) continue;
     SCOPED_TRACE(body.substr(0, 80));
     auto r = call("PATCH", "/api/passwords/" + uuid + "/", body);
     EXPECT_EQ(r.status, 400) << r.body;
@@ -361,20 +361,13 @@ TEST_F(Passwords, OnceTheAccountSealsItsValuesTheServerNeverReceivesAPlaintext) 
             value);
 }
 
-TEST_F(Passwords, NoProtectedValueIsInTheDatabaseFile) {
-  if (databaseKind() != "sqlite") GTEST_SKIP() << "the vault's own tests read MariaDB's table";
+TEST_F(Passwords, NoProtectedValueIsInTheDatabase) {
   const std::string ann = identity("Ann");
   created(ann, R"({"domain":"file.example","username":"plain-user-1f3a",)"
                R"("password":"plain-password-9c2e","notes":"plain-notes-77ab"})");
   ASSERT_EQ(svcd_->terminate(), 0);
-  std::string bytes;
-  for (const char* suffix : {"", "-wal"}) {
-    std::ifstream in(svcd_->dataDir() + "/svc.db" + suffix, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    bytes += text.str();
-  }
-  ASSERT_NE(bytes.find("file.example"), std::string::npos) << "the right file";
+  const std::string bytes = databaseBytes(svcd_->dbUrl());
+  ASSERT_NE(bytes.find("file.example"), std::string::npos) << "the right database";
   for (const char* value : {"plain-user-1f3a", "plain-password-9c2e", "plain-notes-77ab"}) {
     EXPECT_EQ(bytes.find(value), std::string::npos) << value;
   }
