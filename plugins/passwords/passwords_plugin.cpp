@@ -3,9 +3,9 @@
 // the account's end-to-end rule and encrypts them at rest; this plugin keeps the rest.
 //
 // This is the module: what the plugin declares, and the wiring of its core (svc_passwords_core).
-#include "dashboard_pages.h"
 #include "password_routes.h"
 #include "password_store.h"
+#include "passwords_dashboard.h"
 
 #include <svc/sdk/dashboard.h>
 #include <svc/sdk/plugin.h>

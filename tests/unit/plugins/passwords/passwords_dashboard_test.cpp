@@ -1,6 +1,6 @@
 // The passwords plugin's dashboard page: where it is, what it accepts, and that it shows names
 // only.
-#include "dashboard_pages.h"
+#include "passwords_dashboard.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "dashboard_pages.h"
+#include "passwords_dashboard.h"
 
 #include <svc/sdk/util.h>
 

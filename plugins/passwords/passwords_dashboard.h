@@ -1,6 +1,8 @@
-// The passwords plugin's dashboard page: an identity's password entries by name (domain and
+// (Named for its plugin: the unit tests see every plugin's headers, and dashboard_pages.h is
+// taken.) The passwords plugin's dashboard page: an identity's password entries by name (domain and
 // dates), never a username, password or notes value. The page declares the one parameter
-// {identity}, so the identities page links each identity to it (svc.links).
+// {identity}, so the identities page links each identity to it (svc.links). (Named for its
+// plugin: the unit tests see every plugin's headers, and other plugins have a dashboard_pages.h.)
 #pragma once
 
 #include <svc/sdk/dashboard.h>
