@@ -2,10 +2,14 @@
 
 #include <svc/sdk/util.h>
 
+#include <Poco/File.h>
+#include <Poco/Path.h>
+
 #include <openssl/evp.h>
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace svc::plugins::vault {
@@ -14,12 +18,6 @@ namespace {
 
 constexpr int kNonceBytes = 12;
 constexpr int kTagBytes = 16;
-
-std::int64_t mtimeNs(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return 0;
-  return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-}
 
 struct CipherContext {
   EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
@@ -32,21 +30,48 @@ const unsigned char* bytes(std::string_view s) {
 
 }  // namespace
 
-AtRestCipher::AtRestCipher(std::string key_file)
-    : path_(std::move(key_file)),
-      keys_(std::make_shared<MasterKeys>(MasterKeys::load(path_))),
-      checked_(std::chrono::steady_clock::now()),
-      file_mtime_ns_(mtimeNs(path_)) {}
+AtRestCipher::AtRestCipher(std::string key_file) : path_(std::move(key_file)) {
+  Poco::File(Poco::Path(path_).parent()).createDirectories();
+  KeyFileLock lock(path_);
+  auto keys = MasterKeys::read(path_);
+  if (!keys) {
+    keys = MasterKeys::fresh();
+    keys->save(path_);
+    made_file_ = true;
+  }
+  adopt(std::move(*keys));
+}
+
+std::optional<AtRestCipher::Stamp> AtRestCipher::stampOf(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return Stamp{static_cast<std::uint64_t>(st.st_ino), static_cast<std::uint64_t>(st.st_size),
+               static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+}
+
+void AtRestCipher::adopt(MasterKeys keys) {
+  std::lock_guard lock(mutex_);
+  keys_ = std::make_shared<MasterKeys>(std::move(keys));
+  stamp_ = stampOf(path_);
+  checked_ = std::chrono::steady_clock::now();
+}
 
 std::shared_ptr<const MasterKeys> AtRestCipher::keys(bool force_reload) {
   std::lock_guard lock(mutex_);
   const auto now = std::chrono::steady_clock::now();
   if (force_reload || now - checked_ >= std::chrono::seconds(1)) {
     checked_ = now;
-    const std::int64_t mtime = mtimeNs(path_);
-    if (mtime != file_mtime_ns_) {
-      keys_ = std::make_shared<MasterKeys>(MasterKeys::load(path_));
-      file_mtime_ns_ = mtime;
+    // Every write renames a new file into place: a new inode. A file that vanished or cannot be
+    // read leaves the keys in memory as they are (values keep decrypting); it is never remade.
+    const auto stamp = stampOf(path_);
+    if (stamp && !(stamp_ && *stamp == *stamp_)) {
+      try {
+        if (auto fresh = MasterKeys::read(path_)) {
+          keys_ = std::make_shared<MasterKeys>(std::move(*fresh));
+          stamp_ = stamp;
+        }
+      } catch (const std::runtime_error&) {
+      }
     }
   }
   return keys_;
@@ -110,29 +135,46 @@ std::string AtRestCipher::currentKeyId() {
   return keys(false)->current().id;
 }
 
-std::string AtRestCipher::rotate() {
-  std::lock_guard lock(mutex_);
-  auto next =
-      std::make_shared<MasterKeys>(MasterKeys::load(path_).withCurrent(MasterKeys::generate()));
-  next->save(path_);
-  keys_ = next;
-  file_mtime_ns_ = mtimeNs(path_);
-  return keys_->current().id;
+std::vector<std::string> AtRestCipher::keyIds() {
+  std::vector<std::string> ids;
+  for (const auto& k : keys(false)->all()) ids.push_back(k.id);
+  return ids;
 }
 
-std::vector<std::string> AtRestCipher::retireAllBut(const std::vector<std::string>& ids) {
-  std::lock_guard lock(mutex_);
-  const MasterKeys all = MasterKeys::load(path_);
-  auto kept = std::make_shared<MasterKeys>(all.keeping(ids));
-  std::vector<std::string> retired;
+MasterKeys AtRestCipher::readLocked() {
+  auto keys = MasterKeys::read(path_);
+  if (!keys) throw std::runtime_error("vault.master_key_file " + path_ + " has vanished");
+  return *keys;
+}
+
+std::string AtRestCipher::rotate() {
+  KeyFileLock lock(path_);
+  MasterKeys next = readLocked().withNewCurrent();
+  next.save(path_);
+  const std::string id = next.current().id;
+  adopt(std::move(next));
+  return id;
+}
+
+std::vector<std::string> AtRestCipher::retire(const std::vector<std::string>& ids,
+                                              const std::vector<std::string>& in_use) {
+  KeyFileLock lock(path_);
+  const MasterKeys all = readLocked();
+  std::vector<std::string> keep, dropped;
   for (const auto& k : all.all()) {
-    if (!kept->find(k.id)) retired.push_back(k.id);
+    const bool candidate = std::find(ids.begin(), ids.end(), k.id) != ids.end();
+    const bool used = std::find(in_use.begin(), in_use.end(), k.id) != in_use.end();
+    if (candidate && !used && k.id != all.current().id) {
+      dropped.push_back(k.id);
+    } else {
+      keep.push_back(k.id);
+    }
   }
-  if (retired.empty()) return retired;
-  kept->save(path_);
-  keys_ = kept;
-  file_mtime_ns_ = mtimeNs(path_);
-  return retired;
+  if (dropped.empty()) return dropped;
+  MasterKeys kept = all.keeping(keep);
+  kept.save(path_);
+  adopt(std::move(kept));
+  return dropped;
 }
 
 }  // namespace svc::plugins::vault

@@ -3,6 +3,8 @@
 #include <svc/sdk/util.h>
 #include <svc/sdk/vault.h>
 
+#include <Poco/Exception.h>
+
 #include <map>
 
 namespace svc::plugins::vault {

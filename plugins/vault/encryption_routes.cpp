@@ -8,6 +8,7 @@
 #include <Poco/String.h>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <tuple>
@@ -51,9 +52,10 @@ sdk::HttpError badRecords(const std::string& why) {
   return sdk::HttpError::invalid("records", why);
 }
 
-// Reads `records: [{holder, uuid, fields: {field: value}}]`, each value a sealed box.
-std::map<Place, std::string> readRecords(const sdk::Request& r) {
-  std::map<Place, std::string> out;
+// Reads `records: [{holder, uuid, fields: {field: value}}]`, each value a sealed box, or null for
+// a value that does not decrypt (the change then drops it).
+std::map<Place, std::optional<std::string>> readRecords(const sdk::Request& r) {
+  std::map<Place, std::optional<std::string>> out;
   if (!r.json || !r.json->has("records") || r.json->isNull("records")) return out;
   auto list = r.json->getArray("records");
   if (!list) throw badRecords("must be a list of {holder, uuid, fields}");
@@ -68,10 +70,14 @@ std::map<Place, std::string> readRecords(const sdk::Request& r) {
     const auto uuid = Poco::toLower(rec->getValue<std::string>("uuid"));
     for (const auto& name : fields->getNames()) {
       const auto v = fields->get(name);
-      if (!v.isString() || !isSealedValue(v.convert<std::string>())) {
-        throw badRecords(at + name + " must be an `e2e::<base64>` sealed box to the new key");
+      std::optional<std::string> value;
+      if (!v.isEmpty()) {
+        if (!v.isString() || !isSealedValue(v.convert<std::string>())) {
+          throw badRecords(at + name + " must be an `e2e::<base64>` sealed box to the new key");
+        }
+        value = v.convert<std::string>();
       }
-      if (!out.emplace(Place{holder, uuid, name}, v.convert<std::string>()).second) {
+      if (!out.emplace(Place{holder, uuid, name}, value).second) {
         throw badRecords(at + "lists " + holder + " " + uuid + " " + name + " twice");
       }
     }
@@ -135,8 +141,16 @@ sdk::Response EncryptionRoutes::set(sdk::Request& r) {
       }
     }
     for (auto& row : current) {
-      service_.seal(row, submitted.at({row.holder, row.record, row.field}));
-      store_.putValue(tx, row);
+      const auto& value = submitted.at({row.holder, row.record, row.field});
+      if (value) {
+        service_.seal(row, *value);
+        store_.putValue(tx, row);
+      } else if (!service_.tryOpen(row)) {
+        store_.eraseValue(tx, row.account_id, row.holder, row.record, row.field);
+      } else {
+        throw badRecords("the " + row.field + " of " + row.holder + " " + row.record +
+                         " is null: only a value that does not decrypt may be dropped");
+      }
     }
     a.salt = setup.salt;
     a.public_key = setup.public_key;
@@ -179,7 +193,10 @@ sdk::Response EncryptionRoutes::beginRekey(sdk::Request& r) {
         record->set("fields", Poco::JSON::Object::Ptr(new Poco::JSON::Object));
         records->add(record);
       }
-      record->getObject("fields")->set(v.field, service_.open(v));
+      // A value that does not decrypt (logged) is listed as null: the change may drop it.
+      const auto plain = service_.tryOpen(v);
+      record->getObject("fields")->set(v.field,
+                                       plain ? Poco::Dynamic::Var(*plain) : Poco::Dynamic::Var());
     }
   });
   body->set("rekey_token", token);

@@ -2,13 +2,13 @@
 
 #include <svc/sdk/util.h>
 
-#include <Poco/File.h>
 #include <Poco/Path.h>
 #include <Poco/String.h>
 
 #include <openssl/rand.h>
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,7 +16,6 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
@@ -36,6 +35,10 @@ std::runtime_error fileError(const std::string& path, const std::string& what) {
   return std::runtime_error("vault.master_key_file " + path + ": " + what);
 }
 
+std::runtime_error systemError(const std::string& path, const std::string& doing) {
+  return fileError(path, doing + ": " + std::strerror(errno));
+}
+
 // Writes all of text to fd. @return false on an error.
 bool writeAll(int fd, const std::string& text) {
   std::size_t done = 0;
@@ -48,6 +51,29 @@ bool writeAll(int fd, const std::string& text) {
   return true;
 }
 
+// Reads what an open file holds. @return false on an error.
+bool readAll(int fd, std::string& text) {
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    if (n == 0) return true;
+    text.append(buffer, static_cast<std::size_t>(n));
+    if (text.size() > 1024 * 1024) return false;
+  }
+}
+
+MasterKey newKey(const std::vector<MasterKey>& existing) {
+  for (;;) {
+    MasterKey k{sdk::hexEncode(randomBytes(4)), randomBytes(kKeyBytes)};
+    if (std::none_of(existing.begin(), existing.end(),
+                     [&](const MasterKey& e) { return e.id == k.id; })) {
+      return k;
+    }
+  }
+}
+
 }  // namespace
 
 std::string randomBytes(std::size_t count) {
@@ -58,26 +84,45 @@ std::string randomBytes(std::size_t count) {
   return raw;
 }
 
-MasterKey MasterKeys::generate() {
-  return {sdk::hexEncode(randomBytes(4)), randomBytes(kKeyBytes)};
+KeyFileLock::KeyFileLock(const std::string& path) {
+  const std::string lock = path + ".lock";
+  fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd_ < 0) throw systemError(lock, "cannot open the lock");
+  while (::flock(fd_, LOCK_EX) != 0) {
+    if (errno == EINTR) continue;
+    ::close(fd_);
+    throw systemError(lock, "cannot lock");
+  }
 }
 
-MasterKeys MasterKeys::load(const std::string& path) {
+KeyFileLock::~KeyFileLock() {
+  ::close(fd_);
+}  // closing releases the lock
+
+MasterKeys MasterKeys::fresh() {
+  MasterKeys keys;
+  keys.keys_.push_back(newKey({}));
+  return keys;
+}
+
+std::optional<MasterKeys> MasterKeys::read(const std::string& path) {
+  // Opened first, then checked: what is checked is what is read. Never through a link.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0 && errno == ENOENT) return std::nullopt;
+  if (fd < 0) throw systemError(path, "cannot be opened (a symbolic link is refused)");
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    if (errno != ENOENT) throw fileError(path, std::strerror(errno));
-    MasterKeys fresh;
-    fresh.keys_.push_back(generate());
-    Poco::File(Poco::Path(path).parent()).createDirectories();
-    fresh.save(path);
-    return fresh;
-  }
+  std::string text;
+  const bool stat_ok = ::fstat(fd, &st) == 0;
+  const bool read_ok = stat_ok && S_ISREG(st.st_mode) && readAll(fd, text);
+  ::close(fd);
+  if (!stat_ok || !S_ISREG(st.st_mode)) throw fileError(path, "is not a regular file");
+  if (st.st_uid != ::geteuid()) throw fileError(path, "belongs to another user than svcd's");
   if ((st.st_mode & 077) != 0) {
     throw fileError(path, "other users may read it; make it mode 0600 (chmod 600)");
   }
-  std::ifstream in(path);
-  if (!in) throw fileError(path, "cannot be read");
+  if (!read_ok) throw fileError(path, "cannot be read");
   MasterKeys keys;
+  std::istringstream in(text);
   std::string line;
   int number = 0;
   while (std::getline(in, line)) {
@@ -105,10 +150,10 @@ const MasterKey* MasterKeys::find(const std::string& id) const {
   return nullptr;
 }
 
-MasterKeys MasterKeys::withCurrent(MasterKey key) const {
+MasterKeys MasterKeys::withNewCurrent() const {
   MasterKeys out;
-  out.keys_.push_back(std::move(key));
-  for (const auto& k : keys_) out.keys_.push_back(k);
+  out.keys_.push_back(newKey(keys_));
+  out.keys_.insert(out.keys_.end(), keys_.begin(), keys_.end());
   return out;
 }
 
@@ -126,14 +171,16 @@ void MasterKeys::save(const std::string& path) const {
       "# svc vault master keys: `<id> <base64>`, the current key first. Keep this file secret\n"
       "# and backed up with the database: without it the vault's values cannot be read.\n";
   for (const auto& k : keys_) text += k.id + " " + sdk::base64(k.bytes) + "\n";
-  const std::string temporary = path + ".tmp";
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) throw fileError(path, std::string("cannot write: ") + std::strerror(errno));
+  std::string temporary = path + ".XXXXXX";
+  const int fd = ::mkostemp(temporary.data(), O_CLOEXEC);  // a name of its own, made 0600
+  if (fd < 0) throw systemError(path, "cannot write");
   const bool written = ::fchmod(fd, 0600) == 0 && writeAll(fd, text) && ::fsync(fd) == 0;
   ::close(fd);
   if (!written || ::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int saved = errno;
     ::unlink(temporary.c_str());
-    throw fileError(path, std::string("cannot write: ") + std::strerror(errno));
+    errno = saved;
+    throw systemError(path, "cannot write");
   }
   // The rename is durable once the directory is.
   const int dir =

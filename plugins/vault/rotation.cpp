@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
 #include <thread>
 
 namespace svc::plugins::vault {
@@ -19,6 +20,10 @@ Rotation::Rotation(VaultStore& store, VaultService& service, AtRestCipher& ciphe
 long Rotation::pass(const std::string& key_id, std::set<Place>& failed) {
   long moved = 0;
   for (;;) {
+    // Another rotation (here or in another svcd) made a newer key: this one's job is its now.
+    if (cipher_.currentKeyId() != key_id) {
+      throw RotationSuperseded("another rotation replaced master key " + key_id + " meanwhile");
+    }
     std::vector<ValueRow> batch;
     {
       Poco::Data::Session s = store_.database().session();
@@ -63,6 +68,10 @@ long Rotation::pass(const std::string& key_id, std::set<Place>& failed) {
 RotationResult Rotation::run() {
   std::lock_guard lock(running_);
   RotationResult result;
+  // Keys that were already old before this rotation may go once nothing uses them; the key
+  // current until now stays one rotation longer, for writes that sealed under it and commit late.
+  std::vector<std::string> older = cipher_.keyIds();
+  older.erase(older.begin());
   result.key_id = cipher_.rotate();
   std::set<Place> failed;
   result.reencrypted = pass(result.key_id, failed);
@@ -76,12 +85,19 @@ RotationResult Rotation::run() {
     Poco::Data::Session s = store_.database().session();
     in_use = store_.keyIdsInUse(s);
   }
-  result.retired = cipher_.retireAllBut(in_use);
+  result.retired = cipher_.retire(older, in_use);
   return result;
 }
 
 sdk::Response Rotation::handle(sdk::Request&) {
-  const RotationResult r = run();
+  RotationResult r;
+  try {
+    r = run();
+  } catch (const RotationSuperseded& e) {
+    throw sdk::HttpError(409, "conflict",
+                         std::string("The rotation stopped: ") + e.what() +
+                             ". Run it again when no other rotation runs.");
+  }
   Poco::JSON::Object::Ptr body = new Poco::JSON::Object;
   body->set("key_id", r.key_id);
   body->set("reencrypted", r.reencrypted);

@@ -1,6 +1,7 @@
 // Master key rotation (`svcctl vault rotate-key`, `POST /admin/vault/rotate-key/`): a new current
-// key, then every value re-encrypted under it in small transactions while svcd serves, then the
-// old keys dropped from the file once no value needs them.
+// key, then every value re-encrypted under it in small transactions while svcd serves. The key
+// that was current until then stays in the file one more rotation (a write that sealed under it
+// may commit a moment later); keys older than that go once no value uses them.
 #pragma once
 
 #include "at_rest.h"
@@ -11,6 +12,7 @@
 
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -23,6 +25,12 @@ struct RotationResult {
   long reencrypted = 0;              ///< Values moved to it.
   long failed = 0;                   ///< Values that did not decrypt (left as they were, logged).
   std::vector<std::string> retired;  ///< Keys dropped from the file.
+};
+
+/// Another rotation made a newer key while this one ran.
+class RotationSuperseded : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 /// Rotates; one rotation at a time in this process.

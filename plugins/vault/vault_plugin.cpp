@@ -14,11 +14,15 @@
 #include <svc/sdk/plugin.h>
 #include <svc/sdk/vault.h>
 
+#include <algorithm>
 #include <memory>
+#include <stdexcept>
 
 namespace svc::plugins::vault {
 
 class VaultPlugin : public sdk::Plugin {
+  static constexpr std::size_t kChangeMaxBytes = 64 * 1024 * 1024;
+
  public:
   VaultPlugin() {
     info_.name = "vault";
@@ -68,9 +72,11 @@ class VaultPlugin : public sdk::Plugin {
         "The account's end-to-end encryption metadata (404 until set up).",
         sdk::bindHandler(e, &EncryptionRoutes::get));
     for (const char* method : {"PUT", "PATCH"}) {
-      add(method, "/api/encryption/", AuthNeed::kAccount,
-          "Set up end-to-end encryption, or change the passphrase (with a rekey lease).",
-          sdk::bindHandler(e, &EncryptionRoutes::set));
+      // It carries every protected value of the account when the passphrase changes.
+      routes.add({method, "/api/encryption/", AuthNeed::kAccount, sdk::BodyKind::kJson,
+                  kChangeMaxBytes,
+                  "Set up end-to-end encryption, or change the passphrase (with a rekey lease).",
+                  sdk::bindHandler(e, &EncryptionRoutes::set)});
     }
     add("POST", "/api/encryption/rekey/", AuthNeed::kAccount,
         "Start a passphrase change: hold the vault and list every protected value.",
@@ -86,7 +92,27 @@ class VaultPlugin : public sdk::Plugin {
   void registerServices(sdk::ServiceRegistry& services) override {
     services.offer(sdk::kVaultService, std::static_pointer_cast<sdk::Vault>(service_));
   }
-  void start() override {}
+  void start() override {
+    // A wrong or lost key file must not pass for a new one: every key a stored value names must
+    // be in it.
+    std::vector<std::string> in_use;
+    {
+      Poco::Data::Session s = store_->database().session();
+      in_use = store_->keyIdsInUse(s);
+    }
+    const auto have = cipher_->keyIds();
+    std::string missing;
+    for (const auto& id : in_use) {
+      if (std::find(have.begin(), have.end(), id) == have.end()) missing += " " + id;
+    }
+    if (!missing.empty()) {
+      throw std::runtime_error(
+          "vault.master_key_file " + cipher_->path() +
+          (cipher_->madeFile() ? " did not exist and was made new, but" : " lacks keys:") +
+          " the database holds values encrypted under master key(s)" + missing +
+          ". Point vault.master_key_file at the file that holds them (restore it from backup).");
+    }
+  }
   void stop() override {}
 
  private:

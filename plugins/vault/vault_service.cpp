@@ -4,6 +4,8 @@
 
 #include <svc/sdk/util.h>
 
+#include <Poco/String.h>
+
 #include <stdexcept>
 
 namespace svc::plugins::vault {
@@ -19,16 +21,19 @@ bool isName(const std::string& name) {
   return true;
 }
 
-void checkNames(const std::string& holder, const std::string& record) {
+// @return the record's id as stored (lower-case).
+std::string checkNames(const std::string& holder, const std::string& record) {
   if (!isName(holder) || !sdk::isUuid(record)) {
     throw std::logic_error("vault: holder must be [a-z][a-z0-9_]{0,31} and record a uuid, not `" +
                            holder + "`/`" + record + "`");
   }
+  return Poco::toLower(record);
 }
 
-// Where a value belongs, bound into its encryption.
+// Where a value belongs, bound into its encryption: a value copied to another account, record or
+// field does not decrypt there.
 std::string associatedData(const ValueRow& row) {
-  return row.holder + '\0' + row.record + '\0' + row.field;
+  return row.account_id + '\0' + row.holder + '\0' + row.record + '\0' + row.field;
 }
 
 }  // namespace
@@ -54,7 +59,7 @@ bool VaultService::endToEnd(const std::string& account_id) {
 }
 
 void VaultService::put(Poco::Data::Session& tx, const sdk::VaultWrite& write) {
-  checkNames(write.holder, write.record);
+  const std::string record = checkNames(write.holder, write.record);
   // Shared: many writes at once, none while a passphrase change (exclusive) decides.
   const auto account = store_.account(tx, write.account, Lock::kShared);
   refuseWhileRekeying(account);
@@ -72,37 +77,47 @@ void VaultService::put(Poco::Data::Session& tx, const sdk::VaultWrite& write) {
   }
   for (const auto& [field, value] : write.fields) {
     if (value.empty()) {
-      store_.eraseValue(tx, write.holder, write.record, field);
+      store_.eraseValue(tx, write.account, write.holder, record, field);
       continue;
     }
-    ValueRow row{write.holder, write.record, field, write.account, write.identity, "", ""};
+    ValueRow row{write.holder, record, field, write.account, write.identity, "", ""};
     seal(row, value);
     store_.putValue(tx, row);
   }
 }
 
 std::map<std::string, sdk::ProtectedFields> VaultService::get(
-    Poco::Data::Session& s, const std::string& holder, const std::vector<std::string>& records) {
+    Poco::Data::Session& s, const std::string& account, const std::string& holder,
+    const std::vector<std::string>& records) {
+  std::map<std::string, std::string> given;  // stored id → id as the caller gave it
+  for (const auto& r : records) given[Poco::toLower(r)] = r;
+  std::vector<std::string> ids;
+  for (const auto& [id, as_given] : given) ids.push_back(id);
   std::map<std::string, sdk::ProtectedFields> out;
-  for (const auto& row : store_.values(s, holder, records)) {
-    out[row.record][row.field] = open(row);
+  for (const auto& row : store_.values(s, account, holder, ids)) {
+    out[given[row.record]][row.field] = open(row);
   }
   return out;
 }
 
 void VaultService::erase(Poco::Data::Session& tx, const std::string& account,
                          const std::string& holder, const std::string& record) {
-  checkNames(holder, record);
+  const std::string id = checkNames(holder, record);
   refuseWhileRekeying(store_.account(tx, account, Lock::kShared));
-  store_.eraseRecord(tx, holder, record);
+  store_.eraseRecord(tx, account, holder, id);
 }
 
-std::string VaultService::open(const ValueRow& row) {
-  if (auto plain = cipher_.open({row.key_id, row.sealed}, associatedData(row))) return *plain;
+std::optional<std::string> VaultService::tryOpen(const ValueRow& row) {
+  if (auto plain = cipher_.open({row.key_id, row.sealed}, associatedData(row))) return plain;
   log_.error(
       "vault: the %s of %s %s does not decrypt under master key %s (damaged, moved, or "
       "the key is missing from vault.master_key_file)",
       row.field, row.holder, row.record, row.key_id);
+  return std::nullopt;
+}
+
+std::string VaultService::open(const ValueRow& row) {
+  if (auto plain = tryOpen(row)) return *plain;
   throw std::runtime_error("a vault value does not decrypt");
 }
 

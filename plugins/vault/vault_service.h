@@ -23,6 +23,7 @@ class VaultService : public sdk::Vault {
   bool endToEnd(const std::string& account_id) override;
   void put(Poco::Data::Session& transaction, const sdk::VaultWrite& write) override;
   std::map<std::string, sdk::ProtectedFields> get(Poco::Data::Session& session,
+                                                  const std::string& account,
                                                   const std::string& holder,
                                                   const std::vector<std::string>& records) override;
   void erase(Poco::Data::Session& transaction, const std::string& account,
@@ -31,6 +32,9 @@ class VaultService : public sdk::Vault {
   /// @param row a stored value. @return its plaintext. @throws std::runtime_error (logged) when
   /// it does not decrypt.
   std::string open(const ValueRow& row);
+  /// @param row a stored value. @return its plaintext, or nullopt (logged) when it does not
+  /// decrypt.
+  std::optional<std::string> tryOpen(const ValueRow& row);
   /// @param row where a value goes (its sealed and key_id are filled in). @param value the value.
   void seal(ValueRow& row, const std::string& value);
   /// @throws sdk::HttpError 409 `vault_rekeying` while a passphrase change holds the account.

@@ -127,31 +127,42 @@ void VaultStore::saveAccount(Poco::Data::Session& s, const AccountRow& row) {
 
 void VaultStore::putValue(Poco::Data::Session& s, const ValueRow& row) {
   ValueRow v = row;
-  s << "DELETE FROM vault_values WHERE holder = ? AND record = ? AND field = ?", use(v.holder),
-      use(v.record), use(v.field), now;
+  // One statement: a delete-then-insert would take gap locks on MySQL that two inserts of new
+  // values deadlock on.
+  const std::string upsert =
+      db_.dialect() == sdk::Dialect::kMysql
+          ? "ON DUPLICATE KEY UPDATE key_id = IF(account_id = VALUES(account_id), "
+            "VALUES(key_id), key_id), sealed = IF(account_id = VALUES(account_id), "
+            "VALUES(sealed), sealed)"
+          : "ON CONFLICT (holder, record, field) DO UPDATE SET key_id = excluded.key_id, sealed = "
+            "excluded.sealed WHERE account_id = excluded.account_id";
   s << "INSERT INTO vault_values (holder, record, field, account_id, identity_uuid, key_id, "
-       "sealed) VALUES (?, ?, ?, ?, ?, ?, ?)",
+       "sealed) VALUES (?, ?, ?, ?, ?, ?, ?) " +
+           upsert,
       use(v.holder), use(v.record), use(v.field), use(v.account_id), use(v.identity_uuid),
       use(v.key_id), use(v.sealed), now;
 }
 
-void VaultStore::eraseValue(Poco::Data::Session& s, const std::string& holder,
-                            const std::string& record, const std::string& field) {
-  std::string h = holder, r = record, f = field;
-  s << "DELETE FROM vault_values WHERE holder = ? AND record = ? AND field = ?", use(h), use(r),
-      use(f), now;
+void VaultStore::eraseValue(Poco::Data::Session& s, const std::string& account_id,
+                            const std::string& holder, const std::string& record,
+                            const std::string& field) {
+  std::string a = account_id, h = holder, r = record, f = field;
+  s << "DELETE FROM vault_values WHERE holder = ? AND record = ? AND field = ? AND account_id = ?",
+      use(h), use(r), use(f), use(a), now;
 }
 
-void VaultStore::eraseRecord(Poco::Data::Session& s, const std::string& holder,
-                             const std::string& record) {
-  std::string h = holder, r = record;
-  s << "DELETE FROM vault_values WHERE holder = ? AND record = ?", use(h), use(r), now;
+void VaultStore::eraseRecord(Poco::Data::Session& s, const std::string& account_id,
+                             const std::string& holder, const std::string& record) {
+  std::string a = account_id, h = holder, r = record;
+  s << "DELETE FROM vault_values WHERE holder = ? AND record = ? AND account_id = ?", use(h),
+      use(r), use(a), now;
 }
 
-std::vector<ValueRow> VaultStore::values(Poco::Data::Session& s, const std::string& holder,
+std::vector<ValueRow> VaultStore::values(Poco::Data::Session& s, const std::string& account_id,
+                                         const std::string& holder,
                                          const std::vector<std::string>& records) {
   std::vector<ValueRow> out;
-  std::string h = holder;
+  std::string a = account_id, h = holder;
   // Batches of ids written into the statement: only uuids (checked here), so nothing a client
   // sends reaches the SQL text.
   for (std::size_t from = 0; from < records.size(); from += 200) {
@@ -163,7 +174,9 @@ std::vector<ValueRow> VaultStore::values(Poco::Data::Session& s, const std::stri
     }
     if (list.empty()) continue;
     Poco::Data::Statement select =
-        (s << std::string(kValueColumns) + "WHERE holder = ? AND record IN (" + list + ")", use(h));
+        (s << std::string(kValueColumns) + "WHERE holder = ? AND account_id = ? AND record IN (" +
+                  list + ")",
+         use(h), use(a));
     auto rows = readValues(select);
     out.insert(out.end(), rows.begin(), rows.end());
   }

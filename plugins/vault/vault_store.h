@@ -60,16 +60,18 @@ class VaultStore {
   /// Inserts or replaces the account's row.
   void saveAccount(Poco::Data::Session& s, const AccountRow& row);
 
-  /// Inserts or replaces one value.
+  /// Inserts or replaces one value (a record's value stays in the account it was made in).
   void putValue(Poco::Data::Session& s, const ValueRow& row);
-  /// Removes one field of a record.
-  void eraseValue(Poco::Data::Session& s, const std::string& holder, const std::string& record,
-                  const std::string& field);
-  /// Removes every field of a record.
-  void eraseRecord(Poco::Data::Session& s, const std::string& holder, const std::string& record);
-  /// @param records ids (uuids; others are skipped). @return their values.
-  std::vector<ValueRow> values(Poco::Data::Session& s, const std::string& holder,
-                               const std::vector<std::string>& records);
+  /// Removes one field of an account's record.
+  void eraseValue(Poco::Data::Session& s, const std::string& account_id, const std::string& holder,
+                  const std::string& record, const std::string& field);
+  /// Removes every field of an account's record.
+  void eraseRecord(Poco::Data::Session& s, const std::string& account_id, const std::string& holder,
+                   const std::string& record);
+  /// @param records ids (lower-case uuids; others are skipped). @return the account's values of
+  /// those records.
+  std::vector<ValueRow> values(Poco::Data::Session& s, const std::string& account_id,
+                               const std::string& holder, const std::vector<std::string>& records);
   /// @return every value of an account, in a stable order.
   std::vector<ValueRow> accountValues(Poco::Data::Session& s, const std::string& account_id,
                                       Lock lock);

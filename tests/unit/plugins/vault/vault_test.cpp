@@ -18,7 +18,9 @@
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cctype>
 #include <fstream>
 
 namespace svc::plugins::vault {
@@ -35,30 +37,48 @@ std::string sealedLooking(std::size_t bytes = 60) {
   return std::string(sdk::kSealedValuePrefix) + sdk::base64(std::string(bytes, 'x'));
 }
 
-TEST(MasterKeys, AbsentFileIsMadeOwnerOnlyAndReadsBackTheSameKey) {
+TEST(MasterKeys, AnAbsentFileIsMadeOwnerOnlyOnceAndReadsBackTheSameKey) {
   TempDir dir;
   const std::string path = dir.path + "/sub/master.key";
-  const MasterKeys made = MasterKeys::load(path);
+  EXPECT_FALSE(MasterKeys::read(path));
+  AtRestCipher made(path);
+  EXPECT_TRUE(made.madeFile());
   struct stat st {};
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
-  const MasterKeys again = MasterKeys::load(path);
-  EXPECT_EQ(again.current().id, made.current().id);
-  EXPECT_EQ(again.current().bytes, made.current().bytes);
-  EXPECT_EQ(made.current().bytes.size(), 32u);
+  AtRestCipher again(path);
+  EXPECT_FALSE(again.madeFile());
+  EXPECT_EQ(again.currentKeyId(), made.currentKeyId());
+  const auto keys = MasterKeys::read(path);
+  ASSERT_TRUE(keys);
+  EXPECT_EQ(keys->current().bytes.size(), 32u);
+  EXPECT_EQ(keys->withNewCurrent().all().size(), 2u);
 }
 
-TEST(MasterKeys, AFileOthersMayReadOrThatIsDamagedIsRefused) {
+TEST(MasterKeys, AFileOthersMayReadALinkOrADamagedFileIsRefused) {
   TempDir dir;
   const std::string path = dir.path + "/master.key";
-  MasterKeys::load(path);
+  AtRestCipher made(path);
   ::chmod(path.c_str(), 0644);
-  EXPECT_THROW(MasterKeys::load(path), std::runtime_error);
-  std::ofstream(path) << "k1 not-base64\n";
+  EXPECT_THROW(MasterKeys::read(path), std::runtime_error);
   ::chmod(path.c_str(), 0600);
-  EXPECT_THROW(MasterKeys::load(path), std::runtime_error);
+  ASSERT_EQ(::symlink(path.c_str(), (dir.path + "/link.key").c_str()), 0);
+  EXPECT_THROW(MasterKeys::read(dir.path + "/link.key"), std::runtime_error);
+  std::ofstream(path) << "k1 not-base64\n";
+  EXPECT_THROW(MasterKeys::read(path), std::runtime_error);
   std::ofstream(path) << "# nothing\n";
-  EXPECT_THROW(MasterKeys::load(path), std::runtime_error);
+  EXPECT_THROW(MasterKeys::read(path), std::runtime_error);
+}
+
+TEST(AtRest, AKeyFileThatVanishesIsNeverRemadeWhileServing) {
+  TempDir dir;
+  const std::string path = dir.path + "/master.key";
+  AtRestCipher cipher(path);
+  const auto sealed = cipher.seal("a", "v");
+  Poco::File(path).remove();
+  ::sleep(1);  // past the once-a-second look at the file
+  EXPECT_EQ(cipher.open(sealed, "a").value_or(""), "v");
+  EXPECT_FALSE(Poco::File(path).exists());
 }
 
 TEST(AtRest, SealsAndOpensOnlyWhereTheValueBelongs) {
@@ -88,8 +108,11 @@ TEST(AtRest, RotationKeepsOldKeysUntilRetiredAndASecondProcessFollows) {
   EXPECT_EQ(cipher.open(old, "a").value_or(""), "v");
   AtRestCipher other(dir.path + "/k");  // another svcd sharing the file
   EXPECT_EQ(other.currentKeyId(), second);
-  EXPECT_EQ(cipher.retireAllBut({second}), std::vector<std::string>{first});
+  EXPECT_TRUE(cipher.retire({first}, {first}).empty());  // still in use
+  EXPECT_TRUE(cipher.retire({second}, {}).empty());      // current
+  EXPECT_EQ(cipher.retire({first}, {}), std::vector<std::string>{first});
   EXPECT_FALSE(cipher.open(old, "a"));
+  EXPECT_EQ(cipher.keyIds(), std::vector<std::string>{second});
 }
 
 TEST(E2eRule, SealedValuesHaveTheirShape) {
@@ -172,7 +195,7 @@ class VaultServiceTest : public ::testing::Test {
   }
   sdk::ProtectedFields get(const std::string& record) {
     Poco::Data::Session s = db_.session();
-    return service_.get(s, "passwords", {record})[record];
+    return service_.get(s, "acct", "passwords", {record})[record];
   }
   void setUpEndToEnd() {
     db_.transaction([&](Poco::Data::Session& tx) {
@@ -184,7 +207,7 @@ class VaultServiceTest : public ::testing::Test {
   }
   std::string storedSealed(const std::string& record, const std::string& field) {
     Poco::Data::Session s = db_.session();
-    for (const auto& v : store_.values(s, "passwords", {record})) {
+    for (const auto& v : store_.values(s, "acct", "passwords", {record})) {
       if (v.field == field) return v.sealed;
     }
     return "";
@@ -270,25 +293,55 @@ TEST_F(VaultServiceTest, ADamagedOrMovedValueIsAnErrorNeverGarbage) {
     s << "UPDATE vault_values SET sealed = ? WHERE record = ?", use(moved), use(target), now;
   }
   Poco::Data::Session s = db_.session();
-  EXPECT_THROW(service_.get(s, "passwords", {r2_}), std::runtime_error);
+  EXPECT_THROW(service_.get(s, "acct", "passwords", {r2_}), std::runtime_error);
   EXPECT_EQ(get(r1_)["password"], "hunter2");
 }
 
-TEST_F(VaultServiceTest, RotationMovesEveryValueToTheNewKeyAndRetiresTheOld) {
+TEST_F(VaultServiceTest, AnotherAccountNeverSeesOrReplacesARecordsValues) {
+  put(r1_, {{"password", "mine"}});
+  Poco::Data::Session s = db_.session();
+  EXPECT_TRUE(service_.get(s, "other", "passwords", {r1_}).empty());
+  put(r1_, {{"password", "theirs"}}, "other");  // a holder bug naming another account's record
+  EXPECT_EQ(get(r1_)["password"], "mine");
+  // Upper-case ids are the same record.
+  std::string upper = r1_;
+  for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  EXPECT_EQ(service_.get(s, "acct", "passwords", {upper})[upper]["password"], "mine");
+}
+
+TEST_F(VaultServiceTest, RotationMovesEveryValueAndRetiresKeysOneRotationLater) {
   for (int i = 0; i < 250; ++i) {
     put(sdk::newUuid(), {{"password", "p" + std::to_string(i)}});
   }
   put(r1_, {{"password", "hunter2"}});
   const std::string old_key = cipher_.currentKeyId();
   Rotation rotation(store_, service_, cipher_, 0);
-  const RotationResult result = rotation.run();
-  EXPECT_EQ(result.reencrypted, 251);
-  EXPECT_EQ(result.failed, 0);
-  EXPECT_EQ(result.retired, std::vector<std::string>{old_key});
+  const RotationResult first = rotation.run();
+  EXPECT_EQ(first.reencrypted, 251);
+  EXPECT_EQ(first.failed, 0);
+  EXPECT_TRUE(first.retired.empty());  // kept one rotation, for writes committing late
   EXPECT_EQ(get(r1_)["password"], "hunter2");
-  Poco::Data::Session s = db_.session();
-  EXPECT_EQ(store_.keyIdsInUse(s), std::vector<std::string>{result.key_id});
-  EXPECT_EQ(AtRestCipher(dir_.path + "/master.key").currentKeyId(), result.key_id);
+  {
+    Poco::Data::Session s = db_.session();
+    EXPECT_EQ(store_.keyIdsInUse(s), std::vector<std::string>{first.key_id});
+  }
+  const RotationResult second = rotation.run();
+  EXPECT_EQ(second.reencrypted, 251);
+  EXPECT_EQ(second.retired, std::vector<std::string>{old_key});
+  EXPECT_EQ(get(r1_)["password"], "hunter2");
+  EXPECT_EQ(AtRestCipher(dir_.path + "/master.key").keyIds(),
+            (std::vector<std::string>{second.key_id, first.key_id}));
+}
+
+TEST_F(VaultServiceTest, ARotationThatMeetsANewerKeyStops) {
+  put(r1_, {{"password", "x"}});
+  AtRestCipher other(dir_.path + "/master.key");
+  other.rotate();  // another svcd's rotation
+  ::sleep(1);
+  EXPECT_EQ(cipher_.currentKeyId(), other.currentKeyId());
+  Rotation rotation(store_, service_, cipher_, 0);
+  // This process's rotation makes a key after the other's, so it is not superseded.
+  EXPECT_NO_THROW(rotation.run());
 }
 
 }  // namespace
