@@ -109,11 +109,13 @@ std::vector<EntryRow> PasswordStore::list(Poco::Data::Session& s, const EntryFil
 
 std::map<std::string, sdk::ProtectedFields> PasswordStore::secrets(
     Poco::Data::Session& s, const std::vector<EntryRow>& rows) {
-  if (rows.empty()) return {};
-  std::vector<std::string> ids;
-  ids.reserve(rows.size());
-  for (const auto& r : rows) ids.push_back(r.uuid);
-  return vault_.get(s, kVaultHolder, ids);
+  // One vault read per account (a list is always one account's).
+  std::map<std::string, std::vector<std::string>> by_account;
+  for (const auto& r : rows) by_account[r.account_id].push_back(r.uuid);
+  std::map<std::string, sdk::ProtectedFields> out;
+  for (const auto& [account, ids] : by_account)
+    out.merge(vault_.get(s, account, kVaultHolder, ids));
+  return out;
 }
 
 void PasswordStore::insert(Poco::Data::Session& tx, const EntryRow& row,

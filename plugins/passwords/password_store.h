@@ -48,7 +48,7 @@ class PasswordStore {
   /// @return the entries, newest first.
   std::vector<EntryRow> list(Poco::Data::Session& s, const EntryFilter& filter, int limit,
                              int offset);
-  /// @return each entry's protected fields, read from the vault in one call.
+  /// @return each entry's protected fields, read from the vault in one call per account.
   std::map<std::string, sdk::ProtectedFields> secrets(Poco::Data::Session& s,
                                                       const std::vector<EntryRow>& rows);
 

@@ -40,23 +40,25 @@ void FakeVault::put(Poco::Data::Session& tx, const sdk::VaultWrite& w) {
     if (!e2e && sealed) throw sdk::HttpError::invalid(field, "no encryption is set up");
   }
   for (const auto& [name, v] : w.fields) {
-    std::string holder = w.holder, record = w.record, field = name, value = v;
+    std::string account = w.account, holder = w.holder, record = w.record, field = name, value = v;
     tx << "DELETE FROM fake_vault WHERE holder = ? AND record = ? AND field = ?", use(holder),
         use(record), use(field), now;
-    tx << "INSERT INTO fake_vault (holder, record, field, value) VALUES (?, ?, ?, ?)", use(holder),
-        use(record), use(field), use(value), now;
+    tx << "INSERT INTO fake_vault (account, holder, record, field, value) VALUES (?, ?, ?, ?, ?)",
+        use(account), use(holder), use(record), use(field), use(value), now;
   }
 }
 
 std::map<std::string, sdk::ProtectedFields> FakeVault::get(
-    Poco::Data::Session& s, const std::string& holder, const std::vector<std::string>& records) {
+    Poco::Data::Session& s, const std::string& account, const std::string& holder,
+    const std::vector<std::string>& records) {
   ++gets;
   std::map<std::string, sdk::ProtectedFields> out;
   for (std::string record : records) {
-    std::string h = holder;
+    std::string a = account, h = holder;
     std::vector<Poco::Tuple<std::string, std::string>> rows;
-    s << "SELECT field, value FROM fake_vault WHERE holder = ? AND record = ?", use(h), use(record),
-        into(rows), now;
+    // As the vault does: values of another account are never returned.
+    s << "SELECT field, value FROM fake_vault WHERE account = ? AND holder = ? AND record = ?",
+        use(a), use(h), use(record), into(rows), now;
     for (const auto& t : rows) out[record][t.get<0>()] = t.get<1>();
   }
   return out;
@@ -82,9 +84,10 @@ FakeVaultPlugin::FakeVaultPlugin(std::shared_ptr<FakeVault> vault) : vault_(std:
 }
 
 std::vector<sdk::Migration> FakeVaultPlugin::migrations() const {
-  return {sdk::Migration::portable(1, "fake vault values",
-                                   {"CREATE TABLE fake_vault (holder VARCHAR(32), record CHAR(36), "
-                                    "field VARCHAR(32), value TEXT)"})};
+  return {sdk::Migration::portable(
+      1, "fake vault values",
+      {"CREATE TABLE fake_vault (account CHAR(36), holder VARCHAR(32), record CHAR(36), "
+       "field VARCHAR(32), value TEXT)"})};
 }
 
 void FakeVaultPlugin::registerServices(sdk::ServiceRegistry& services) {

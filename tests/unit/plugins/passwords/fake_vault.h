@@ -20,7 +20,9 @@ class FakeVault : public sdk::Vault {
  public:
   bool endToEnd(const std::string& account) override;
   void put(Poco::Data::Session& tx, const sdk::VaultWrite& write) override;
-  std::map<std::string, sdk::ProtectedFields> get(Poco::Data::Session& s, const std::string& holder,
+  std::map<std::string, sdk::ProtectedFields> get(Poco::Data::Session& s,
+                                                  const std::string& account,
+                                                  const std::string& holder,
                                                   const std::vector<std::string>& records) override;
   void erase(Poco::Data::Session& tx, const std::string& account, const std::string& holder,
              const std::string& record) override;
