@@ -27,8 +27,6 @@ class FieldErrors {
       }
     }
   }
-  /// @return whether no problem was noted.
-  bool empty() const { return errors_.empty(); }
   /// @throws HttpError 400 `invalid` with every field noted, when there is one.
   void throwIfAny() const;
 

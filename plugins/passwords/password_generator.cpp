@@ -43,12 +43,14 @@ GeneratorOptions generatorOptions(const sdk::Request& r) {
                                                  {"special", &o.special}};
   bool flags_ok = true;
   for (const auto& flag : flags) {
-    FieldErrors one;
-    one.collect([&] {
-      if (auto v = r.boolQuery(flag.first)) *flag.second = *v;
+    errors.collect([&] {
+      try {
+        if (auto v = r.boolQuery(flag.first)) *flag.second = *v;
+      } catch (const sdk::HttpError&) {
+        flags_ok = false;
+        throw;
+      }
     });
-    errors.collect([&] { one.throwIfAny(); });
-    flags_ok = flags_ok && one.empty();
   }
   o.exclude_chars = r.queryParam("exclude_chars").value_or("");
   // Whether the classes can be met is only known once every boolean is.
