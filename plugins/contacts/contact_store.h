@@ -1,0 +1,88 @@
+// The contacts plugin's tables: contacts (one identity's people, at most one per email address,
+// compared case-insensitively, and one per phone number: the unique indexes keep that even when
+// creates race, here or in another svcd), their search grams (contact_search.h), and each
+// identity's settings (auto_contacts). Writes publish their events in the same transaction.
+#pragma once
+
+#include <svc/sdk/events.h>
+#include <svc/sdk/storage.h>
+
+#include <Poco/Data/Session.h>
+#include <Poco/JSON/Object.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace svc::plugins::contacts {
+
+struct ContactRow {
+  std::string id, account_id, identity_uuid, email, display_name, nickname, phone_number;
+  std::int64_t created_us = 0, updated_us = 0;
+};
+
+/// Which contacts a read covers: an account's, or one identity's of it.
+struct ContactScope {
+  std::string account_id;
+  std::string identity_uuid;  ///< empty: the whole account
+};
+
+class ContactStore {
+ public:
+  ContactStore(sdk::Database& database, sdk::EventBus& events);
+  static std::vector<sdk::Migration> migrations();
+
+  sdk::Database& database() { return db_; }
+
+  std::optional<ContactRow> byId(Poco::Data::Session& s, const std::string& id);
+  /// @param email any case. @return the identity's contact with that address, or nullopt.
+  std::optional<ContactRow> byEmail(Poco::Data::Session& s, const std::string& identity,
+                                    const std::string& email);
+  /// @param e164 a normalized number. @return the identity's contact with it, or nullopt.
+  std::optional<ContactRow> byPhone(Poco::Data::Session& s, const std::string& identity,
+                                    const std::string& e164);
+
+  /// Inserts a contact with its grams and publishes `contact.created`.
+  /// @throws HttpError 409 `conflict` when the identity has a contact with its email or number.
+  void insert(Poco::Data::Session& tx, const ContactRow& c);
+  /// Writes a contact's new fields (and grams) and publishes `contact.updated`.
+  /// @param before the row as stored. @param after the same contact, changed.
+  /// @throws HttpError 409 `conflict` as insert().
+  void update(Poco::Data::Session& tx, const ContactRow& before, const ContactRow& after);
+  /// Deletes a contact and publishes `contact.deleted` with it as it was.
+  void remove(Poco::Data::Session& tx, const ContactRow& c);
+
+  /// @return a page of the scope's contacts, newest first.
+  std::vector<ContactRow> list(Poco::Data::Session& s, const ContactScope& scope, int limit,
+                               int offset);
+  long count(Poco::Data::Session& s, const ContactScope& scope);
+  /// @param folded a case-folded query (foldCase), without line breaks.
+  /// @return a page of the scope's contacts matching it, newest first.
+  std::vector<ContactRow> search(Poco::Data::Session& s, const ContactScope& scope,
+                                 const std::string& folded, int limit, int offset);
+  /// @return how many contacts match (as search()), counting at most `probe`.
+  long countMatches(Poco::Data::Session& s, const ContactScope& scope, const std::string& folded,
+                    std::int64_t probe);
+
+  /// @return each of the identities' auto_contacts setting (false when never set).
+  std::map<std::string, bool> autoContacts(Poco::Data::Session& s,
+                                           const std::vector<std::string>& identities);
+  void setAutoContacts(Poco::Data::Session& tx, const std::string& account,
+                       const std::string& identity, bool on);
+
+  static Poco::JSON::Object::Ptr json(const ContactRow& c);
+
+ private:
+  /// The WHERE clause (and its binds) for contacts matching folded within scope.
+  std::string matchClause(const ContactScope& scope, const std::string& folded,
+                          std::vector<std::string>& binds) const;
+  void writeGrams(Poco::Data::Session& tx, const ContactRow& c);
+  [[noreturn]] void conflict(const ContactRow& c, const std::string& why);
+
+  sdk::Database& db_;
+  sdk::EventBus& events_;
+};
+
+}  // namespace svc::plugins::contacts
