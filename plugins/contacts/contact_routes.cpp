@@ -105,7 +105,10 @@ sdk::Response ContactRoutes::find(sdk::Request& r) {
     }
     found = store_.byEmail(s, identity, address);
   } else {
-    auto e164 = sdk::normalizeE164(*phone);
+    // A `+` left unencoded in a query string arrives as a space: read it as the `+` it was.
+    std::string number = *phone;
+    if (!number.empty() && number[0] == ' ') number[0] = '+';
+    auto e164 = sdk::normalizeE164(number);
     if (!e164) {
       throw sdk::HttpError::invalid("phone_number",
                                     "must be a phone number in E.164 form, such as +12025550123");
