@@ -138,13 +138,10 @@ sdk::Response ContactRoutes::search(sdk::Request& r) {
   const ContactScope scope = scopeOf(r);
   Poco::Data::Session s = store_.database().session();
   // A query as common as `.com` matches most rows: counting them all on every call would cost a
-  // scan, so at most exact_count_limit are counted (count_is_exact says when the list is longer).
-  const auto counted = sdk::cappedCount(exact_count_limit_, page, [&](std::int64_t probe) {
-    return store_.countMatches(s, scope, folded, probe);
-  });
-  auto rows = store_.search(s, scope, folded, page.limit, page.offset);
-  Poco::JSON::Object::Ptr out = sdk::pageBody(r, page, counted.count, jsonArray(rows));
-  out->set("count_is_exact", counted.exact);
+  // scan, so at most exact_count_limit are counted (count_is_exact says when there are more).
+  const auto found = store_.search(s, scope, folded, page, exact_count_limit_);
+  Poco::JSON::Object::Ptr out = sdk::pageBody(r, page, found.count, jsonArray(found.rows));
+  out->set("count_is_exact", found.exact);
   return sdk::Response::json(200, out);
 }
 

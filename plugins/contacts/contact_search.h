@@ -5,10 +5,13 @@
 // Each contact keeps `search_text`: those four fields case-folded (foldCase), one per line. Each
 // distinct trigram (three characters, never across lines) of it is a row of `contact_grams`
 // `(gram_key, contact_id)`, where gram_key is a 63-bit FNV-1a hash of the account and the
-// trigram: a contact matching q has every trigram of q, so the contacts holding all of q's keys
-// are the candidates, and `INSTR(search_text, q)` then keeps the true matches (which also
-// discards hash collisions). Queries shorter than three characters scan the scope's rows newest
-// first. The hash is part of the stored data: changing it needs a migration that rebuilds grams.
+// trigram: a contact matching q holds every trigram of q. A search counts (up to a bound) how many
+// contacts hold each of q's trigrams, takes the contacts holding both of the two rarest as
+// candidates, and `INSTR(search_text, q)` keeps the true matches (which also discards hash
+// collisions). When even the rarest is common (`example`), or q is shorter than three
+// characters, candidates would cost more than the rows themselves: then the scope's rows are read
+// newest first until the page is full, and counted up to a limit.
+// The hash is part of the stored data: changing it needs a migration that rebuilds grams.
 #pragma once
 
 #include <cstdint>

@@ -33,9 +33,9 @@ std::string searchTextOf(const ContactRow& c) {
   return searchText({c.email, c.display_name, c.nickname, c.phone_number});
 }
 
-// At most this many of q's grams select candidates: any subset is correct (INSTR decides), and a
-// few rare ones narrow as well as all of them.
-constexpr std::size_t kQueryGrams = 12;
+// A gram more contacts than this hold is common: its candidates would cost more to read than
+// scanning the scope newest first until a page is full.
+constexpr long kRareGram = 5000;
 
 constexpr const char* kColumns =
     "SELECT id, account_id, identity_uuid, email, display_name, nickname, phone_number, "
@@ -257,42 +257,81 @@ long ContactStore::count(Poco::Data::Session& s, const ContactScope& scope) {
   return n;
 }
 
-std::string ContactStore::matchClause(const ContactScope& scope, const std::string& folded,
-                                      std::vector<std::string>& binds) const {
+std::vector<std::int64_t> ContactStore::rarestGrams(Poco::Data::Session& s,
+                                                    const std::string& account,
+                                                    const std::string& folded) {
+  // How many contacts hold each gram, counted only as far as it matters: up to kRareGram, and
+  // then only up to the second rarest seen so far.
+  std::vector<std::pair<long, std::int64_t>> counted;  // (holders, key)
+  long bound = kRareGram;
+  for (std::int64_t key : gramKeys(account, folded)) {
+    Poco::Int64 k = key, limit = bound;
+    long n = 0;
+    s << "SELECT COUNT(*) FROM (SELECT 1 FROM contact_grams WHERE gram_key = ? LIMIT ?) AS g",
+        use(k), use(limit), into(n), now;
+    counted.emplace_back(n, key);
+    std::sort(counted.begin(), counted.end());
+    if (counted.size() > 2) counted.resize(2);
+    if (counted.size() == 2) bound = std::min<long>(bound, counted[1].first + 1);
+    if (counted.front().first == 0) break;  // nothing holds it: nothing matches
+  }
+  std::vector<std::int64_t> keys;
+  if (counted.empty() || counted.front().first >= kRareGram) return keys;
+  for (const auto& [n, key] : counted) keys.push_back(key);
+  return keys;
+}
+
+ContactStore::SearchPage ContactStore::search(Poco::Data::Session& s, const ContactScope& scope,
+                                              const std::string& folded,
+                                              const sdk::PageRequest& page,
+                                              long exact_count_limit) {
+  std::vector<std::string> binds;
   std::string where = scopeClause(scope, binds) + " AND INSTR(search_text, ?) > 0";
   binds.push_back(folded);
-  auto keys = gramKeys(scope.account_id, folded);
-  if (keys.size() > kQueryGrams) keys.resize(kQueryGrams);
-  if (!keys.empty()) {
+  SearchPage out;
+  if (const auto keys = rarestGrams(s, scope.account_id, folded); !keys.empty()) {
+    // Few candidates: every match is read, so the count is exact and the page is cut here.
     where += " AND id IN (SELECT contact_id FROM contact_grams WHERE gram_key IN (" +
              keyList(keys) +
              ") GROUP BY contact_id HAVING COUNT(*) = " + std::to_string(keys.size()) + ")";
+    Poco::Data::Statement q = (s << std::string(kColumns) + where);
+    for (auto& b : binds) q, use(b);
+    auto all = readContacts(q);
+    std::sort(all.begin(), all.end(), [](const ContactRow& a, const ContactRow& b) {
+      return a.created_us != b.created_us ? a.created_us > b.created_us : a.id > b.id;
+    });
+    out.count = static_cast<long>(all.size());
+    const auto first = std::min<std::size_t>(all.size(), static_cast<std::size_t>(page.offset));
+    const auto last =
+        std::min<std::size_t>(all.size(), first + static_cast<std::size_t>(page.limit));
+    out.rows.assign(all.begin() + first, all.begin() + last);
+    return out;
   }
-  return where;
-}
-
-std::vector<ContactRow> ContactStore::search(Poco::Data::Session& s, const ContactScope& scope,
-                                             const std::string& folded, int limit, int offset) {
-  std::vector<std::string> binds;
-  const std::string where = matchClause(scope, folded, binds);
+  // Short or common: the scope's rows newest first, until the page is full.
+  int limit = page.limit, offset = page.offset;
   Poco::Data::Statement q =
       (s << std::string(kColumns) + where + " ORDER BY created_us DESC, id DESC LIMIT ? OFFSET ?");
   for (auto& b : binds) q, use(b);
   q, use(limit), use(offset);
-  return readContacts(q);
-}
-
-long ContactStore::countMatches(Poco::Data::Session& s, const ContactScope& scope,
-                                const std::string& folded, std::int64_t probe) {
-  std::vector<std::string> binds;
-  const std::string where = matchClause(scope, folded, binds);
-  long n = 0;
-  Poco::Int64 up_to = probe;
-  Poco::Data::Statement q =
-      (s << "SELECT COUNT(*) FROM (SELECT 1 FROM contacts " + where + " LIMIT ?) AS c");
-  for (auto& b : binds) q, use(b);
-  q, use(up_to), into(n), now;
-  return n;
+  out.rows = readContacts(q);
+  // A page that ends early has seen every match: the count is known without a second scan.
+  if (static_cast<int>(out.rows.size()) < page.limit && (page.offset == 0 || !out.rows.empty())) {
+    out.count = page.offset + static_cast<long>(out.rows.size());
+    return out;
+  }
+  // Else counted up to the limit, as other long lists are.
+  const auto counted = sdk::cappedCount(exact_count_limit, page, [&](std::int64_t probe) {
+    long n = 0;
+    Poco::Int64 up_to = probe;
+    Poco::Data::Statement c =
+        (s << "SELECT COUNT(*) FROM (SELECT 1 FROM contacts " + where + " LIMIT ?) AS c");
+    for (auto& b : binds) c, use(b);
+    c, use(up_to), into(n), now;
+    return n;
+  });
+  out.count = counted.count;
+  out.exact = counted.exact;
+  return out;
 }
 
 std::map<std::string, bool> ContactStore::autoContacts(Poco::Data::Session& s,

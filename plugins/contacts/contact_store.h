@@ -5,6 +5,7 @@
 #pragma once
 
 #include <svc/sdk/events.h>
+#include <svc/sdk/pagination.h>
 #include <svc/sdk/storage.h>
 
 #include <Poco/Data/Session.h>
@@ -58,13 +59,17 @@ class ContactStore {
   std::vector<ContactRow> list(Poco::Data::Session& s, const ContactScope& scope, int limit,
                                int offset);
   long count(Poco::Data::Session& s, const ContactScope& scope);
-  /// @param folded a case-folded query (foldCase), without line breaks.
-  /// @return a page of the scope's contacts matching it, newest first.
-  std::vector<ContactRow> search(Poco::Data::Session& s, const ContactScope& scope,
-                                 const std::string& folded, int limit, int offset);
-  /// @return how many contacts match (as search()), counting at most `probe`.
-  long countMatches(Poco::Data::Session& s, const ContactScope& scope, const std::string& folded,
-                    std::int64_t probe);
+  /// One page of a search and how many match.
+  struct SearchPage {
+    std::vector<ContactRow> rows;  ///< The page, newest first.
+    long count = 0;                ///< How many match: exact, or at least this many.
+    bool exact = true;             ///< Whether count is exact.
+  };
+  /// @param folded a case-folded query (foldCase), without line breaks. @param page the page.
+  /// @param exact_count_limit a search matching many contacts counts at most this many.
+  /// @return the scope's contacts matching it (contact_search.h says how).
+  SearchPage search(Poco::Data::Session& s, const ContactScope& scope, const std::string& folded,
+                    const sdk::PageRequest& page, long exact_count_limit);
 
   /// @return each of the identities' auto_contacts setting (false when never set).
   std::map<std::string, bool> autoContacts(Poco::Data::Session& s,
@@ -75,9 +80,10 @@ class ContactStore {
   static Poco::JSON::Object::Ptr json(const ContactRow& c);
 
  private:
-  /// The WHERE clause (and its binds) for contacts matching folded within scope.
-  std::string matchClause(const ContactScope& scope, const std::string& folded,
-                          std::vector<std::string>& binds) const;
+  /// @return the keys of at most two of q's grams that the fewest contacts hold, when the
+  /// rarest is held by fewer than kRareGram; empty when every one is common (or q has none).
+  std::vector<std::int64_t> rarestGrams(Poco::Data::Session& s, const std::string& account,
+                                        const std::string& folded);
   void writeGrams(Poco::Data::Session& tx, const ContactRow& c);
   [[noreturn]] void conflict(const ContactRow& c, const std::string& why);
 
