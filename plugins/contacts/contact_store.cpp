@@ -33,10 +33,6 @@ std::string searchTextOf(const ContactRow& c) {
   return searchText({c.email, c.display_name, c.nickname, c.phone_number});
 }
 
-// A gram more contacts than this hold is common: its candidates would cost more to read than
-// scanning the scope newest first until a page is full.
-constexpr long kRareGram = 5000;
-
 constexpr const char* kColumns =
     "SELECT id, account_id, identity_uuid, email, display_name, nickname, phone_number, "
     "created_us, updated_us FROM contacts ";
@@ -260,10 +256,10 @@ long ContactStore::count(Poco::Data::Session& s, const ContactScope& scope) {
 std::vector<std::int64_t> ContactStore::rarestGrams(Poco::Data::Session& s,
                                                     const std::string& account,
                                                     const std::string& folded) {
-  // How many contacts hold each gram, counted only as far as it matters: up to kRareGram, and
+  // How many contacts hold each gram, counted only as far as it matters: up to rare_gram_, and
   // then only up to the second rarest seen so far.
   std::vector<std::pair<long, std::int64_t>> counted;  // (holders, key)
-  long bound = kRareGram;
+  long bound = rare_gram_;
   for (std::int64_t key : gramKeys(account, folded)) {
     Poco::Int64 k = key, limit = bound;
     long n = 0;
@@ -276,7 +272,7 @@ std::vector<std::int64_t> ContactStore::rarestGrams(Poco::Data::Session& s,
     if (counted.front().first == 0) break;  // nothing holds it: nothing matches
   }
   std::vector<std::int64_t> keys;
-  if (counted.empty() || counted.front().first >= kRareGram) return keys;
+  if (counted.empty() || counted.front().first >= rare_gram_) return keys;
   for (const auto& [n, key] : counted) keys.push_back(key);
   return keys;
 }

@@ -79,9 +79,13 @@ class ContactStore {
 
   static Poco::JSON::Object::Ptr json(const ContactRow& c);
 
+  /// Sets how many contacts may hold a gram for it to select candidates (default 5000; more are
+  /// common, and the search scans instead), so tests take both ways with few rows.
+  void setRareGramForTest(long holders) { rare_gram_ = holders; }
+
  private:
   /// @return the keys of at most two of q's grams that the fewest contacts hold, when the
-  /// rarest is held by fewer than kRareGram; empty when every one is common (or q has none).
+  /// rarest is held by fewer than rare_gram_; empty when every one is common (or q has none).
   std::vector<std::int64_t> rarestGrams(Poco::Data::Session& s, const std::string& account,
                                         const std::string& folded);
   void writeGrams(Poco::Data::Session& tx, const ContactRow& c);
@@ -89,6 +93,9 @@ class ContactStore {
 
   sdk::Database& db_;
   sdk::EventBus& events_;
+  // A gram more contacts than this hold is common: its candidates would cost more to read than
+  // scanning the scope newest first until a page is full.
+  long rare_gram_ = 5000;
 };
 
 }  // namespace svc::plugins::contacts
