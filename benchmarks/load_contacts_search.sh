@@ -19,7 +19,6 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-trap 'cat "$work/last.json" >&2 2>/dev/null; tail -5 "$work/svcd.log" >&2' ERR
 source "$root/benchmarks/bench_lib.sh"
 plugins=auth,identities,contacts
 bench_start_svcd --set plugins.enabled=$plugins
@@ -96,8 +95,9 @@ surname=${sample##* }
 measure() {  # measure LABEL Q
   local q=$2 url got expected out
   url="http://127.0.0.1:$port/api/contacts/search/?identity=$uuid&limit=50&q=$(python3 -c 'import sys,urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$q")"
-  got=$(curl -sS "$url" -H "Authorization: Bearer $key" | tee /tmp/contacts-last.json |
-    python3 -c 'import json,sys; b=json.load(sys.stdin); print("%s%s" % (b["count"], "" if b["count_is_exact"] else "+"))')
+  curl -sS "$url" -H "Authorization: Bearer $key" >"$work/answer.json"
+  got=$(python3 -c 'import json,sys; b=json.load(sys.stdin); print("%s%s" % (b["count"], "" if b["count_is_exact"] else "+"))' \
+    <"$work/answer.json") || { echo "search '$q' answered:" >&2; cat "$work/answer.json" >&2; exit 1; }
   expected=$(sqlite3 "$work/data/svc.db" "SELECT COUNT(*) FROM contacts WHERE instr(search_text, lower('$q')) > 0")
   case "$got" in
     *+) [ "$expected" -ge "${got%+}" ] ;;
