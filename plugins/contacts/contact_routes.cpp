@@ -160,7 +160,7 @@ sdk::Response ContactRoutes::one(sdk::Request& r) {
   // Applied to the row as it is inside the transaction: a PATCH of the nickname racing one of
   // the email keeps both.
   store_.database().transaction([&](Poco::Data::Session& tx) {
-    auto before = store_.byId(tx, c->id);
+    auto before = store_.byId(tx, c->id, true);
     if (!before) throw sdk::HttpError::notFound("contact");
     c = before;
     apply(fields, *c);

@@ -106,10 +106,13 @@ std::vector<sdk::Migration> ContactStore::migrations() {
   return {m};
 }
 
-std::optional<ContactRow> ContactStore::byId(Poco::Data::Session& s, const std::string& id) {
+std::optional<ContactRow> ContactStore::byId(Poco::Data::Session& s, const std::string& id,
+                                             bool for_update) {
   if (!sdk::isUuid(id)) return std::nullopt;
   std::string u = Poco::toLower(id);
-  Poco::Data::Statement q = (s << std::string(kColumns) + "WHERE id = ?", use(u));
+  const bool lock = for_update && db_.dialect() == sdk::Dialect::kMysql;
+  Poco::Data::Statement q =
+      (s << std::string(kColumns) + "WHERE id = ?" + (lock ? " FOR UPDATE" : ""), use(u));
   return first(readContacts(q));
 }
 

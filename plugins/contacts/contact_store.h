@@ -37,7 +37,10 @@ class ContactStore {
 
   sdk::Database& database() { return db_; }
 
-  std::optional<ContactRow> byId(Poco::Data::Session& s, const std::string& id);
+  /// @param for_update inside a write transaction: lock the row until it ends (MySQL's row
+  /// lock; SQLite's writers are serialized already), so a read-modify-write loses no change.
+  std::optional<ContactRow> byId(Poco::Data::Session& s, const std::string& id,
+                                 bool for_update = false);
   /// @param email any case. @return the identity's contact with that address, or nullopt.
   std::optional<ContactRow> byEmail(Poco::Data::Session& s, const std::string& identity,
                                     const std::string& email);
