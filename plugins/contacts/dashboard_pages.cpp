@@ -50,6 +50,9 @@ sdk::DashboardPage contactsDashboardPage() {
   page.path = "/identities/{identity}/contacts";
   page.title = "Contacts";
   page.script = kContactsScript;
+  // After the inbox and SMS pages (100): an identity's name keeps linking to its inbox, and
+  // its contacts follow as one more link.
+  page.nav_order = 200;
   page.accept = [](std::map<std::string, std::string>& params) {
     std::string& identity = params["identity"];
     identity = Poco::toLower(identity);

@@ -8,7 +8,8 @@
 
 namespace svc::plugins::contacts {
 
-/// @return the page `/identities/{identity}/contacts` ({identity} a UUID, lower-cased).
+/// @return the page `/identities/{identity}/contacts` ({identity} a UUID, lower-cased), ordered
+/// after other plugins' identity pages.
 sdk::DashboardPage contactsDashboardPage();
 
 }  // namespace svc::plugins::contacts
