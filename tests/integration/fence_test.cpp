@@ -19,7 +19,7 @@ class Fence : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     Svcd::Options o;
-    o.plugins = {"auth", "identities", "dashboard", "email", "sms", "vault"};
+    o.plugins = {"auth", "identities", "dashboard", "email", "sms", "vault", "contacts"};
     o.args = {"--set", "testing.clock=true",
               "--set", "auth.rate.failed_auth_per_minute=0",
               "--set", "auth.rate.failed_auth_per_key_per_minute=0",
