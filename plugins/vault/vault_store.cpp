@@ -10,19 +10,34 @@ namespace svc::plugins::vault {
 
 namespace {
 
-constexpr const char* kValueColumns =
-    "SELECT holder, record, field, account_id, identity_uuid, key_id, sealed FROM vault_values ";
+// Poco's MySQL connector gives each result column a buffer of the column's declared size (and
+// fails on LONGTEXT): a value is read as its first kHead characters, with its length, and the rare
+// longer one completed in pieces.
+constexpr int kHead = 16384;
 
-std::vector<ValueRow> readValues(Poco::Data::Statement& select) {
+constexpr const char* kValueColumns =
+    "SELECT holder, record, field, account_id, identity_uuid, key_id, SUBSTR(sealed, 1, 16384), "
+    "LENGTH(sealed) FROM vault_values ";
+
+std::vector<ValueRow> readValues(Poco::Data::Session& s, Poco::Data::Statement& select) {
   using T = Poco::Tuple<std::string, std::string, std::string, std::string, std::string,
-                        std::string, std::string>;
+                        std::string, std::string, Poco::Int64>;
   std::vector<T> rows;
   select, into(rows), now;
   std::vector<ValueRow> out;
   out.reserve(rows.size());
   for (const auto& t : rows) {
-    out.push_back(
-        {t.get<0>(), t.get<1>(), t.get<2>(), t.get<3>(), t.get<4>(), t.get<5>(), t.get<6>()});
+    ValueRow v{t.get<0>(), t.get<1>(), t.get<2>(), t.get<3>(), t.get<4>(), t.get<5>(), t.get<6>()};
+    // base64: one byte a character, so LENGTH counts characters on both databases.
+    for (Poco::Int64 from = kHead + 1; from <= t.get<7>(); from += kHead) {
+      std::vector<std::string> piece;
+      s << "SELECT SUBSTR(sealed, ?, 16384) FROM vault_values WHERE holder = ? AND record = ? "
+           "AND field = ?",
+          use(from), use(v.holder), use(v.record), use(v.field), into(piece), now;
+      if (piece.empty()) break;
+      v.sealed += piece.front();
+    }
+    out.push_back(std::move(v));
   }
   return out;
 }
@@ -51,7 +66,7 @@ std::vector<sdk::Migration> VaultStore::migrations() {
     m.sqlite.push_back(sql);
     std::string mysql = sql;
     if (const auto at = mysql.find("sealed TEXT"); at != std::string::npos) {
-      mysql.replace(at, 11, "sealed LONGTEXT");
+      mysql.replace(at, 11, "sealed MEDIUMTEXT");
     }
     m.mysql.push_back(mysql.rfind("CREATE TABLE", 0) == 0
                           ? mysql + " DEFAULT CHARSET=ascii COLLATE=ascii_bin"
@@ -177,7 +192,7 @@ std::vector<ValueRow> VaultStore::values(Poco::Data::Session& s, const std::stri
         (s << std::string(kValueColumns) + "WHERE holder = ? AND account_id = ? AND record IN (" +
                   list + ")",
          use(h), use(a));
-    auto rows = readValues(select);
+    auto rows = readValues(s, select);
     out.insert(out.end(), rows.begin(), rows.end());
   }
   return out;
@@ -190,7 +205,7 @@ std::vector<ValueRow> VaultStore::accountValues(Poco::Data::Session& s,
       (s << std::string(kValueColumns) + "WHERE account_id = ? ORDER BY holder, record, field" +
                 lockClause(lock),
        use(id));
-  return readValues(select);
+  return readValues(s, select);
 }
 
 std::vector<ValueRow> VaultStore::notUnderKey(Poco::Data::Session& s, const std::string& key_id,
@@ -200,7 +215,7 @@ std::vector<ValueRow> VaultStore::notUnderKey(Poco::Data::Session& s, const std:
       (s << std::string(kValueColumns) + "WHERE key_id <> ? ORDER BY holder, record, field LIMIT " +
                 std::to_string(limit),
        use(id));
-  return readValues(select);
+  return readValues(s, select);
 }
 
 bool VaultStore::reseal(Poco::Data::Session& s, const ValueRow& was, const std::string& key_id,

@@ -10,10 +10,15 @@
 
 #include <svc/sdk/util.h>
 
+#include <Poco/Data/MySQL/Connector.h>
+#include <Poco/Environment.h>
 #include <Poco/File.h>
 #include <Poco/JSON/Parser.h>
 #include <Poco/Logger.h>
 #include <Poco/TemporaryFile.h>
+#include <Poco/URI.h>
+
+#include <openssl/rand.h>
 
 #include <gtest/gtest.h>
 
@@ -22,6 +27,7 @@
 
 #include <cctype>
 #include <fstream>
+#include <memory>
 
 namespace svc::plugins::vault {
 namespace {
@@ -176,63 +182,103 @@ TEST(E2eRule, EncryptionSetupIsCheckedForShapeAndEveryBadFieldIsNamed) {
   EXPECT_THROW(parseEncryptionSetup(jsonRequest(good + ",\"kdf\":[1]}")), sdk::HttpError);
 }
 
-// The service over a real SQLite database.
-class VaultServiceTest : public ::testing::Test {
+// A database for the service: SQLite in a temporary directory, or a new MariaDB database on the
+// server SVC_TEST_MYSQL_URL names (tools/test.sh starts one), dropped afterwards.
+struct TestDatabase {
+  TestDatabase(const std::string& kind, const std::string& dir) {
+    if (kind == "sqlite") {
+      url = "sqlite:" + dir + "/t.db";
+      return;
+    }
+    server = Poco::Environment::get("SVC_TEST_MYSQL_URL", "");
+    if (server.empty()) return;
+    unsigned char r[4];
+    RAND_bytes(r, sizeof r);
+    name = "svc_v_" + sdk::hexEncode(std::string(reinterpret_cast<char*>(r), sizeof r));
+    admin() << "CREATE DATABASE " + name, Poco::Data::Keywords::now;
+    url = server + "/" + name;
+  }
+  ~TestDatabase() {
+    if (!name.empty()) admin() << "DROP DATABASE " + name, Poco::Data::Keywords::now;
+  }
+  Poco::Data::Session admin() {
+    Poco::Data::MySQL::Connector::registerConnector();
+    Poco::URI uri(server);
+    const std::string info = uri.getUserInfo();
+    return Poco::Data::Session("MySQL", "host=" + uri.getHost() +
+                                            ";port=" + std::to_string(uri.getPort()) +
+                                            ";user=" + info.substr(0, info.find(':')) +
+                                            ";password=" + info.substr(info.find(':') + 1));
+  }
+  std::string server, name, url;
+};
+
+// The service over a real database: SQLite, and MariaDB when the test run has one.
+class VaultServiceTest : public ::testing::TestWithParam<std::string> {
  protected:
-  VaultServiceTest()
-      : db_("sqlite:" + dir_.path + "/t.db", 4),
-        cipher_(dir_.path + "/master.key"),
-        store_(db_),
-        service_(store_, cipher_, Poco::Logger::get("vault-test")) {
-    db_.migrate("vault", VaultStore::migrations());
+  VaultServiceTest() : database_(GetParam(), dir_.path), cipher_(dir_.path + "/master.key") {
+    if (database_.url.empty()) return;
+    db_ = std::make_unique<kernel::SqlDatabase>(database_.url, 4);
+    store_ = std::make_unique<VaultStore>(*db_);
+    service_ = std::make_unique<VaultService>(*store_, cipher_, Poco::Logger::get("vault-test"));
+  }
+  void SetUp() override {
+    if (!db_) GTEST_SKIP() << "SVC_TEST_MYSQL_URL is not set";
+    db_->migrate("vault", VaultStore::migrations());
   }
 
   void put(const std::string& record, sdk::ProtectedFields fields,
            const std::string& account = "acct") {
-    db_.transaction([&](Poco::Data::Session& tx) {
-      service_.put(tx, {account, "ident", "passwords", record, std::move(fields)});
+    db_->transaction([&](Poco::Data::Session& tx) {
+      service_->put(tx, {account, "ident", "passwords", record, std::move(fields)});
     });
   }
   sdk::ProtectedFields get(const std::string& record) {
-    Poco::Data::Session s = db_.session();
-    return service_.get(s, "acct", "passwords", {record})[record];
+    Poco::Data::Session s = db_->session();
+    return service_->get(s, "acct", "passwords", {record})[record];
   }
   void setUpEndToEnd() {
-    db_.transaction([&](Poco::Data::Session& tx) {
+    db_->transaction([&](Poco::Data::Session& tx) {
       AccountRow a;
       a.account_id = "acct";
       a.public_key = b64(32);
-      store_.saveAccount(tx, a);
+      store_->saveAccount(tx, a);
     });
   }
   std::string storedSealed(const std::string& record, const std::string& field) {
-    Poco::Data::Session s = db_.session();
-    for (const auto& v : store_.values(s, "acct", "passwords", {record})) {
+    Poco::Data::Session s = db_->session();
+    for (const auto& v : store_->values(s, "acct", "passwords", {record})) {
       if (v.field == field) return v.sealed;
     }
     return "";
   }
 
   TempDir dir_;
-  kernel::SqlDatabase db_;
+  TestDatabase database_;
+  std::unique_ptr<kernel::SqlDatabase> db_;
   AtRestCipher cipher_;
-  VaultStore store_;
-  VaultService service_;
+  std::unique_ptr<VaultStore> store_;
+  std::unique_ptr<VaultService> service_;
   const std::string r1_ = sdk::newUuid(), r2_ = sdk::newUuid();
 };
 
-TEST_F(VaultServiceTest, ValuesComeBackAsSentAndAreStoredEncrypted) {
+TEST_P(VaultServiceTest, ValuesComeBackAsSentAndAreStoredEncrypted) {
   put(r1_, {{"password", "hunter2"}, {"notes", "the blue one"}});
   EXPECT_EQ(get(r1_), (sdk::ProtectedFields{{"password", "hunter2"}, {"notes", "the blue one"}}));
   EXPECT_EQ(storedSealed(r1_, "password").find("hunter2"), std::string::npos);
+  // A long value (read in pieces on MariaDB) comes back whole.
+  std::string long_value;
+  for (int i = 0; long_value.size() < 70000; ++i) long_value += std::to_string(i) + ",";
+  put(r2_, {{"notes", long_value}});
+  EXPECT_EQ(get(r2_)["notes"], long_value);
   put(r1_, {{"notes", ""}});  // "" clears one field, the others stay
   EXPECT_EQ(get(r1_), (sdk::ProtectedFields{{"password", "hunter2"}}));
-  db_.transaction([&](Poco::Data::Session& tx) { service_.erase(tx, "acct", "passwords", r1_); });
+  db_->transaction([&](Poco::Data::Session& tx) { service_->erase(tx, "acct", "passwords", r1_); });
   EXPECT_TRUE(get(r1_).empty());
-  EXPECT_FALSE(service_.endToEnd("acct"));
+  EXPECT_FALSE(service_->endToEnd("acct"));
 }
 
-TEST_F(VaultServiceTest, TheEndToEndRuleNamesEveryRefusedFieldAndStoresNothing) {
+TEST_P(VaultServiceTest, TheEndToEndRuleNamesEveryRefusedFieldAndStoresNothing) {
   try {
     put(r1_, {{"password", sealedLooking()}});
     FAIL() << "a sealed value was accepted before encryption was set up";
@@ -240,8 +286,8 @@ TEST_F(VaultServiceTest, TheEndToEndRuleNamesEveryRefusedFieldAndStoresNothing) 
     EXPECT_EQ(e.status(), 400);
   }
   setUpEndToEnd();
-  EXPECT_TRUE(service_.endToEnd("acct"));
-  EXPECT_FALSE(service_.endToEnd("other"));
+  EXPECT_TRUE(service_->endToEnd("acct"));
+  EXPECT_FALSE(service_->endToEnd("other"));
   try {
     put(r1_, {{"password", "hunter2"}, {"username", "bob"}, {"notes", sealedLooking()}});
     FAIL() << "plaintext was accepted";
@@ -257,22 +303,22 @@ TEST_F(VaultServiceTest, TheEndToEndRuleNamesEveryRefusedFieldAndStoresNothing) 
   put(r2_, {{"password", "plain"}}, "other");  // another account keeps its own rule
 }
 
-TEST_F(VaultServiceTest, APassphraseChangeHoldsEveryWriteWith409) {
+TEST_P(VaultServiceTest, APassphraseChangeHoldsEveryWriteWith409) {
   put(r1_, {{"password", "a"}});
-  db_.transaction([&](Poco::Data::Session& tx) {
+  db_->transaction([&](Poco::Data::Session& tx) {
     AccountRow a;
     a.account_id = "acct";
     a.rekey_token_hash = "x";
     a.rekey_expires_us = sdk::nowMicros() + 60000000;
-    store_.saveAccount(tx, a);
+    store_->saveAccount(tx, a);
   });
   for (int i = 0; i < 2; ++i) {
     try {
       if (i == 0)
         put(r1_, {{"password", "b"}});
       else
-        db_.transaction(
-            [&](Poco::Data::Session& tx) { service_.erase(tx, "acct", "passwords", r1_); });
+        db_->transaction(
+            [&](Poco::Data::Session& tx) { service_->erase(tx, "acct", "passwords", r1_); });
       FAIL() << "a write went through a passphrase change";
     } catch (const sdk::HttpError& e) {
       EXPECT_EQ(e.status(), 409);
@@ -282,48 +328,48 @@ TEST_F(VaultServiceTest, APassphraseChangeHoldsEveryWriteWith409) {
   EXPECT_EQ(get(r1_)["password"], "a");
 }
 
-TEST_F(VaultServiceTest, ADamagedOrMovedValueIsAnErrorNeverGarbage) {
+TEST_P(VaultServiceTest, ADamagedOrMovedValueIsAnErrorNeverGarbage) {
   put(r1_, {{"password", "hunter2"}});
   put(r2_, {{"password", "other"}});
   {
-    Poco::Data::Session s = db_.session();
+    Poco::Data::Session s = db_->session();
     std::string moved = storedSealed(r1_, "password");
     std::string target = r2_;
     using namespace Poco::Data::Keywords;
     s << "UPDATE vault_values SET sealed = ? WHERE record = ?", use(moved), use(target), now;
   }
-  Poco::Data::Session s = db_.session();
-  EXPECT_THROW(service_.get(s, "acct", "passwords", {r2_}), std::runtime_error);
+  Poco::Data::Session s = db_->session();
+  EXPECT_THROW(service_->get(s, "acct", "passwords", {r2_}), std::runtime_error);
   EXPECT_EQ(get(r1_)["password"], "hunter2");
 }
 
-TEST_F(VaultServiceTest, AnotherAccountNeverSeesOrReplacesARecordsValues) {
+TEST_P(VaultServiceTest, AnotherAccountNeverSeesOrReplacesARecordsValues) {
   put(r1_, {{"password", "mine"}});
-  Poco::Data::Session s = db_.session();
-  EXPECT_TRUE(service_.get(s, "other", "passwords", {r1_}).empty());
+  Poco::Data::Session s = db_->session();
+  EXPECT_TRUE(service_->get(s, "other", "passwords", {r1_}).empty());
   put(r1_, {{"password", "theirs"}}, "other");  // a holder bug naming another account's record
   EXPECT_EQ(get(r1_)["password"], "mine");
   // Upper-case ids are the same record.
   std::string upper = r1_;
   for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  EXPECT_EQ(service_.get(s, "acct", "passwords", {upper})[upper]["password"], "mine");
+  EXPECT_EQ(service_->get(s, "acct", "passwords", {upper})[upper]["password"], "mine");
 }
 
-TEST_F(VaultServiceTest, RotationMovesEveryValueAndRetiresKeysOneRotationLater) {
+TEST_P(VaultServiceTest, RotationMovesEveryValueAndRetiresKeysOneRotationLater) {
   for (int i = 0; i < 250; ++i) {
     put(sdk::newUuid(), {{"password", "p" + std::to_string(i)}});
   }
   put(r1_, {{"password", "hunter2"}});
   const std::string old_key = cipher_.currentKeyId();
-  Rotation rotation(store_, service_, cipher_, 0);
+  Rotation rotation(*store_, *service_, cipher_, 0);
   const RotationResult first = rotation.run();
   EXPECT_EQ(first.reencrypted, 251);
   EXPECT_EQ(first.failed, 0);
   EXPECT_TRUE(first.retired.empty());  // kept one rotation, for writes committing late
   EXPECT_EQ(get(r1_)["password"], "hunter2");
   {
-    Poco::Data::Session s = db_.session();
-    EXPECT_EQ(store_.keyIdsInUse(s), std::vector<std::string>{first.key_id});
+    Poco::Data::Session s = db_->session();
+    EXPECT_EQ(store_->keyIdsInUse(s), std::vector<std::string>{first.key_id});
   }
   const RotationResult second = rotation.run();
   EXPECT_EQ(second.reencrypted, 251);
@@ -333,16 +379,19 @@ TEST_F(VaultServiceTest, RotationMovesEveryValueAndRetiresKeysOneRotationLater) 
             (std::vector<std::string>{second.key_id, first.key_id}));
 }
 
-TEST_F(VaultServiceTest, ARotationThatMeetsANewerKeyStops) {
+TEST_P(VaultServiceTest, ARotationThatMeetsANewerKeyStops) {
   put(r1_, {{"password", "x"}});
   AtRestCipher other(dir_.path + "/master.key");
   other.rotate();  // another svcd's rotation
   ::sleep(1);
   EXPECT_EQ(cipher_.currentKeyId(), other.currentKeyId());
-  Rotation rotation(store_, service_, cipher_, 0);
+  Rotation rotation(*store_, *service_, cipher_, 0);
   // This process's rotation makes a key after the other's, so it is not superseded.
   EXPECT_NO_THROW(rotation.run());
 }
+
+INSTANTIATE_TEST_SUITE_P(Databases, VaultServiceTest, ::testing::Values("sqlite", "mysql"),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace svc::plugins::vault
