@@ -120,6 +120,21 @@ void Extensions::validateCreate(const sdk::Request& r) const {
   for (const auto& e : all()) e->validate(r);
 }
 
+std::vector<std::shared_ptr<sdk::IdentityExtension>> Extensions::updating(
+    const sdk::Request& r) const {
+  std::vector<std::shared_ptr<sdk::IdentityExtension>> out;
+  if (!r.json) return out;
+  for (const auto& e : all()) {
+    const auto& fields = e->capability().create_fields;
+    if (std::any_of(fields.begin(), fields.end(), [&](const sdk::IdentityField& f) {
+          return f.updatable && r.json->has(f.name);
+        })) {
+      out.push_back(e);
+    }
+  }
+  return out;
+}
+
 void Extensions::refuseAction(const std::string& action) const {
   for (const auto& c : sdk::contractIdentityCapabilities()) {
     if (std::count(c.actions.begin(), c.actions.end(), action)) throw capabilityMissing(c.name);

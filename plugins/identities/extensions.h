@@ -27,6 +27,9 @@ class Extensions : public sdk::IdentityExtensions {
   /// Refuses a create body that asks for a contract capability no extension provides: 503
   /// `service_unavailable` naming it. Then lets every extension check its fields.
   void validateCreate(const sdk::Request& request) const;
+  /// @return the extensions owning an updatable field that a PUT/PATCH body carries (even as
+  /// null): those whose update() the identity's update transaction calls.
+  std::vector<std::shared_ptr<sdk::IdentityExtension>> updating(const sdk::Request& request) const;
   /// @throws HttpError 503 naming the capability when action belongs to a contract capability
   /// that no plugin provides; 404 when no capability has it.
   [[noreturn]] void refuseAction(const std::string& action) const;

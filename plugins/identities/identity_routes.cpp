@@ -112,8 +112,14 @@ sdk::Response IdentityRoutes::one(sdk::Request& r) {
   if (name) i.name = validName(*name);
   i.updated_us = sdk::nowMicros();
   Poco::JSON::Object::Ptr body = json(i);
+  const sdk::IdentityInfo info{i.uuid, i.account_id, i.name};
+  const auto updating = extensions_.updating(r);
   context_.database().transaction([&](Poco::Data::Session& s) {
     IdentityStore::update(s, i);
+    // An extension's setting changes with the identity, or neither does.
+    for (const auto& e : updating) {
+      if (auto member = e->update(s, info, r)) body->set(e->capability().name, *member);
+    }
     publish(s, "identity.updated", i, body);
   });
   directory_.forget(i.uuid);

@@ -32,9 +32,9 @@ void SecretRoutes::registerIn(sdk::RouteRegistry& routes) {
   }
 }
 
-sdk::ProtectedFields SecretRoutes::fieldsOf(Poco::Data::Session& s, const std::string& id) {
-  auto all = vault_.get(s, kHolder, {id});
-  auto it = all.find(id);
+sdk::ProtectedFields SecretRoutes::fieldsOf(Poco::Data::Session& s, const SecretRow& row) {
+  auto all = vault_.get(s, row.account_id, kHolder, {row.id});
+  auto it = all.find(row.id);
   return it == all.end() ? sdk::ProtectedFields{} : it->second;
 }
 
@@ -60,8 +60,8 @@ sdk::Response SecretRoutes::list(sdk::Request& r) {
   std::vector<std::string> ids;
   ids.reserve(rows.size());
   for (const auto& row : rows) ids.push_back(row.id);
-  const auto fields =
-      ids.empty() ? std::map<std::string, sdk::ProtectedFields>{} : vault_.get(s, kHolder, ids);
+  const auto fields = ids.empty() ? std::map<std::string, sdk::ProtectedFields>{}
+                                  : vault_.get(s, filter.account_id, kHolder, ids);
   Poco::JSON::Array::Ptr results = new Poco::JSON::Array;
   for (const auto& row : rows) {
     auto it = fields.find(row.id);
@@ -103,7 +103,7 @@ sdk::Response SecretRoutes::one(sdk::Request& r) {
   if (!in.empty()) return write(r, in);
   Poco::Data::Session s = db_.session();
   const SecretRow row = visible(s, r);
-  return sdk::Response::json(200, SecretStore::json(row, fieldsOf(s, row.id)));
+  return sdk::Response::json(200, SecretStore::json(row, fieldsOf(s, row)));
 }
 
 sdk::Response SecretRoutes::write(sdk::Request& r, const SecretInput& in) {
@@ -119,7 +119,7 @@ sdk::Response SecretRoutes::write(sdk::Request& r, const SecretInput& in) {
     if (!changed.empty()) {
       vault_.put(tx, {row.account_id, row.identity_uuid, kHolder, row.id, changed});
     }
-    body = SecretStore::json(row, fieldsOf(tx, row.id));
+    body = SecretStore::json(row, fieldsOf(tx, row));
   });
   return sdk::Response::json(200, body);
 }

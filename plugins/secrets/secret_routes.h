@@ -35,7 +35,7 @@ class SecretRoutes {
   /// PUT or PATCH of what `in` gives (not empty).
   sdk::Response write(sdk::Request& r, const SecretInput& in);
   sdk::Response remove(sdk::Request& r);
-  sdk::ProtectedFields fieldsOf(Poco::Data::Session& s, const std::string& id);
+  sdk::ProtectedFields fieldsOf(Poco::Data::Session& s, const SecretRow& row);
 
   sdk::Database& db_;
   SecretStore& store_;

@@ -27,6 +27,10 @@ IdentityExtension::~IdentityExtension() = default;
 IdentityExtensions::~IdentityExtensions() = default;
 void IdentityExtension::prepare(const IdentityInfo&, const Request&) {}
 void IdentityExtension::finish(const IdentityInfo&, const Request&, bool) {}
+std::optional<Poco::Dynamic::Var> IdentityExtension::update(Poco::Data::Session&,
+                                                            const IdentityInfo&, const Request&) {
+  return std::nullopt;
+}
 VoiceAgentDirectory::~VoiceAgentDirectory() = default;
 DashboardPages::~DashboardPages() = default;
 Vault::~Vault() = default;

@@ -30,6 +30,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <iterator>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -368,6 +369,25 @@ void runSql(const std::string& db_url, const std::vector<std::string>& statement
                    info.substr(0, info.find(':')) + ";password=" + info.substr(info.find(':') + 1) +
                    ";db=" + uri.getPath().substr(1));
   for (const auto& sql : statements) s << sql, Poco::Data::Keywords::now;
+}
+
+std::string databaseBytes(const std::string& db_url) {
+  if (databaseKind() == "sqlite") {
+    std::string bytes;
+    for (const std::string& file : {db_url.substr(7), db_url.substr(7) + "-wal"}) {
+      std::ifstream in(file, std::ios::binary);
+      bytes += std::string(std::istreambuf_iterator<char>(in), {});
+    }
+    return bytes;
+  }
+  Poco::URI uri(db_url);
+  const std::string info = uri.getUserInfo();
+  auto [rc, out] = runCommand("mariadb-dump --skip-extended-insert -h " + uri.getHost() + " -P " +
+                              std::to_string(uri.getPort()) + " -u " +
+                              info.substr(0, info.find(':')) + " -p" +
+                              info.substr(info.find(':') + 1) + " " + uri.getPath().substr(1));
+  EXPECT_EQ(rc, 0) << out;
+  return out;
 }
 
 }  // namespace svc::testing

@@ -52,6 +52,9 @@ std::string databaseKind();
 /// Runs statements on a stopped svcd's database (its dbUrl()), as an operator's client would:
 /// the sqlite3 command, or a MySQL session. Fails the test on an error.
 void runSql(const std::string& db_url, const std::vector<std::string>& statements);
+/// Everything a database holds, read past svcd: the SQLite file and its write-ahead log byte for
+/// byte, or a dump of the MariaDB database. @param db_url svcd's database. @return the bytes.
+std::string databaseBytes(const std::string& db_url);
 
 class Svcd {
  public:

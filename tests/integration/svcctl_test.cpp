@@ -294,6 +294,66 @@ TEST_F(SvcctlSms, BadNumbersAndMissingIdentitiesAreRefusedClearly) {
   EXPECT_EQ(json("sms inbox --identity " + ann)->getValue<int>("count"), 0) << "nothing was sent";
 }
 
+// The contacts plugin's commands: add, find in any case, search, edit (and clear), list, delete;
+// other people's text printed without what could take over the terminal.
+class SvcctlContacts : public Svcctl {
+ protected:
+  Svcd::Options options() override {
+    Svcd::Options o;
+    o.plugins = {"auth", "identities", "contacts"};
+    return o;
+  }
+};
+
+TEST_F(SvcctlContacts, AddFindSearchEditAndDelete) {
+  const std::string ada = json("identities create Agent")->getValue<std::string>("uuid"),
+                    id = " --identity " + ada;
+  auto [rc, added] =
+      ctl("contacts add --email Ada@Example.com --name 'Ada Lovelace' --phone "
+          "'+1 202 555 0177'" +
+          id);
+  ASSERT_EQ(rc, 0) << added;
+  std::smatch line;
+  ASSERT_TRUE(std::regex_search(added, line, std::regex(R"(^([0-9a-f-]{36})\n)"))) << added;
+  const std::string uuid = line[1];
+  EXPECT_NE(added.find("  display_name: Ada Lovelace\n"), std::string::npos) << added;
+  EXPECT_NE(added.find("  phone_number: +12025550177\n"), std::string::npos) << added;
+
+  EXPECT_EQ(json("contacts find ada@EXAMPLE.com" + id)->getValue<std::string>("uuid"), uuid);
+  EXPECT_EQ(json("contacts find +12025550177" + id)->getValue<std::string>("uuid"), uuid);
+  auto [search_rc, table] = ctl("contacts search lovelace" + id);
+  EXPECT_EQ(search_rc, 0) << table;
+  EXPECT_NE(table.find(uuid + "  Ada Lovelace  Ada@Example.com  +12025550177"), std::string::npos)
+      << table;
+  EXPECT_EQ(json("contacts search 'ada lo'" + id)->getValue<int>("count"), 1) << "a space in q";
+
+  // A bidirectional override in a name is stored as given, and never reaches the terminal.
+  auto [edit_rc, edited] =
+      ctl("contacts edit " + uuid + " --nickname 'Eve\u202eevil' --clear phone_number" + id);
+  EXPECT_EQ(edit_rc, 0) << edited;
+  EXPECT_EQ(edited.find("\u202e"), std::string::npos) << edited;
+  EXPECT_NE(edited.find("  nickname: Eve\ufffdevil\n"), std::string::npos) << edited;
+  EXPECT_EQ(edited.find("phone_number"), std::string::npos) << edited;
+  auto stored = json("contacts find ada@example.com" + id);
+  EXPECT_EQ(stored->getValue<std::string>("nickname"), "Eve\u202eevil");
+  EXPECT_TRUE(stored->isNull("phone_number"));
+
+  auto [dup_rc, dup] = ctl("contacts add --email ada@example.com" + id);
+  EXPECT_EQ(dup_rc, 1);
+  EXPECT_NE(dup.find("svcctl: 409 conflict: "), std::string::npos) << dup;
+  auto [bad_rc, bad] = ctl("contacts add --email nope" + id);
+  EXPECT_EQ(bad_rc, 1);
+  EXPECT_NE(bad.find("svcctl: 400 "), std::string::npos) << bad;
+  EXPECT_EQ(json("contacts list" + id)->getValue<int>("count"), 1);
+
+  auto [del_rc, deleted] = ctl("contacts delete " + uuid + id);
+  EXPECT_EQ(del_rc, 0) << deleted;
+  EXPECT_EQ(json("contacts list" + id)->getValue<int>("count"), 0);
+  auto [gone_rc, gone] = ctl("contacts find ada@example.com" + id);
+  EXPECT_EQ(gone_rc, 1);
+  EXPECT_NE(gone.find("svcctl: 404 "), std::string::npos) << gone;
+}
+
 // The secrets plugin's commands: a value set from stdin (created, then changed), shown only with
 // --reveal, listed by key and deleted.
 class SvcctlSecrets : public Svcctl {

@@ -10,6 +10,9 @@
 //   - create: validate() checks the body's fields it owns before anything is written, and
 //     provision() runs inside the identity's own transaction, after its row is inserted (throwing
 //     rolls the whole identity back: a taken address leaves no identity behind);
+//   - update: a field marked `updatable` may also be sent to `PUT`/`PATCH /api/identities/{uuid}/`
+//     (a per-identity setting, such as contacts' `auto_contacts`); update() applies it inside the
+//     identity's update transaction;
 //   - every view: describe() gives the value of its member of the identity's JSON (null for an
 //     identity it has nothing for), in lists, single reads and the identity.* events alike;
 //   - actions: `POST /api/identities/{uuid}/<action>/` for each of its actions, the identity fenced
@@ -42,6 +45,9 @@ struct IdentityField {
   enum class Type { kString, kBoolean };
   std::string name;           ///< `email_identifier`.
   Type type = Type::kString;  ///< What JSON type it takes (null is always allowed: absent).
+  /// Whether `PUT`/`PATCH /api/identities/{uuid}/` takes it too: then the identities plugin calls
+  /// the extension's update() when such a body carries it (a setting, not a resource to provision).
+  bool updatable = false;
 };
 
 /// A part of the identity resource.
@@ -92,6 +98,16 @@ class IdentityExtension {
   /// @throws HttpError to refuse (the identity rolls back).
   virtual Poco::Dynamic::Var provision(Poco::Data::Session& transaction,
                                        const IdentityInfo& identity, const Request& request) = 0;
+  /// Applies a `PUT`/`PATCH /api/identities/{uuid}/` body's updatable fields it owns, inside the
+  /// identity's update transaction. Called only when the body carries (even as null) one of its
+  /// capability's `updatable` create_fields. The default changes nothing.
+  /// @param transaction the session of that transaction. @param identity the identity.
+  /// @param request the PUT/PATCH request. @return the member's value after the change (what
+  /// describe() will say once the transaction commits), or nullopt when it stays as describe()
+  /// says now. @throws HttpError (400 naming the field) to refuse: the whole update rolls back.
+  virtual std::optional<Poco::Dynamic::Var> update(Poco::Data::Session& transaction,
+                                                   const IdentityInfo& identity,
+                                                   const Request& request);
   /// @param identity_uuids identities of one account. @return the member's value (usually an
   /// Object) for each identity that has one; the others show null.
   virtual std::map<std::string, Poco::Dynamic::Var> describe(

@@ -38,7 +38,7 @@ struct VaultWrite {
   std::string account;     ///< The record's account.
   std::string identity;    ///< The record's identity (shown in the passphrase change's list).
   std::string holder;      ///< The plugin's name for the kind of record: `passwords`, `secrets`.
-  std::string record;      ///< The record's id (its uuid).
+  std::string record;      ///< The record's id: a uuid.
   ProtectedFields fields;  ///< The fields to set; fields not named keep their values.
 };
 
@@ -52,12 +52,14 @@ class Vault {
   /// @param transaction the session of the caller's transaction. @param write what to store.
   /// @throws HttpError 409 `vault_rekeying`, or 400 naming the offending field.
   virtual void put(Poco::Data::Session& transaction, const VaultWrite& write) = 0;
-  /// @param session a session (the caller's, in or out of a transaction). @param holder the kind
-  /// of record. @param records their ids. @return each record's stored fields (records without
-  /// any are absent).
+  /// @param session a session (the caller's, in or out of a transaction). @param account the
+  /// records' account (values of another account are never returned). @param holder the kind of
+  /// record. @param records their ids. @return each record's stored fields, keyed by the id as
+  /// given (records without any are absent).
   /// @throws std::runtime_error when a stored value does not decrypt (it is logged with its
   /// record): the request answers 500, never a damaged value.
   virtual std::map<std::string, ProtectedFields> get(Poco::Data::Session& session,
+                                                     const std::string& account,
                                                      const std::string& holder,
                                                      const std::vector<std::string>& records) = 0;
   /// Removes a record's protected fields in the caller's transaction.

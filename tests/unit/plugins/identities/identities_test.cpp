@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <optional>
 
 namespace svc::plugins::identities {
 namespace {
@@ -30,6 +31,7 @@ const std::string kLibrary = std::string(SVC_BUNDLED_PLUGIN_DIR) + "/svc_plugin_
 struct Probe {
   std::atomic<int> validated{0};
   std::atomic<int> provisioned{0};
+  std::atomic<int> updated{0};
   std::atomic<int> identity_rows_in_transaction{-1};  // the new identity's, as provision saw it
 };
 
@@ -64,6 +66,16 @@ class BadgeExtension : public sdk::IdentityExtension {
         now;
     // Refused after this plugin's and the identity's rows are written: both roll back.
     if (taken) throw sdk::HttpError(409, "conflict", "This badge is taken.");
+    return json(b, 0);
+  }
+  // `badge` is updatable: a PATCH carrying it re-badges the identity in its update transaction.
+  std::optional<Poco::Dynamic::Var> update(Poco::Data::Session& s,
+                                           const sdk::IdentityInfo& identity,
+                                           const sdk::Request& r) override {
+    ++probe_.updated;
+    validate(r);
+    std::string uuid = identity.uuid, b = r.stringField("badge").value_or("");
+    s << "UPDATE badges SET badge = ? WHERE identity_uuid = ?", use(b), use(uuid), now;
     return json(b, 0);
   }
   std::map<std::string, Poco::Dynamic::Var> describe(
@@ -102,7 +114,7 @@ class BadgeExtension : public sdk::IdentityExtension {
 };
 
 sdk::IdentityCapability badgeCapability() {
-  return {"badge", {{"badge", sdk::IdentityField::Type::kString}}, {"polish"}};
+  return {"badge", {{"badge", sdk::IdentityField::Type::kString, true}}, {"polish"}};
 }
 
 // The plugin that adds the extension, as a third party's would: it requires identities and adds
@@ -183,6 +195,41 @@ class IdentitiesTest : public ::testing::Test {
   Probe probe_;
   PluginHarness harness_;  // identities offers the IdentityDirectory; the stub authenticates
 };
+
+TEST_F(IdentitiesTest, AnUpdatableFieldChangesWithTheIdentityInOneTransaction) {
+  const std::string uuid = createdUuid(R"({"name":"Bot","badge":"gold"})");
+  auto patch = [&](const std::string& body) {
+    return harness_.call(RequestBuilder::patch("/api/identities/" + uuid + "/")
+                             .as(managementPrincipal(kAccount))
+                             .json(body));
+  };
+  auto badge = [&]() {
+    return harness_
+        .call(
+            RequestBuilder::get("/api/identities/" + uuid + "/").as(managementPrincipal(kAccount)))
+        .json()
+        ->getObject("badge")
+        ->getValue<std::string>("badge");
+  };
+  ASSERT_EQ(patch(R"({"name":"Renamed"})").status, 200);
+  EXPECT_EQ(probe_.updated, 0) << "a body without the field leaves the extension alone";
+  auto rebadged = patch(R"({"badge":"silver"})");
+  ASSERT_EQ(rebadged.status, 200) << rebadged.body;
+  EXPECT_EQ(probe_.updated, 1);
+  EXPECT_EQ(rebadged.json()->getObject("badge")->getValue<std::string>("badge"), "silver")
+      << "the answer shows the member as update() left it";
+  EXPECT_EQ(badge(), "silver");
+  // The extension refuses: the identity's own change rolls back with it.
+  auto refused = patch(R"({"name":"Other","badge":"NOT OK"})");
+  EXPECT_EQ(refused.status, 400) << refused.body;
+  EXPECT_EQ(badge(), "silver");
+  EXPECT_EQ(harness_
+                .call(RequestBuilder::get("/api/identities/" + uuid + "/")
+                          .as(managementPrincipal(kAccount)))
+                .json()
+                ->getValue<std::string>("name"),
+            "Renamed");
+}
 
 TEST_F(IdentitiesTest, CreatesListsReadsAndRenames) {
   auto created = create(R"({"name":"  Support Bot  "})");

@@ -148,14 +148,14 @@ class FakeVault : public sdk::Vault {
     accounts_[w.record] = w.account;
   }
   std::map<std::string, sdk::ProtectedFields> get(
-      Poco::Data::Session&, const std::string& holder,
+      Poco::Data::Session&, const std::string& account, const std::string& holder,
       const std::vector<std::string>& records) override {
     std::lock_guard<std::mutex> lock(mutex_);
-    ++gets;
     std::map<std::string, sdk::ProtectedFields> out;
     for (const auto& r : records) {
       auto it = stored_.find(holder + "/" + r);
-      if (it != stored_.end()) out[r] = it->second;
+      // As the vault: another account's values are never returned.
+      if (it != stored_.end() && accounts_[r] == account) out[r] = it->second;
     }
     return out;
   }
@@ -174,7 +174,6 @@ class FakeVault : public sdk::Vault {
     return stored_["secrets/" + record];
   }
   bool refuse = false;
-  int gets = 0;
 
  private:
   std::mutex mutex_;

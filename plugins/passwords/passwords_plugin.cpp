@@ -1,0 +1,85 @@
+// passwords: an identity's password entries `{uuid, identity, domain, username, password, notes}`
+// and a password generator. The protected fields are the vault's (svc/sdk/vault.h): it applies
+// the account's end-to-end rule and encrypts them at rest; this plugin keeps the rest.
+//
+// This is the module: what the plugin declares, and the wiring of its core (svc_passwords_core).
+#include "password_routes.h"
+#include "password_store.h"
+#include "passwords_dashboard.h"
+
+#include <svc/sdk/dashboard.h>
+#include <svc/sdk/plugin.h>
+#include <svc/sdk/vault.h>
+
+#include <memory>
+
+namespace svc::plugins::passwords {
+
+class PasswordsPlugin : public sdk::Plugin {
+ public:
+  PasswordsPlugin() {
+    info_.name = "passwords";
+    info_.version = "0.1.0";
+    info_.description = "Password entries of identities, kept in the vault, and a generator.";
+    const char* shape = "; object: the entry without username, password and notes.";
+    info_.events = {
+        {"password.created", std::string("A password entry was stored") + shape, {"domain"}},
+        {"password.updated", std::string("A password entry changed") + shape, {"domain"}},
+        {"password.deleted", std::string("A password entry was deleted") + shape, {"domain"}},
+    };
+    info_.uses_services = {sdk::kVaultService.name, sdk::kDashboardPagesService.name};
+    info_.requires_plugins = {"vault"};
+  }
+
+  const sdk::PluginInfo& info() const override { return info_; }
+
+  void configure(sdk::PluginContext& context) override {
+    context_ = &context;
+    vault_ = context.services().require(sdk::kVaultService);
+    store_ = std::make_unique<PasswordStore>(context.database(), context.events(), *vault_);
+    entries_ = std::make_unique<PasswordEntries>(*store_);
+  }
+
+  std::vector<sdk::Migration> migrations() const override { return PasswordStore::migrations(); }
+
+  void registerRoutes(sdk::RouteRegistry& routes) override {
+    using sdk::AuthNeed;
+    auto add = [&](const char* method, const char* pattern, AuthNeed need, const char* summary,
+                   sdk::Handler h) {
+      routes.add({method, pattern, need, sdk::BodyKind::kJson, 0, summary, std::move(h)});
+    };
+    PasswordEntries& e = *entries_;
+    add("GET", "/api/passwords/", AuthNeed::kAnyKey,
+        "Password entries, newest first (domain, search).",
+        sdk::bindHandler(e, &PasswordEntries::list));
+    add("POST", "/api/passwords/", AuthNeed::kIdentity,
+        "Store a password entry (without password: a generated one).",
+        sdk::bindHandler(e, &PasswordEntries::create));
+    add("GET", "/api/passwords/generate-password/", AuthNeed::kAnyKey,
+        "A random password (length, digits, lowercase, uppercase, special, exclude_chars).",
+        sdk::bindHandler(e, &PasswordEntries::generate));
+    for (const char* method : {"GET", "PUT", "PATCH", "DELETE"}) {
+      add(method, "/api/passwords/{uuid}/", AuthNeed::kAnyKey, "One password entry.",
+          sdk::bindHandler(e, &PasswordEntries::one));
+    }
+  }
+
+  void registerServices(sdk::ServiceRegistry&) override {}
+  void start() override {
+    if (auto pages = context_->services().find(sdk::kDashboardPagesService)) {
+      for (auto& page : dashboardPages()) pages->add(std::move(page));
+    }
+  }
+  void stop() override {}
+
+ private:
+  sdk::PluginInfo info_;
+  sdk::PluginContext* context_ = nullptr;
+  std::shared_ptr<sdk::Vault> vault_;
+  std::unique_ptr<PasswordStore> store_;
+  std::unique_ptr<PasswordEntries> entries_;
+};
+
+}  // namespace svc::plugins::passwords
+
+SVC_PLUGIN(svc::plugins::passwords::PasswordsPlugin)

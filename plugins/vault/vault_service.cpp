@@ -1,0 +1,130 @@
+#include "vault_service.h"
+
+#include "e2e_rule.h"
+
+#include <svc/sdk/util.h>
+
+#include <Poco/String.h>
+
+#include <stdexcept>
+
+namespace svc::plugins::vault {
+
+namespace {
+
+// Holders and fields are names plugins choose in code, never client input.
+bool isName(const std::string& name) {
+  if (name.empty() || name.size() > 32 || !(name[0] >= 'a' && name[0] <= 'z')) return false;
+  for (char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  }
+  return true;
+}
+
+// @return the record's id as stored (lower-case).
+std::string checkNames(const std::string& holder, const std::string& record) {
+  if (!isName(holder) || !sdk::isUuid(record)) {
+    throw std::logic_error("vault: holder must be [a-z][a-z0-9_]{0,31} and record a uuid, not `" +
+                           holder + "`/`" + record + "`");
+  }
+  return Poco::toLower(record);
+}
+
+// Where a value belongs, bound into its encryption: a value copied to another account, record or
+// field does not decrypt there.
+std::string associatedData(const ValueRow& row) {
+  return row.account_id + '\0' + row.holder + '\0' + row.record + '\0' + row.field;
+}
+
+}  // namespace
+
+VaultService::VaultService(VaultStore& store, AtRestCipher& cipher, Poco::Logger& log)
+    : store_(store), cipher_(cipher), log_(log) {}
+
+void VaultService::refuseWhileRekeying(const std::optional<AccountRow>& row) {
+  const std::int64_t now = sdk::nowMicros();
+  if (!row || !row->rekeying(now)) return;
+  const std::int64_t seconds = (row->rekey_expires_us - now) / 1000000 + 1;
+  throw sdk::HttpError(409, "vault_rekeying",
+                       "The account's vault passphrase is being changed: nothing in the vault "
+                       "changes until that ends. Read GET /api/encryption/ again (the public key "
+                       "may be new), seal the values again, and retry.")
+      .header("Retry-After", std::to_string(seconds));
+}
+
+bool VaultService::endToEnd(const std::string& account_id) {
+  Poco::Data::Session s = store_.database().session();
+  const auto row = store_.account(s, account_id, Lock::kNone);
+  return row && row->endToEnd();
+}
+
+void VaultService::put(Poco::Data::Session& tx, const sdk::VaultWrite& write) {
+  const std::string record = checkNames(write.holder, write.record);
+  // Shared: many writes at once, none while a passphrase change (exclusive) decides.
+  const auto account = store_.account(tx, write.account, Lock::kShared);
+  refuseWhileRekeying(account);
+  const bool end_to_end = account && account->endToEnd();
+  std::vector<std::pair<std::string, std::string>> refused;
+  for (const auto& [field, value] : write.fields) {
+    if (!isName(field)) throw std::logic_error("vault: bad field name `" + field + "`");
+    if (auto why = protectedValueError(value, end_to_end)) refused.emplace_back(field, *why);
+  }
+  if (!refused.empty()) {
+    sdk::HttpError e(400, "invalid",
+                     "The request is invalid: " + refused[0].first + ": " + refused[0].second);
+    for (const auto& [field, why] : refused) e.field(field, why);
+    throw e;
+  }
+  for (const auto& [field, value] : write.fields) {
+    if (value.empty()) {
+      store_.eraseValue(tx, write.account, write.holder, record, field);
+      continue;
+    }
+    ValueRow row{write.holder, record, field, write.account, write.identity, "", ""};
+    seal(row, value);
+    store_.putValue(tx, row);
+  }
+}
+
+std::map<std::string, sdk::ProtectedFields> VaultService::get(
+    Poco::Data::Session& s, const std::string& account, const std::string& holder,
+    const std::vector<std::string>& records) {
+  std::map<std::string, std::string> given;  // stored id → id as the caller gave it
+  for (const auto& r : records) given[Poco::toLower(r)] = r;
+  std::vector<std::string> ids;
+  for (const auto& [id, as_given] : given) ids.push_back(id);
+  std::map<std::string, sdk::ProtectedFields> out;
+  for (const auto& row : store_.values(s, account, holder, ids)) {
+    out[given[row.record]][row.field] = open(row);
+  }
+  return out;
+}
+
+void VaultService::erase(Poco::Data::Session& tx, const std::string& account,
+                         const std::string& holder, const std::string& record) {
+  const std::string id = checkNames(holder, record);
+  refuseWhileRekeying(store_.account(tx, account, Lock::kShared));
+  store_.eraseRecord(tx, account, holder, id);
+}
+
+std::optional<std::string> VaultService::tryOpen(const ValueRow& row) {
+  if (auto plain = cipher_.open({row.key_id, row.sealed}, associatedData(row))) return plain;
+  log_.error(
+      "vault: the %s of %s %s does not decrypt under master key %s (damaged, moved, or "
+      "the key is missing from vault.master_key_file)",
+      row.field, row.holder, row.record, row.key_id);
+  return std::nullopt;
+}
+
+std::string VaultService::open(const ValueRow& row) {
+  if (auto plain = tryOpen(row)) return *plain;
+  throw std::runtime_error("a vault value does not decrypt");
+}
+
+void VaultService::seal(ValueRow& row, const std::string& value) {
+  const SealedAtRest sealed = cipher_.seal(associatedData(row), value);
+  row.key_id = sealed.key_id;
+  row.sealed = sealed.data;
+}
+
+}  // namespace svc::plugins::vault

@@ -1,0 +1,50 @@
+// The Vault service (svc/sdk/vault.h): the end-to-end rule and encryption at rest, applied to
+// every plugin's protected values in the plugin's own transaction.
+#pragma once
+
+#include "at_rest.h"
+#include "vault_store.h"
+
+#include <svc/sdk/vault.h>
+
+#include <Poco/Logger.h>
+
+#include <optional>
+
+namespace svc::plugins::vault {
+
+/// What sdk::Vault promises, over the vault's tables and the master keys.
+class VaultService : public sdk::Vault {
+ public:
+  /// @param store the tables. @param cipher the master keys. @param log where a value that does
+  /// not decrypt is reported.
+  VaultService(VaultStore& store, AtRestCipher& cipher, Poco::Logger& log);
+
+  bool endToEnd(const std::string& account_id) override;
+  void put(Poco::Data::Session& transaction, const sdk::VaultWrite& write) override;
+  std::map<std::string, sdk::ProtectedFields> get(Poco::Data::Session& session,
+                                                  const std::string& account,
+                                                  const std::string& holder,
+                                                  const std::vector<std::string>& records) override;
+  void erase(Poco::Data::Session& transaction, const std::string& account,
+             const std::string& holder, const std::string& record) override;
+
+  /// @param row a stored value. @return its plaintext. @throws std::runtime_error (logged) when
+  /// it does not decrypt.
+  std::string open(const ValueRow& row);
+  /// @param row a stored value. @return its plaintext, or nullopt (logged) when it does not
+  /// decrypt.
+  std::optional<std::string> tryOpen(const ValueRow& row);
+  /// @param row where a value goes (its sealed and key_id are filled in). @param value the value.
+  void seal(ValueRow& row, const std::string& value);
+  /// @throws sdk::HttpError 409 `vault_rekeying` while a passphrase change holds the account.
+  /// @param row the account's row, if it has one.
+  static void refuseWhileRekeying(const std::optional<AccountRow>& row);
+
+ private:
+  VaultStore& store_;
+  AtRestCipher& cipher_;
+  Poco::Logger& log_;
+};
+
+}  // namespace svc::plugins::vault

@@ -1,0 +1,185 @@
+// The vault plugin over real HTTP: end-to-end encryption metadata (shape checks, who may set it,
+// other accounts), the leased passphrase change, the master key file and its rotation.
+#include "harness.h"
+
+#include <Poco/Base64Encoder.h>
+#include <Poco/UUIDGenerator.h>
+
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace svc::testing {
+namespace {
+
+std::string b64(std::size_t n, char fill = 'k') {
+  std::ostringstream out;
+  Poco::Base64Encoder encoder(out);
+  encoder.rdbuf()->setLineLength(0);
+  encoder << std::string(n, fill);
+  encoder.close();
+  return out.str();
+}
+std::string newUuid() {
+  return Poco::UUIDGenerator::defaultGenerator().createRandom().toString();
+}
+
+std::string setupBody(char fill, const std::string& extra = "") {
+  return "{\"salt\":\"" + b64(16, fill) + "\",\"public_key\":\"" + b64(32, fill) +
+         "\",\"verifier\":\"" + b64(62, fill) + "\"" + extra + "}";
+}
+
+class Vault : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Svcd::Options o;
+    o.plugins = {"auth", "identities", "vault"};
+    svcd_ = std::make_unique<Svcd>(o);
+    ASSERT_TRUE(svcd_->start()) << svcd_->log();
+    key_ = operatorLogin(*svcd_, "owner@example.com")->optValue<std::string>("management_key", "");
+    other_ =
+        operatorLogin(*svcd_, "other@example.com")->optValue<std::string>("management_key", "");
+  }
+
+  HttpReply call(const std::string& method, const std::string& path, const std::string& body = "",
+                 const std::string& key = "") {
+    return http(svcd_->port(), method, path, body, bearer(key.empty() ? key_ : key));
+  }
+  std::string identityKey() {
+    auto i = call("POST", "/api/identities/", "{\"name\":\"agent\"}");
+    EXPECT_EQ(i.status, 201) << i.body;
+    auto k = call("POST", "/api/auth/keys/identity/",
+                  "{\"identity\":\"" + i.json()->getValue<std::string>("uuid") + "\"}");
+    EXPECT_EQ(k.status, 201) << k.body;
+    return k.json()->getValue<std::string>("key");
+  }
+  std::string keyFile() const { return svcd_->dataDir() + "/vault/master.key"; }
+  std::string keyFileText() const {
+    std::ifstream in(keyFile());
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+  std::unique_ptr<Svcd> svcd_;
+  std::string key_, other_;
+};
+
+TEST_F(Vault, EncryptionIsSetUpOnceByTheAccountAndReadByEveryKeyOfIt) {
+  EXPECT_EQ(call("GET", "/api/encryption/").status, 404);
+  const std::string agent = identityKey();
+  EXPECT_EQ(call("PUT", "/api/encryption/", setupBody('a'), agent).status, 403);
+  auto set = call("PUT", "/api/encryption/", setupBody('a'));
+  ASSERT_EQ(set.status, 200) << set.body;
+  auto j = set.json();
+  EXPECT_EQ(j->getValue<std::string>("public_key"), b64(32, 'a'));
+  EXPECT_EQ(j->getObject("kdf")->getValue<std::string>("alg"), "argon2id");
+  EXPECT_EQ(j->getObject("kdf")->getValue<int>("t"), 3);
+  EXPECT_EQ(j->getObject("kdf")->getValue<int>("m"), 65536);
+  EXPECT_EQ(j->getObject("kdf")->getValue<int>("p"), 1);
+  EXPECT_TRUE(j->isNull("rekey"));
+  auto read = call("GET", "/api/encryption/", "", agent);
+  ASSERT_EQ(read.status, 200) << read.body;
+  EXPECT_EQ(read.json()->getValue<std::string>("salt"), b64(16, 'a'));
+  EXPECT_EQ(call("GET", "/api/encryption/", "", other_).status, 404);
+  // Set up: a second PUT would orphan every value sealed to the first key.
+  auto again = call("PATCH", "/api/encryption/", setupBody('b'));
+  EXPECT_EQ(again.status, 409) << again.body;
+  EXPECT_EQ(again.json()->getValue<std::string>("code"), "rekey_required");
+}
+
+TEST_F(Vault, BadMetadataIsRefusedNamingEveryFieldAndNothingIsStored) {
+  auto bad = call("PUT", "/api/encryption/",
+                  "{\"salt\":\"" + b64(15) + "\",\"public_key\":\"not base64!\",\"verifier\":\"" +
+                      b64(61) + "\",\"kdf\":{\"t\":2,\"m\":65536,\"p\":1}}");
+  ASSERT_EQ(bad.status, 400) << bad.body;
+  auto errors = bad.json()->getObject("errors");
+  ASSERT_TRUE(errors) << bad.body;
+  for (const char* f : {"salt", "public_key", "verifier", "kdf.t"}) {
+    EXPECT_TRUE(errors->has(f)) << f << " " << bad.body;
+  }
+  EXPECT_EQ(call("PUT", "/api/encryption/", "{}").status, 400);
+  EXPECT_EQ(call("PUT", "/api/encryption/", "[1]").status, 400);
+  EXPECT_EQ(call("GET", "/api/encryption/").status, 404);
+  // Stronger parameters are kept.
+  auto strong = call("PUT", "/api/encryption/",
+                     setupBody('a', ",\"kdf\":{\"alg\":\"argon2id\",\"t\":4,\"m\":262144}"));
+  ASSERT_EQ(strong.status, 200) << strong.body;
+  EXPECT_EQ(call("GET", "/api/encryption/").json()->getObject("kdf")->getValue<int>("m"), 262144);
+}
+
+TEST_F(Vault, APassphraseChangeIsLeasedThenAtomic) {
+  ASSERT_EQ(call("PUT", "/api/encryption/", setupBody('a')).status, 200);
+  EXPECT_EQ(call("POST", "/api/encryption/rekey/", "{}", identityKey()).status, 403);
+  auto lease = call("POST", "/api/encryption/rekey/", "{}");
+  ASSERT_EQ(lease.status, 201) << lease.body;
+  const std::string token = lease.json()->getValue<std::string>("rekey_token");
+  EXPECT_EQ(lease.json()->getArray("records")->size(), 0u);
+  EXPECT_FALSE(call("GET", "/api/encryption/").json()->isNull("rekey"));
+  // A wrong token changes nothing.
+  auto wrong =
+      call("PUT", "/api/encryption/", setupBody('b', ",\"rekey_token\":\"" + b64(32, 'z') + "\""));
+  EXPECT_EQ(wrong.status, 409) << wrong.body;
+  EXPECT_EQ(call("GET", "/api/encryption/").json()->getValue<std::string>("public_key"),
+            b64(32, 'a'));
+  // A record the vault does not hold is refused, whole.
+  auto stray =
+      call("PUT", "/api/encryption/",
+           setupBody('b', ",\"rekey_token\":\"" + token +
+                              "\",\"records\":[{\"holder\":\"secrets\",\"uuid\":\"" + newUuid() +
+                              "\",\"fields\":{\"value\":\"e2e::" + b64(60) + "\"}}]"));
+  EXPECT_EQ(stray.status, 400) << stray.body;
+  auto changed = call("PUT", "/api/encryption/",
+                      setupBody('b', ",\"rekey_token\":\"" + token + "\",\"records\":[]"));
+  ASSERT_EQ(changed.status, 200) << changed.body;
+  EXPECT_EQ(changed.json()->getValue<std::string>("public_key"), b64(32, 'b'));
+  EXPECT_TRUE(changed.json()->isNull("rekey"));
+  // The lease is spent.
+  EXPECT_EQ(
+      call("PUT", "/api/encryption/", setupBody('c', ",\"rekey_token\":\"" + token + "\"")).status,
+      409);
+  // An abandoned change ends without changing anything.
+  ASSERT_EQ(call("POST", "/api/encryption/rekey/", "{}").status, 201);
+  EXPECT_EQ(call("DELETE", "/api/encryption/rekey/").status, 204);
+  EXPECT_TRUE(call("GET", "/api/encryption/").json()->isNull("rekey"));
+}
+
+TEST_F(Vault, TheMasterKeyFileIsOwnerOnlyAndRotates) {
+  struct stat st {};
+  ASSERT_EQ(::stat(keyFile().c_str(), &st), 0) << keyFile();
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  const std::string before = keyFileText();
+  auto rotate = [&] {
+    auto r = http(svcd_->adminPort(), "POST", "/admin/vault/rotate-key/", "{}",
+                  bearer(svcd_->adminToken()));
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.json();
+  };
+  auto first = rotate();
+  const std::string id = first->getValue<std::string>("key_id");
+  const std::string after = keyFileText();
+  EXPECT_NE(after, before);
+  // The new key is first; the one current until now stays one rotation, then goes.
+  EXPECT_NE(after.find("\n" + id + " "), std::string::npos) << after;
+  EXPECT_EQ(first->getArray("retired")->size(), 0u);
+  auto second = rotate();
+  EXPECT_EQ(second->getArray("retired")->size(), 1u);
+  EXPECT_NE(keyFileText().find("\n" + id + " "), std::string::npos);
+}
+
+TEST_F(Vault, AKeyFileOthersMayReadRefusesStart) {
+  svcd_->terminate();
+  ::chmod(keyFile().c_str(), 0644);
+  Svcd::Options o;
+  o.plugins = {"auth", "identities", "vault"};
+  o.args = {"--set", "vault.master_key_file=" + keyFile()};
+  Svcd second(o);
+  EXPECT_NE(second.startExpectingFailure(), 0);
+  EXPECT_NE(second.log().find("chmod 600"), std::string::npos) << second.log();
+}
+
+}  // namespace
+}  // namespace svc::testing

@@ -1,0 +1,397 @@
+// The vault's core: master keys, encryption at rest, the end-to-end rule, and the Vault service
+// on a real SQLite database.
+#include "at_rest.h"
+#include "database.h"
+#include "e2e_rule.h"
+#include "master_keys.h"
+#include "rotation.h"
+#include "vault_service.h"
+#include "vault_store.h"
+
+#include <svc/sdk/util.h>
+
+#include <Poco/Data/MySQL/Connector.h>
+#include <Poco/Environment.h>
+#include <Poco/File.h>
+#include <Poco/JSON/Parser.h>
+#include <Poco/Logger.h>
+#include <Poco/TemporaryFile.h>
+#include <Poco/URI.h>
+
+#include <openssl/rand.h>
+
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <fstream>
+#include <memory>
+
+namespace svc::plugins::vault {
+namespace {
+
+struct TempDir {
+  TempDir() : path(Poco::TemporaryFile::tempName()) { Poco::File(path).createDirectories(); }
+  ~TempDir() { Poco::File(path).remove(true); }
+  std::string path;
+};
+
+// A sealed box's shape: `e2e::` and base64 of at least 48 bytes.
+std::string sealedLooking(std::size_t bytes = 60) {
+  return std::string(sdk::kSealedValuePrefix) + sdk::base64(std::string(bytes, 'x'));
+}
+
+TEST(MasterKeys, AnAbsentFileIsMadeOwnerOnlyOnceAndReadsBackTheSameKey) {
+  TempDir dir;
+  const std::string path = dir.path + "/sub/master.key";
+  EXPECT_FALSE(MasterKeys::read(path));
+  AtRestCipher made(path);
+  EXPECT_TRUE(made.madeFile());
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  AtRestCipher again(path);
+  EXPECT_FALSE(again.madeFile());
+  EXPECT_EQ(again.currentKeyId(), made.currentKeyId());
+  const auto keys = MasterKeys::read(path);
+  ASSERT_TRUE(keys);
+  EXPECT_EQ(keys->current().bytes.size(), 32u);
+  EXPECT_EQ(keys->withNewCurrent().all().size(), 2u);
+}
+
+TEST(MasterKeys, AFileOthersMayReadALinkOrADamagedFileIsRefused) {
+  TempDir dir;
+  const std::string path = dir.path + "/master.key";
+  AtRestCipher made(path);
+  ::chmod(path.c_str(), 0644);
+  EXPECT_THROW(MasterKeys::read(path), std::runtime_error);
+  ::chmod(path.c_str(), 0600);
+  ASSERT_EQ(::symlink(path.c_str(), (dir.path + "/link.key").c_str()), 0);
+  EXPECT_THROW(MasterKeys::read(dir.path + "/link.key"), std::runtime_error);
+  std::ofstream(path) << "k1 not-base64\n";
+  EXPECT_THROW(MasterKeys::read(path), std::runtime_error);
+  std::ofstream(path) << "# nothing\n";
+  EXPECT_THROW(MasterKeys::read(path), std::runtime_error);
+}
+
+TEST(AtRest, AKeyFileThatVanishesIsNeverRemadeWhileServing) {
+  TempDir dir;
+  const std::string path = dir.path + "/master.key";
+  AtRestCipher cipher(path);
+  const auto sealed = cipher.seal("a", "v");
+  Poco::File(path).remove();
+  ::sleep(1);  // past the once-a-second look at the file
+  EXPECT_EQ(cipher.open(sealed, "a").value_or(""), "v");
+  EXPECT_FALSE(Poco::File(path).exists());
+}
+
+TEST(AtRest, SealsAndOpensOnlyWhereTheValueBelongs) {
+  TempDir dir;
+  AtRestCipher cipher(dir.path + "/k");
+  const auto sealed = cipher.seal("passwords/1/password", "hunter2");
+  EXPECT_EQ(sealed.data.find("hunter2"), std::string::npos);
+  EXPECT_EQ(cipher.open(sealed, "passwords/1/password").value_or(""), "hunter2");
+  EXPECT_FALSE(cipher.open(sealed, "passwords/2/password"));  // moved to another row
+  auto damaged = sealed;
+  damaged.data[5] = damaged.data[5] == 'A' ? 'B' : 'A';
+  EXPECT_FALSE(cipher.open(damaged, "passwords/1/password"));
+  EXPECT_FALSE(cipher.open({"nokey", sealed.data}, "passwords/1/password"));
+  // A fresh nonce each time: the same value twice is stored differently.
+  EXPECT_NE(cipher.seal("a", "same").data, cipher.seal("a", "same").data);
+  EXPECT_EQ(cipher.open(cipher.seal("a", ""), "a").value_or("x"), "");
+}
+
+TEST(AtRest, RotationKeepsOldKeysUntilRetiredAndASecondProcessFollows) {
+  TempDir dir;
+  AtRestCipher cipher(dir.path + "/k");
+  const auto old = cipher.seal("a", "v");
+  const std::string first = cipher.currentKeyId();
+  const std::string second = cipher.rotate();
+  EXPECT_NE(first, second);
+  EXPECT_EQ(cipher.currentKeyId(), second);
+  EXPECT_EQ(cipher.open(old, "a").value_or(""), "v");
+  AtRestCipher other(dir.path + "/k");  // another svcd sharing the file
+  EXPECT_EQ(other.currentKeyId(), second);
+  EXPECT_TRUE(cipher.retire({first}, {first}).empty());  // still in use
+  EXPECT_TRUE(cipher.retire({second}, {}).empty());      // current
+  EXPECT_EQ(cipher.retire({first}, {}), std::vector<std::string>{first});
+  EXPECT_FALSE(cipher.open(old, "a"));
+  EXPECT_EQ(cipher.keyIds(), std::vector<std::string>{second});
+}
+
+TEST(E2eRule, SealedValuesHaveTheirShape) {
+  EXPECT_TRUE(isSealedValue(sealedLooking()));
+  EXPECT_TRUE(isSealedValue(sealedLooking(48)));
+  EXPECT_FALSE(isSealedValue(sealedLooking(47)));  // shorter than a sealed box's overhead
+  EXPECT_FALSE(isSealedValue("e2e::"));
+  EXPECT_FALSE(isSealedValue("hunter2"));
+  EXPECT_FALSE(isSealedValue(sealedLooking() + "\n"));
+  std::string unpadded = sealedLooking(49);
+  while (unpadded.back() == '=') unpadded.pop_back();
+  EXPECT_FALSE(isSealedValue(unpadded));
+  std::string url_safe = sealedLooking(63);
+  url_safe[10] = '-';
+  EXPECT_FALSE(isSealedValue(url_safe));
+}
+
+TEST(E2eRule, PlaintextOnlyWithoutEncryptionAndSealedOnlyWithIt) {
+  EXPECT_FALSE(protectedValueError("hunter2", false));
+  EXPECT_TRUE(protectedValueError("hunter2", true));
+  EXPECT_FALSE(protectedValueError(sealedLooking(), true));
+  EXPECT_TRUE(protectedValueError(sealedLooking(), false));
+  EXPECT_TRUE(protectedValueError("e2e::garbage", true));
+  EXPECT_FALSE(protectedValueError("", true));
+  EXPECT_FALSE(protectedValueError("", false));
+}
+
+sdk::Request jsonRequest(const std::string& body) {
+  sdk::Request r;
+  r.body = body;
+  r.json = Poco::JSON::Parser().parse(body).extract<Poco::JSON::Object::Ptr>();
+  return r;
+}
+
+std::string b64(std::size_t n) {
+  return sdk::base64(std::string(n, 'k'));
+}
+
+TEST(E2eRule, EncryptionSetupIsCheckedForShapeAndEveryBadFieldIsNamed) {
+  const std::string good = "{\"salt\":\"" + b64(16) + "\",\"public_key\":\"" + b64(32) +
+                           "\",\"verifier\":\"" + b64(62) + "\"";
+  const auto setup = parseEncryptionSetup(jsonRequest(good + "}"));
+  EXPECT_EQ(setup.t, 3);
+  EXPECT_EQ(setup.m, 65536);
+  EXPECT_EQ(setup.p, 1);
+  const auto stronger = parseEncryptionSetup(
+      jsonRequest(good + ",\"kdf\":{\"alg\":\"argon2id\",\"t\":4,\"m\":131072}}"));
+  EXPECT_EQ(stronger.t, 4);
+  EXPECT_EQ(stronger.m, 131072);
+  try {
+    parseEncryptionSetup(jsonRequest("{\"salt\":\"" + b64(15) +
+                                     "\",\"public_key\":7,"
+                                     "\"kdf\":{\"t\":2,\"m\":1024,\"p\":2,\"alg\":\"scrypt\"}}"));
+    FAIL() << "accepted";
+  } catch (const sdk::HttpError& e) {
+    EXPECT_EQ(e.status(), 400);
+    for (const char* f : {"salt", "public_key", "verifier", "kdf.t", "kdf.m", "kdf.p", "kdf.alg"}) {
+      EXPECT_EQ(e.errors().count(f), 1u) << f;
+    }
+  }
+  EXPECT_THROW(parseEncryptionSetup(jsonRequest(good + ",\"kdf\":[1]}")), sdk::HttpError);
+}
+
+// A database for the service: SQLite in a temporary directory, or a new MariaDB database on the
+// server SVC_TEST_MYSQL_URL names (tools/test.sh starts one), dropped afterwards.
+struct TestDatabase {
+  TestDatabase(const std::string& kind, const std::string& dir) {
+    if (kind == "sqlite") {
+      url = "sqlite:" + dir + "/t.db";
+      return;
+    }
+    server = Poco::Environment::get("SVC_TEST_MYSQL_URL", "");
+    if (server.empty()) return;
+    unsigned char r[4];
+    RAND_bytes(r, sizeof r);
+    name = "svc_v_" + sdk::hexEncode(std::string(reinterpret_cast<char*>(r), sizeof r));
+    admin() << "CREATE DATABASE " + name, Poco::Data::Keywords::now;
+    url = server + "/" + name;
+  }
+  ~TestDatabase() {
+    if (!name.empty()) admin() << "DROP DATABASE " + name, Poco::Data::Keywords::now;
+  }
+  Poco::Data::Session admin() {
+    Poco::Data::MySQL::Connector::registerConnector();
+    Poco::URI uri(server);
+    const std::string info = uri.getUserInfo();
+    return Poco::Data::Session("MySQL", "host=" + uri.getHost() +
+                                            ";port=" + std::to_string(uri.getPort()) +
+                                            ";user=" + info.substr(0, info.find(':')) +
+                                            ";password=" + info.substr(info.find(':') + 1));
+  }
+  std::string server, name, url;
+};
+
+// The service over a real database: SQLite, and MariaDB when the test run has one.
+class VaultServiceTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  VaultServiceTest() : database_(GetParam(), dir_.path), cipher_(dir_.path + "/master.key") {
+    if (database_.url.empty()) return;
+    db_ = std::make_unique<kernel::SqlDatabase>(database_.url, 4);
+    store_ = std::make_unique<VaultStore>(*db_);
+    service_ = std::make_unique<VaultService>(*store_, cipher_, Poco::Logger::get("vault-test"));
+  }
+  void SetUp() override {
+    if (!db_) GTEST_SKIP() << "SVC_TEST_MYSQL_URL is not set";
+    db_->migrate("vault", VaultStore::migrations());
+  }
+
+  void put(const std::string& record, sdk::ProtectedFields fields,
+           const std::string& account = "acct") {
+    db_->transaction([&](Poco::Data::Session& tx) {
+      service_->put(tx, {account, "ident", "passwords", record, std::move(fields)});
+    });
+  }
+  sdk::ProtectedFields get(const std::string& record) {
+    Poco::Data::Session s = db_->session();
+    return service_->get(s, "acct", "passwords", {record})[record];
+  }
+  void setUpEndToEnd() {
+    db_->transaction([&](Poco::Data::Session& tx) {
+      AccountRow a;
+      a.account_id = "acct";
+      a.public_key = b64(32);
+      store_->saveAccount(tx, a);
+    });
+  }
+  std::string storedSealed(const std::string& record, const std::string& field) {
+    Poco::Data::Session s = db_->session();
+    for (const auto& v : store_->values(s, "acct", "passwords", {record})) {
+      if (v.field == field) return v.sealed;
+    }
+    return "";
+  }
+
+  TempDir dir_;
+  TestDatabase database_;
+  std::unique_ptr<kernel::SqlDatabase> db_;
+  AtRestCipher cipher_;
+  std::unique_ptr<VaultStore> store_;
+  std::unique_ptr<VaultService> service_;
+  const std::string r1_ = sdk::newUuid(), r2_ = sdk::newUuid();
+};
+
+TEST_P(VaultServiceTest, ValuesComeBackAsSentAndAreStoredEncrypted) {
+  put(r1_, {{"password", "hunter2"}, {"notes", "the blue one"}});
+  EXPECT_EQ(get(r1_), (sdk::ProtectedFields{{"password", "hunter2"}, {"notes", "the blue one"}}));
+  EXPECT_EQ(storedSealed(r1_, "password").find("hunter2"), std::string::npos);
+  // A long value (read in pieces on MariaDB) comes back whole.
+  std::string long_value;
+  for (int i = 0; long_value.size() < 70000; ++i) long_value += std::to_string(i) + ",";
+  put(r2_, {{"notes", long_value}});
+  EXPECT_EQ(get(r2_)["notes"], long_value);
+  put(r1_, {{"notes", ""}});  // "" clears one field, the others stay
+  EXPECT_EQ(get(r1_), (sdk::ProtectedFields{{"password", "hunter2"}}));
+  db_->transaction([&](Poco::Data::Session& tx) { service_->erase(tx, "acct", "passwords", r1_); });
+  EXPECT_TRUE(get(r1_).empty());
+  EXPECT_FALSE(service_->endToEnd("acct"));
+}
+
+TEST_P(VaultServiceTest, TheEndToEndRuleNamesEveryRefusedFieldAndStoresNothing) {
+  try {
+    put(r1_, {{"password", sealedLooking()}});
+    FAIL() << "a sealed value was accepted before encryption was set up";
+  } catch (const sdk::HttpError& e) {
+    EXPECT_EQ(e.status(), 400);
+  }
+  setUpEndToEnd();
+  EXPECT_TRUE(service_->endToEnd("acct"));
+  EXPECT_FALSE(service_->endToEnd("other"));
+  try {
+    put(r1_, {{"password", "hunter2"}, {"username", "bob"}, {"notes", sealedLooking()}});
+    FAIL() << "plaintext was accepted";
+  } catch (const sdk::HttpError& e) {
+    EXPECT_EQ(e.status(), 400);
+    EXPECT_EQ(e.errors().size(), 2u);
+    EXPECT_EQ(e.errors().count("password"), 1u);
+    EXPECT_EQ(e.errors().count("username"), 1u);
+  }
+  EXPECT_TRUE(get(r1_).empty());
+  put(r1_, {{"password", sealedLooking()}});
+  EXPECT_EQ(get(r1_)["password"], sealedLooking());
+  put(r2_, {{"password", "plain"}}, "other");  // another account keeps its own rule
+}
+
+TEST_P(VaultServiceTest, APassphraseChangeHoldsEveryWriteWith409) {
+  put(r1_, {{"password", "a"}});
+  db_->transaction([&](Poco::Data::Session& tx) {
+    AccountRow a;
+    a.account_id = "acct";
+    a.rekey_token_hash = "x";
+    a.rekey_expires_us = sdk::nowMicros() + 60000000;
+    store_->saveAccount(tx, a);
+  });
+  for (int i = 0; i < 2; ++i) {
+    try {
+      if (i == 0)
+        put(r1_, {{"password", "b"}});
+      else
+        db_->transaction(
+            [&](Poco::Data::Session& tx) { service_->erase(tx, "acct", "passwords", r1_); });
+      FAIL() << "a write went through a passphrase change";
+    } catch (const sdk::HttpError& e) {
+      EXPECT_EQ(e.status(), 409);
+      EXPECT_EQ(e.code(), "vault_rekeying");
+    }
+  }
+  EXPECT_EQ(get(r1_)["password"], "a");
+}
+
+TEST_P(VaultServiceTest, ADamagedOrMovedValueIsAnErrorNeverGarbage) {
+  put(r1_, {{"password", "hunter2"}});
+  put(r2_, {{"password", "other"}});
+  {
+    Poco::Data::Session s = db_->session();
+    std::string moved = storedSealed(r1_, "password");
+    std::string target = r2_;
+    using namespace Poco::Data::Keywords;
+    s << "UPDATE vault_values SET sealed = ? WHERE record = ?", use(moved), use(target), now;
+  }
+  Poco::Data::Session s = db_->session();
+  EXPECT_THROW(service_->get(s, "acct", "passwords", {r2_}), std::runtime_error);
+  EXPECT_EQ(get(r1_)["password"], "hunter2");
+}
+
+TEST_P(VaultServiceTest, AnotherAccountNeverSeesOrReplacesARecordsValues) {
+  put(r1_, {{"password", "mine"}});
+  Poco::Data::Session s = db_->session();
+  EXPECT_TRUE(service_->get(s, "other", "passwords", {r1_}).empty());
+  put(r1_, {{"password", "theirs"}}, "other");  // a holder bug naming another account's record
+  EXPECT_EQ(get(r1_)["password"], "mine");
+  // Upper-case ids are the same record.
+  std::string upper = r1_;
+  for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  EXPECT_EQ(service_->get(s, "acct", "passwords", {upper})[upper]["password"], "mine");
+}
+
+TEST_P(VaultServiceTest, RotationMovesEveryValueAndRetiresKeysOneRotationLater) {
+  for (int i = 0; i < 250; ++i) {
+    put(sdk::newUuid(), {{"password", "p" + std::to_string(i)}});
+  }
+  put(r1_, {{"password", "hunter2"}});
+  const std::string old_key = cipher_.currentKeyId();
+  Rotation rotation(*store_, *service_, cipher_, 0);
+  const RotationResult first = rotation.run();
+  EXPECT_EQ(first.reencrypted, 251);
+  EXPECT_EQ(first.failed, 0);
+  EXPECT_TRUE(first.retired.empty());  // kept one rotation, for writes committing late
+  EXPECT_EQ(get(r1_)["password"], "hunter2");
+  {
+    Poco::Data::Session s = db_->session();
+    EXPECT_EQ(store_->keyIdsInUse(s), std::vector<std::string>{first.key_id});
+  }
+  const RotationResult second = rotation.run();
+  EXPECT_EQ(second.reencrypted, 251);
+  EXPECT_EQ(second.retired, std::vector<std::string>{old_key});
+  EXPECT_EQ(get(r1_)["password"], "hunter2");
+  EXPECT_EQ(AtRestCipher(dir_.path + "/master.key").keyIds(),
+            (std::vector<std::string>{second.key_id, first.key_id}));
+}
+
+TEST_P(VaultServiceTest, ARotationThatMeetsANewerKeyStops) {
+  put(r1_, {{"password", "x"}});
+  AtRestCipher other(dir_.path + "/master.key");
+  other.rotate();  // another svcd's rotation
+  ::sleep(1);
+  EXPECT_EQ(cipher_.currentKeyId(), other.currentKeyId());
+  Rotation rotation(*store_, *service_, cipher_, 0);
+  // This process's rotation makes a key after the other's, so it is not superseded.
+  EXPECT_NO_THROW(rotation.run());
+}
+
+INSTANTIATE_TEST_SUITE_P(Databases, VaultServiceTest, ::testing::Values("sqlite", "mysql"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace svc::plugins::vault
