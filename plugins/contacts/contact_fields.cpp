@@ -55,11 +55,9 @@ ContactFields readContactFields(const Poco::JSON::Object::Ptr& body) {
       *slot = *text;
     }
   }
-  if (!errors.empty()) {
-    sdk::HttpError e(400, "invalid", "Some fields of the contact are not valid; see errors.");
-    for (const auto& [field, problem] : errors) e.field(field, problem);
-    throw e;
-  }
+  sdk::FieldErrors all;
+  for (const auto& [field, problem] : errors) all.add(field, problem);
+  all.throwIfAny();
   return out;
 }
 

@@ -1,6 +1,6 @@
 #include "entry_input.h"
 
-#include "field_errors.h"
+#include <svc/sdk/http.h>
 
 #include <svc/sdk/util.h>
 
@@ -22,7 +22,7 @@ bool hasSpace(const std::string& text) {
 }
 
 // A protected field: a string of at most max bytes; line breaks and tabs only where allowed.
-void checkProtected(FieldErrors& errors, const std::string& field, const std::string& value,
+void checkProtected(sdk::FieldErrors& errors, const std::string& field, const std::string& value,
                     std::size_t max, bool multiline) {
   if (!sdk::isValidUtf8(value)) {
     errors.add(field, "must be valid UTF-8");
@@ -54,7 +54,7 @@ std::string normalizeDomain(const std::string& raw, const std::string& field) {
 
 EntryFields readEntryFields(const sdk::Request& r, EntryWrite kind) {
   EntryFields f;
-  FieldErrors errors;
+  sdk::FieldErrors errors;
   const bool replace = kind == EntryWrite::kReplace;
   const std::string required =
       replace ? "this field is required (PUT replaces every field; use PATCH to change some)"

@@ -1,6 +1,6 @@
 #include "password_generator.h"
 
-#include "field_errors.h"
+#include <svc/sdk/http.h>
 
 #include <openssl/rand.h>
 
@@ -26,7 +26,7 @@ std::string without(std::string_view set, const std::string& excluded) {
 
 GeneratorOptions generatorOptions(const sdk::Request& r) {
   GeneratorOptions o;
-  FieldErrors errors;
+  sdk::FieldErrors errors;
   if (auto raw = r.queryParam("length")) {
     const bool whole = !raw->empty() && raw->size() <= 4 &&
                        raw->find_first_not_of("0123456789") == std::string::npos;

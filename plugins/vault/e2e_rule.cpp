@@ -60,7 +60,7 @@ std::optional<std::string> protectedValueError(std::string_view value, bool end_
 }
 
 EncryptionSetup parseEncryptionSetup(const sdk::Request& request) {
-  std::map<std::string, std::string> errors;
+  std::map<std::string, std::string> errors;  // one problem a field, the first found
   EncryptionSetup setup;
   auto text = [&](const char* name, std::string& into) {
     try {
@@ -113,12 +113,10 @@ EncryptionSetup parseEncryptionSetup(const sdk::Request& request) {
       number("p", setup.p, 1, 1);
     }
   }
-  if (errors.empty()) return setup;
-  sdk::HttpError e(400, "invalid",
-                   "The encryption metadata is invalid: " + errors.begin()->first + ": " +
-                       errors.begin()->second);
-  for (const auto& [field, message] : errors) e.field(field, message);
-  throw e;
+  sdk::FieldErrors all;
+  for (const auto& [field, message] : errors) all.add(field, message);
+  all.throwIfAny();
+  return setup;
 }
 
 }  // namespace svc::plugins::vault

@@ -64,17 +64,12 @@ void VaultService::put(Poco::Data::Session& tx, const sdk::VaultWrite& write) {
   const auto account = store_.account(tx, write.account, Lock::kShared);
   refuseWhileRekeying(account);
   const bool end_to_end = account && account->endToEnd();
-  std::vector<std::pair<std::string, std::string>> refused;
+  sdk::FieldErrors refused;
   for (const auto& [field, value] : write.fields) {
     if (!isName(field)) throw std::logic_error("vault: bad field name `" + field + "`");
-    if (auto why = protectedValueError(value, end_to_end)) refused.emplace_back(field, *why);
+    if (auto why = protectedValueError(value, end_to_end)) refused.add(field, *why);
   }
-  if (!refused.empty()) {
-    sdk::HttpError e(400, "invalid",
-                     "The request is invalid: " + refused[0].first + ": " + refused[0].second);
-    for (const auto& [field, why] : refused) e.field(field, why);
-    throw e;
-  }
+  refused.throwIfAny();
   for (const auto& [field, value] : write.fields) {
     if (value.empty()) {
       store_.eraseValue(tx, write.account, write.holder, record, field);

@@ -156,6 +156,21 @@ HttpError& HttpError::header(const std::string& name, const std::string& value) 
   return *this;
 }
 
+void FieldErrors::add(const std::string& field, const std::string& message) {
+  errors_.emplace_back(field, message);
+}
+
+void FieldErrors::throwIfAny() const {
+  if (errors_.empty()) return;
+  std::string detail = "The request is invalid:";
+  for (std::size_t i = 0; i < errors_.size(); ++i) {
+    detail += (i ? "; " : " ") + errors_[i].first + ": " + errors_[i].second;
+  }
+  HttpError e(400, "invalid", detail + ".");
+  for (const auto& [field, message] : errors_) e.field(field, message);
+  throw e;
+}
+
 HttpError HttpError::invalid(const std::string& field, const std::string& message) {
   HttpError e(400, "invalid", "The request is invalid: " + field + ": " + message);
   e.field(field, message);

@@ -161,6 +161,34 @@ class HttpError : public std::runtime_error {
   std::vector<std::pair<std::string, std::string>> headers_;
 };
 
+/// Validation that names every bad field at once, so a client fixes its request in one round
+/// trip instead of one field per 400.
+class FieldErrors {
+ public:
+  /// Notes a problem with a field. @param field the field. @param message what is wrong with it.
+  void add(const std::string& field, const std::string& message);
+  /// Runs check (which may throw HttpError 400 with field errors, as Request's readers do) and
+  /// keeps its field errors instead of stopping there. @param check the check.
+  template <class Check>
+  void collect(Check&& check) {
+    try {
+      check();
+    } catch (const HttpError& e) {
+      if (e.status() != 400 || e.errors().empty()) throw;
+      for (const auto& [field, messages] : e.errors()) {
+        for (const auto& m : messages) add(field, m);
+      }
+    }
+  }
+  /// @return whether no problem was noted.
+  bool empty() const { return errors_.empty(); }
+  /// @throws HttpError 400 `invalid` naming every field noted, when there is one.
+  void throwIfAny() const;
+
+ private:
+  std::vector<std::pair<std::string, std::string>> errors_;
+};
+
 class Stream;
 
 /// A complete answer, or a request to hold the connection open (see hold()).
