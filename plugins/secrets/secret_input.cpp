@@ -2,7 +2,7 @@
 
 #include <svc/sdk/vault.h>
 
-#include <map>
+#include <set>
 #include <tuple>
 #include <vector>
 
@@ -36,7 +36,12 @@ std::optional<std::string> tooLong(const std::string& text, std::size_t max_plai
 }  // namespace
 
 SecretInput readSecretInput(const sdk::Request& r, WriteMode mode) {
-  std::map<std::string, std::string> problems;
+  sdk::FieldErrors errors;
+  std::set<std::string> bad;
+  auto problem = [&](const std::string& field, const std::string& why) {
+    errors.add(field, why);
+    bad.insert(field);
+  };
   // A field: absent, null (for notes: none), or a string; anything else is named.
   auto text = [&](const std::string& name, bool& is_null) -> std::optional<std::string> {
     is_null = false;
@@ -47,7 +52,7 @@ SecretInput readSecretInput(const sdk::Request& r, WriteMode mode) {
       return std::nullopt;
     }
     if (!v.isString()) {
-      problems[name] = "must be a string";
+      problem(name, "must be a string");
       return std::nullopt;
     }
     return v.extract<std::string>();
@@ -59,31 +64,25 @@ SecretInput readSecretInput(const sdk::Request& r, WriteMode mode) {
   in.value = text("value", value_null);
   in.notes = text("notes", notes_null);
 
-  if (in.key && !isValidSecretKey(*in.key)) problems["key"] = kKeyRule;
-  if (in.value && in.value->empty()) problems["value"] = "must not be empty";
-  if (in.value) {
-    if (auto why = tooLong(*in.value, kMaxValueBytes)) problems["value"] = *why;
+  if (in.key && !isValidSecretKey(*in.key)) problem("key", kKeyRule);
+  if (in.value && in.value->empty()) {
+    problem("value", "must not be empty");
+  } else if (in.value) {
+    if (auto why = tooLong(*in.value, kMaxValueBytes)) problem("value", *why);
   }
   if (in.notes) {
-    if (auto why = tooLong(*in.notes, kMaxNotesBytes)) problems["notes"] = *why;
+    if (auto why = tooLong(*in.notes, kMaxNotesBytes)) problem("notes", *why);
   }
   for (const auto& [name, missing, is_null] : {std::make_tuple("key", !in.key, key_null),
                                                std::make_tuple("value", !in.value, value_null)}) {
-    if (!missing || problems.count(name)) continue;
+    if (!missing || bad.count(name)) continue;
     if (whole) {
-      problems[name] = "this field is required";
+      problem(name, "this field is required");
     } else if (is_null) {
-      problems[name] = "must be a string, not null";
+      problem(name, "must be a string, not null");
     }
   }
-  if (!problems.empty()) {
-    std::string detail = "The request is invalid:";
-    for (const auto& [name, why] : problems) detail += " " + name + ": " + why + ";";
-    detail.back() = '.';
-    sdk::HttpError e(400, "invalid", detail);
-    for (const auto& [name, why] : problems) e.field(name, why);
-    throw e;
-  }
+  errors.throwIfAny();
   // Null notes clear them; PUT replaces the whole secret, so its absent notes are none.
   if (notes_null || (whole && !in.notes)) in.notes = "";
   return in;
