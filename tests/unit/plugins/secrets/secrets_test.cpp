@@ -1,9 +1,11 @@
 // The secrets plugin: its input rule, and its routes as svcd runs them (loaded from its library
-// with the test kit) over an in-memory stand-in for the vault, which records what the plugin
-// hands it. The real vault's rules (end to end, at rest) are the vault's tests; here, that
+// with the test kit) over a stand-in for the vault (the passwords tests' fake_vault.h), whose table
+// shows what the plugin hands it. The real vault's encryption is the vault's tests; here, that
 // value and notes go to the vault and never to the plugin's table, that a vault refusal rolls the
 // secret back, and every route, filter and fence.
 #include "secret_input.h"
+
+#include "../passwords/fake_vault.h"
 #include "secret_pages.h"
 
 #include <svc/sdk/testing.h>
@@ -17,7 +19,6 @@
 
 #include <gtest/gtest.h>
 
-#include <mutex>
 #include <set>
 
 namespace svc::plugins::secrets {
@@ -135,73 +136,11 @@ TEST(SecretsDashboard, ThePageTakesAnIdentityAndNeverShowsValues) {
 
 // ---- the routes, over a stand-in vault ----
 
-// Keeps fields in memory (not in the caller's transaction: a put that throws keeps nothing,
-// which is all these tests need). `refuse` makes every write answer as the vault would during a
-// passphrase change.
-class FakeVault : public sdk::Vault {
- public:
-  bool endToEnd(const std::string&) override { return false; }
-  void put(Poco::Data::Session&, const sdk::VaultWrite& w) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (refuse) throw sdk::HttpError(409, "vault_rekeying", "Try again.");
-    for (const auto& [field, value] : w.fields) stored_[w.holder + "/" + w.record][field] = value;
-    accounts_[w.record] = w.account;
-  }
-  std::map<std::string, sdk::ProtectedFields> get(
-      Poco::Data::Session&, const std::string& account, const std::string& holder,
-      const std::vector<std::string>& records) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    std::map<std::string, sdk::ProtectedFields> out;
-    for (const auto& r : records) {
-      auto it = stored_.find(holder + "/" + r);
-      // As the vault: another account's values are never returned.
-      if (it != stored_.end() && accounts_[r] == account) out[r] = it->second;
-    }
-    return out;
-  }
-  void erase(Poco::Data::Session&, const std::string& account, const std::string& holder,
-             const std::string& record) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    EXPECT_EQ(accounts_[record], account);
-    stored_.erase(holder + "/" + record);
-  }
-  std::size_t records() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return stored_.size();
-  }
-  sdk::ProtectedFields fields(const std::string& record) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return stored_["secrets/" + record];
-  }
-  bool refuse = false;
-
- private:
-  std::mutex mutex_;
-  std::map<std::string, sdk::ProtectedFields> stored_;
-  std::map<std::string, std::string> accounts_;
-};
-
-class FakeVaultPlugin : public sdk::Plugin {
- public:
-  explicit FakeVaultPlugin(std::shared_ptr<FakeVault> vault) : vault_(std::move(vault)) {
-    info_.name = "vault";
-    info_.version = "0";
-    info_.offers_services = {sdk::kVaultService.name};
-  }
-  const sdk::PluginInfo& info() const override { return info_; }
-  void configure(sdk::PluginContext&) override {}
-  std::vector<sdk::Migration> migrations() const override { return {}; }
-  void registerRoutes(sdk::RouteRegistry&) override {}
-  void registerServices(sdk::ServiceRegistry& services) override {
-    services.offer(sdk::kVaultService, vault_);
-  }
-  void start() override {}
-  void stop() override {}
-
- private:
-  sdk::PluginInfo info_;
-  std::shared_ptr<FakeVault> vault_;
-};
+// The passwords plugin's tests' stand-in for the vault: the vault's rule (409 `vault_rekeying`,
+// `e2e::` once an account has end-to-end encryption), its values in a table of the test's
+// database, rolled back with the caller's transaction.
+using passwords::testing::FakeVault;
+using passwords::testing::FakeVaultPlugin;
 
 constexpr const char* kAccount = "aaaaaaaa-0000-4000-8000-000000000000";
 constexpr const char* kOther = "bbbbbbbb-0000-4000-8000-000000000000";
@@ -232,11 +171,22 @@ class SecretsTest : public ::testing::Test {
     EXPECT_EQ(r.status, 201) << r.body;
     return r.status == 201 ? r.json()->getValue<std::string>("uuid") : "";
   }
-  int rows() {
+  int rows(const std::string& table = "secrets") {
     int n = 0;
     auto s = harness_.database().session();
-    s << "SELECT COUNT(*) FROM secrets", into(n), now;
+    s << "SELECT COUNT(*) FROM " + table, into(n), now;
     return n;
+  }
+  // @return what the vault holds of a secret.
+  sdk::ProtectedFields vaulted(const std::string& uuid) {
+    std::vector<std::string> fields, values;
+    std::string record = uuid;
+    auto s = harness_.database().session();
+    s << "SELECT field, value FROM fake_vault WHERE holder = 'secrets' AND record = ?", use(record),
+        into(fields), into(values), now;
+    sdk::ProtectedFields out;
+    for (std::size_t i = 0; i < fields.size(); ++i) out[fields[i]] = values[i];
+    return out;
   }
 
   std::shared_ptr<FakeVault> vault_ = std::make_shared<FakeVault>();
@@ -255,7 +205,7 @@ TEST_F(SecretsTest, CreateReadListChangeAndDeleteUnderBothPrefixes) {
   EXPECT_EQ(s->getValue<std::string>("notes"), "prod");
   EXPECT_EQ(s->getValue<std::string>("created_dt"), s->getValue<std::string>("updated_dt"));
   // The value and notes are the vault's: the table has the secret's own columns only.
-  EXPECT_EQ(vault_->fields(uuid), (sdk::ProtectedFields{{"value", "sk-1"}, {"notes", "prod"}}));
+  EXPECT_EQ(vaulted(uuid), (sdk::ProtectedFields{{"value", "sk-1"}, {"notes", "prod"}}));
   {
     auto session = harness_.database().session();
     Poco::Data::RecordSet columns(session, "SELECT * FROM secrets");
@@ -288,7 +238,7 @@ TEST_F(SecretsTest, CreateReadListChangeAndDeleteUnderBothPrefixes) {
   ASSERT_EQ(put.status, 200) << put.body;
   EXPECT_EQ(put.json()->getValue<std::string>("key"), "OPENAI_KEY");
   EXPECT_EQ(put.json()->getValue<std::string>("notes"), "");
-  EXPECT_EQ(vault_->fields(uuid), (sdk::ProtectedFields{{"value", "sk-3"}, {"notes", ""}}));
+  EXPECT_EQ(vaulted(uuid), (sdk::ProtectedFields{{"value", "sk-3"}, {"notes", ""}}));
   // An empty PATCH changes nothing.
   auto same = call(RequestBuilder::patch("/api/secrets/" + uuid + "/").json("{}"));
   ASSERT_EQ(same.status, 200) << same.body;
@@ -299,7 +249,7 @@ TEST_F(SecretsTest, CreateReadListChangeAndDeleteUnderBothPrefixes) {
   EXPECT_EQ(call(RequestBuilder::get("/api/secrets/" + uuid + "/")).status, 404);
   EXPECT_EQ(call(RequestBuilder::del("/api/secrets/" + uuid + "/")).status, 404);
   EXPECT_EQ(rows(), 0);
-  EXPECT_EQ(vault_->records(), 0u) << "the vault forgets a deleted secret's fields";
+  EXPECT_EQ(rows("fake_vault"), 0) << "the vault forgets a deleted secret's fields";
 }
 
 TEST_F(SecretsTest, AKeyIsUniquePerIdentityAndCaseSensitive) {
@@ -318,7 +268,7 @@ TEST_F(SecretsTest, AKeyIsUniquePerIdentityAndCaseSensitive) {
       call(RequestBuilder::get("/api/secrets/" + other + "/")).json()->getValue<std::string>("key"),
       "OTHER");
   EXPECT_EQ(rows(), 4);
-  EXPECT_EQ(vault_->fields(first).at("value"), "a");
+  EXPECT_EQ(vaulted(first).at("value"), "a");
 }
 
 TEST_F(SecretsTest, AReadByKeyIsExactAndScoped) {
@@ -372,7 +322,7 @@ TEST_F(SecretsTest, AnIdentityKeySeesItsOwnAndAnotherAccountNothing) {
                 .status,
             404);
   EXPECT_EQ(call(RequestBuilder::get("/api/secrets/"), other).json()->getValue<int>("count"), 0);
-  EXPECT_EQ(vault_->fields(ann).at("value"), "1");
+  EXPECT_EQ(vaulted(ann).at("value"), "1");
   // A management key must name the identity a secret is for.
   auto unnamed = call(RequestBuilder::post("/api/secrets/").json(R"({"key":"K","value":"v"})"));
   EXPECT_EQ(unnamed.status, 400);
@@ -387,22 +337,31 @@ TEST_F(SecretsTest, BadInputAndVaultRefusalsStoreNothing) {
     EXPECT_EQ(r.status, 400) << body << " " << r.body;
     EXPECT_EQ(r.code(), "invalid") << r.body;
   }
-  vault_->refuse = true;
+  vault_->setRekeying(kAccount, true);
   auto refused = create(kAnn, R"({"key":"K","value":"v"})");
   EXPECT_EQ(refused.status, 409) << refused.body;
   EXPECT_EQ(refused.code(), "vault_rekeying");
   EXPECT_EQ(rows(), 0) << "the secret is rolled back with the vault's refusal";
   EXPECT_TRUE(harness_.events().all().empty());
-  vault_->refuse = false;
+
+  vault_->setRekeying(kAccount, false);
   const std::string uuid = created(kAnn, "K", "v");
-  vault_->refuse = true;
+  vault_->setRekeying(kAccount, true);
   auto rename = call(
       RequestBuilder::patch("/api/secrets/" + uuid + "/").json(R"({"key":"NEW","value":"w"})"));
   EXPECT_EQ(rename.status, 409);
-  vault_->refuse = false;
+  vault_->setRekeying(kAccount, false);
   EXPECT_EQ(
       call(RequestBuilder::get("/api/secrets/" + uuid + "/")).json()->getValue<std::string>("key"),
       "K");
+  // Once an account has end-to-end encryption, the vault's 400 names the plaintext field.
+  vault_->setEndToEnd(kOther);
+  auto plain = call(RequestBuilder::post("/api/secrets/?identity=" + std::string(kCarol))
+                        .json(R"({"key":"K","value":"e2e::c2VhbGVk","notes":"plain"})"),
+                    managementPrincipal(kOther));
+  EXPECT_EQ(plain.status, 400) << plain.body;
+  EXPECT_TRUE(plain.json()->getObject("errors")->has("notes")) << plain.body;
+  EXPECT_EQ(rows(), 1) << "only Ann's";
 }
 
 TEST_F(SecretsTest, EventsCarryTheSecretWithoutValueOrNotes) {
