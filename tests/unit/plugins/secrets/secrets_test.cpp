@@ -4,9 +4,9 @@
 // value and notes go to the vault and never to the plugin's table, that a vault refusal rolls the
 // secret back, and every route, filter and fence.
 #include "secret_input.h"
+#include "secret_pages.h"
 
 #include "../passwords/fake_vault.h"
-#include "secret_pages.h"
 
 #include <svc/sdk/testing.h>
 #include <svc/sdk/util.h>
