@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <regex>
 
 namespace svc::testing {
@@ -351,6 +352,70 @@ TEST_F(SvcctlContacts, AddFindSearchEditAndDelete) {
   auto [gone_rc, gone] = ctl("contacts find ada@example.com" + id);
   EXPECT_EQ(gone_rc, 1);
   EXPECT_NE(gone.find("svcctl: 404 "), std::string::npos) << gone;
+}
+
+// The secrets plugin's commands: a value set from stdin (created, then changed), shown only with
+// --reveal, listed by key and deleted.
+class SvcctlSecrets : public Svcctl {
+ protected:
+  Svcd::Options options() override {
+    Svcd::Options o;
+    o.plugins = {"auth", "identities", "vault", "secrets"};
+    return o;
+  }
+  // Runs `svcctl secrets ARGS` with `value` on stdin.
+  std::pair<int, std::string> withInput(const std::string& value, const std::string& args) {
+    const std::string file = svcd_->dataDir() + "/stdin.txt";
+    std::ofstream(file, std::ios::binary) << value;
+    return ctl(args + " < '" + file + "'");
+  }
+};
+
+TEST_F(SvcctlSecrets, SetFromStdinThenGetRevealsOnlyWhenAsked) {
+  const std::string uuid = json("identities create 'Deploy Bot'")->getValue<std::string>("uuid");
+  auto [rc, out] = withInput("sk-first\n", "secrets set OPENAI_API_KEY --identity " + uuid);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_TRUE(std::regex_match(out, std::regex("created OPENAI_API_KEY [0-9a-f-]{36}\n"))) << out;
+
+  // Without --reveal the value is not printed, not even under --json.
+  auto [hidden_rc, hidden] = ctl("secrets get OPENAI_API_KEY --identity " + uuid);
+  EXPECT_EQ(hidden_rc, 0) << hidden;
+  EXPECT_NE(hidden.find("OPENAI_API_KEY is set"), std::string::npos) << hidden;
+  EXPECT_EQ(hidden.find("sk-first"), std::string::npos) << hidden;
+  auto hidden_json = json("secrets get OPENAI_API_KEY --identity " + uuid);
+  EXPECT_FALSE(hidden_json->has("value"));
+  EXPECT_EQ(hidden_json->getValue<std::string>("key"), "OPENAI_API_KEY");
+  auto [reveal_rc, revealed] =
+      ctl("secrets get OPENAI_API_KEY --identity " + uuid + " --reveal", true);
+  EXPECT_EQ(reveal_rc, 0) << revealed;
+  EXPECT_EQ(revealed, "sk-first\n") << "the value as set, without stdin's line break";
+
+  // Setting the key again changes that secret; a multi-line value keeps its inner breaks.
+  auto [again_rc, again] =
+      withInput("line one\nline two\n", "secrets set OPENAI_API_KEY --identity " + uuid);
+  ASSERT_EQ(again_rc, 0) << again;
+  EXPECT_NE(again.find("updated OPENAI_API_KEY"), std::string::npos) << again;
+  EXPECT_EQ(json("secrets get OPENAI_API_KEY --reveal --identity " + uuid)
+                ->getValue<std::string>("value"),
+            "line one\nline two");
+  auto [list_rc, listed] = ctl("secrets list --identity " + uuid);
+  EXPECT_EQ(list_rc, 0) << listed;
+  EXPECT_NE(listed.find("OPENAI_API_KEY"), std::string::npos) << listed;
+  EXPECT_EQ(listed.find("line one"), std::string::npos) << listed;
+  EXPECT_EQ(json("secrets list")->getValue<int>("count"), 1);
+
+  // Refusals: no such key; an empty value (the server's 400 naming it).
+  auto [missing_rc, missing] = ctl("secrets get NOPE --identity " + uuid + " --reveal");
+  EXPECT_EQ(missing_rc, 1);
+  EXPECT_NE(missing.find("no secret has the key"), std::string::npos) << missing;
+  auto [empty_rc, empty] = withInput("", "secrets set EMPTY --identity " + uuid);
+  EXPECT_EQ(empty_rc, 1);
+  EXPECT_NE(empty.find("svcctl: 400 "), std::string::npos) << empty;
+  EXPECT_NE(empty.find("value"), std::string::npos) << empty;
+
+  auto [delete_rc, deleted] = ctl("secrets delete OPENAI_API_KEY --identity " + uuid);
+  EXPECT_EQ(delete_rc, 0) << deleted;
+  EXPECT_EQ(json("secrets list")->getValue<int>("count"), 0);
 }
 
 // Commands come from the libraries in --plugins-dir; one built for another SDK version is refused

@@ -1,0 +1,47 @@
+// What a client may write into a secret, checked whole before anything is stored: one 400 names
+// every bad field.
+//   key    1-128 characters of A-Z a-z 0-9 _ . : / - (case-sensitive): an environment variable's
+//          name, an API key's label or a path such as `stripe/live:api-key` fits.
+//   value  a string of 1 to 65,536 bytes; sealed (`e2e::<base64>`), as long as sealing 65,536
+//          bytes makes it.
+//   notes  optional; up to 16,384 bytes, sealed likewise; null or "" is none.
+#pragma once
+
+#include <svc/sdk/http.h>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace svc::plugins::secrets {
+
+inline constexpr std::size_t kMaxKeyLength = 128;
+inline constexpr std::size_t kMaxValueBytes = 64 * 1024;
+inline constexpr std::size_t kMaxNotesBytes = 16 * 1024;
+
+/// @param plain_bytes a plaintext's length. @return the length of its `e2e::` form: a sealed box
+/// (48 bytes more) in padded base64 after the prefix.
+constexpr std::size_t sealedLength(std::size_t plain_bytes) {
+  return 5 + (plain_bytes + 48 + 2) / 3 * 4;
+}
+
+/// @param key a candidate key. @return whether it follows the key rule above.
+bool isValidSecretKey(std::string_view key);
+/// The key rule, as a 400 says it.
+extern const char* const kKeyRule;
+
+/// How a request writes a secret: create and PUT need key and value, PATCH needs nothing.
+enum class WriteMode { kCreate, kReplace, kPatch };
+
+/// The fields a request writes (absent: unchanged; PUT's absent notes: "").
+struct SecretInput {
+  std::optional<std::string> key, value, notes;
+  bool empty() const { return !key && !value && !notes; }
+};
+
+/// @param request a request with a JSON body (or none). @param mode what it does.
+/// @return its fields. @throws HttpError 400 `invalid` naming every bad field.
+SecretInput readSecretInput(const sdk::Request& request, WriteMode mode);
+
+}  // namespace svc::plugins::secrets

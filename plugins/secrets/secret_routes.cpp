@@ -1,0 +1,136 @@
+#include "secret_routes.h"
+
+#include "secret_input.h"
+
+#include <svc/sdk/pagination.h>
+#include <svc/sdk/util.h>
+
+#include <Poco/JSON/Array.h>
+
+namespace svc::plugins::secrets {
+
+void SecretRoutes::registerIn(sdk::RouteRegistry& routes) {
+  using sdk::AuthNeed;
+  auto add = [&](const std::string& method, const std::string& pattern, AuthNeed need,
+                 const char* summary, sdk::Handler h) {
+    routes.add({method, pattern, need, sdk::BodyKind::kJson, 0, summary, std::move(h)});
+  };
+  // The contract serves the same resource under both prefixes.
+  for (const std::string prefix : {"/api/secrets/", "/api/vault/"}) {
+    add("GET", prefix, AuthNeed::kAnyKey, "Secrets, newest first (identity, key).",
+        sdk::bindHandler(*this, &SecretRoutes::list));
+    add("POST", prefix, AuthNeed::kIdentity, "Create a secret {key, value, notes?}.",
+        sdk::bindHandler(*this, &SecretRoutes::create));
+    for (const auto& [method, summary] :
+         {std::pair("GET", "One secret."),
+          std::pair("PUT", "Replace a secret {key, value, notes?}."),
+          std::pair("PATCH", "Change a secret's key, value or notes."),
+          std::pair("DELETE", "Delete a secret.")}) {
+      add(method, prefix + "{uuid}/", AuthNeed::kAnyKey, summary,
+          sdk::bindHandler(*this, &SecretRoutes::one));
+    }
+  }
+}
+
+sdk::ProtectedFields SecretRoutes::fieldsOf(Poco::Data::Session& s, const SecretRow& row) {
+  auto all = vault_.get(s, row.account_id, kHolder, {row.id});
+  auto it = all.find(row.id);
+  return it == all.end() ? sdk::ProtectedFields{} : it->second;
+}
+
+sdk::Response SecretRoutes::list(sdk::Request& r) {
+  const auto page = sdk::pageRequest(r);
+  SecretFilter filter{r.principal.account_id, sdk::scopeIdentity(r), r.queryParam("key")};
+  if (filter.key && !isValidSecretKey(*filter.key)) throw sdk::HttpError::invalid("key", kKeyRule);
+  Poco::Data::Session s = db_.session();
+  std::vector<SecretRow> rows;
+  long count = 0;
+  if (filter.key && !filter.identity_uuid.empty()) {
+    // An agent reading its secret: at most one, found in the unique index with no sort or count.
+    auto one = store_.byKey(s, filter.identity_uuid, *filter.key);
+    count = one ? 1 : 0;
+    if (one && page.offset == 0) rows.push_back(*one);
+  } else {
+    rows = store_.list(s, filter, page.limit, page.offset);
+    // A page that ends before its limit, with something on it or from the start, tells the count.
+    const bool ends_here =
+        static_cast<int>(rows.size()) < page.limit && (page.offset == 0 || !rows.empty());
+    count = ends_here ? page.offset + static_cast<long>(rows.size()) : store_.count(s, filter);
+  }
+  std::vector<std::string> ids;
+  ids.reserve(rows.size());
+  for (const auto& row : rows) ids.push_back(row.id);
+  const auto fields = ids.empty() ? std::map<std::string, sdk::ProtectedFields>{}
+                                  : vault_.get(s, filter.account_id, kHolder, ids);
+  Poco::JSON::Array::Ptr results = new Poco::JSON::Array;
+  for (const auto& row : rows) {
+    auto it = fields.find(row.id);
+    results->add(SecretStore::json(row, it == fields.end() ? sdk::ProtectedFields{} : it->second));
+  }
+  return sdk::Response::json(200, sdk::pageBody(r, page, count, results));
+}
+
+sdk::Response SecretRoutes::create(sdk::Request& r) {
+  const SecretInput in = readSecretInput(r, WriteMode::kCreate);
+  SecretRow row;
+  row.id = sdk::newUuid();
+  row.account_id = r.principal.account_id;
+  row.identity_uuid = r.identity->uuid;
+  row.key = *in.key;
+  row.created_us = row.updated_us = sdk::nowMicros();
+  const sdk::ProtectedFields fields = {{"value", *in.value}, {"notes", *in.notes}};
+  db_.transaction([&](Poco::Data::Session& tx) {
+    store_.insert(tx, row);
+    vault_.put(tx, {row.account_id, row.identity_uuid, kHolder, row.id, fields});
+  });
+  return sdk::Response::json(201, SecretStore::json(row, fields));
+}
+
+SecretRow SecretRoutes::visible(Poco::Data::Session& s, const sdk::Request& r) {
+  auto row = store_.find(s, r.params.at("uuid"));
+  if (!row || !sdk::visibleTo(r, row->account_id, row->identity_uuid)) {
+    throw sdk::HttpError::notFound("secret");
+  }
+  return *row;
+}
+
+sdk::Response SecretRoutes::one(sdk::Request& r) {
+  if (r.method == "DELETE") return remove(r);
+  const SecretInput in =
+      r.method == "GET"
+          ? SecretInput{}
+          : readSecretInput(r, r.method == "PUT" ? WriteMode::kReplace : WriteMode::kPatch);
+  if (!in.empty()) return write(r, in);
+  Poco::Data::Session s = db_.session();
+  const SecretRow row = visible(s, r);
+  return sdk::Response::json(200, SecretStore::json(row, fieldsOf(s, row)));
+}
+
+sdk::Response SecretRoutes::write(sdk::Request& r, const SecretInput& in) {
+  Poco::JSON::Object::Ptr body;
+  db_.transaction([&](Poco::Data::Session& tx) {
+    SecretRow row = visible(tx, r);
+    if (in.key) row.key = *in.key;
+    row.updated_us = sdk::nowMicros();
+    store_.update(tx, row);
+    sdk::ProtectedFields changed;
+    if (in.value) changed["value"] = *in.value;
+    if (in.notes) changed["notes"] = *in.notes;
+    if (!changed.empty()) {
+      vault_.put(tx, {row.account_id, row.identity_uuid, kHolder, row.id, changed});
+    }
+    body = SecretStore::json(row, fieldsOf(tx, row));
+  });
+  return sdk::Response::json(200, body);
+}
+
+sdk::Response SecretRoutes::remove(sdk::Request& r) {
+  db_.transaction([&](Poco::Data::Session& tx) {
+    const SecretRow row = visible(tx, r);
+    if (!store_.remove(tx, row)) throw sdk::HttpError::notFound("secret");
+    vault_.erase(tx, row.account_id, kHolder, row.id);
+  });
+  return sdk::Response::noContent();
+}
+
+}  // namespace svc::plugins::secrets

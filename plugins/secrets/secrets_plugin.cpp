@@ -1,0 +1,71 @@
+// secrets: an identity's key-value secrets (API keys, environment variables), `key` unique per
+// identity, served at /api/secrets/ and, the same resource, at /api/vault/. Their values and notes
+// are kept by the vault plugin (sdk::Vault): encrypted at rest, and under the account's
+// end-to-end rule once it has one.
+//
+// This is the module: what the plugin declares, and the wiring of its core (svc_secrets_core).
+#include "secret_pages.h"
+#include "secret_routes.h"
+#include "secret_store.h"
+
+#include <svc/sdk/dashboard.h>
+#include <svc/sdk/plugin.h>
+#include <svc/sdk/vault.h>
+
+#include <memory>
+
+namespace svc::plugins::secrets {
+
+class SecretsPlugin : public sdk::Plugin {
+ public:
+  SecretsPlugin() {
+    info_.name = "secrets";
+    info_.version = "0.1.0";
+    info_.description = "Secrets: an identity's key-value secrets, their values in the vault.";
+    info_.events = {
+        {"secret.created",
+         "A secret was created; object: the secret without value and notes.",
+         {"key"}},
+        {"secret.updated",
+         "A secret changed; object: the secret without value and notes.",
+         {"key"}},
+        {"secret.deleted",
+         "A secret was deleted; object: the secret without value and notes.",
+         {"key"}},
+    };
+    info_.uses_services = {sdk::kVaultService.name, sdk::kDashboardPagesService.name};
+    info_.requires_plugins = {"vault"};
+  }
+
+  const sdk::PluginInfo& info() const override { return info_; }
+
+  void configure(sdk::PluginContext& context) override {
+    context_ = &context;
+    vault_ = context.services().require(sdk::kVaultService);
+    store_ = std::make_unique<SecretStore>(context.events());
+    routes_ = std::make_unique<SecretRoutes>(context.database(), *store_, *vault_);
+  }
+
+  std::vector<sdk::Migration> migrations() const override { return SecretStore::migrations(); }
+
+  void registerRoutes(sdk::RouteRegistry& routes) override { routes_->registerIn(routes); }
+  void registerServices(sdk::ServiceRegistry&) override {}
+
+  void start() override {
+    if (auto pages = context_->services().find(sdk::kDashboardPagesService)) {
+      for (auto& page : dashboardPages()) pages->add(std::move(page));
+    }
+  }
+  void stop() override {}
+
+ private:
+  sdk::PluginInfo info_;
+  sdk::PluginContext* context_ = nullptr;
+  std::shared_ptr<sdk::Vault> vault_;
+  std::unique_ptr<SecretStore> store_;
+  std::unique_ptr<SecretRoutes> routes_;
+};
+
+}  // namespace svc::plugins::secrets
+
+SVC_PLUGIN(svc::plugins::secrets::SecretsPlugin)
