@@ -5,6 +5,7 @@
 
 #include <Poco/Base64Encoder.h>
 #include <Poco/JSON/Array.h>
+#include <Poco/JSON/Parser.h>
 
 #include <gtest/gtest.h>
 
