@@ -11,6 +11,8 @@
 #include <Poco/Data/MySQL/Connector.h>
 #endif
 
+#include <sqlite3.h>
+
 #include <atomic>
 #include <stdexcept>
 
@@ -21,6 +23,9 @@ namespace svc::kernel {
 void registerDataConnectors() {
   static std::once_flag once;
   std::call_once(once, [] {
+    // SQLite keeps memory statistics behind one global mutex that every allocation of every
+    // connection takes; nothing here reads them, and under many readers it is the hottest lock.
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
     Poco::Data::SQLite::Connector::registerConnector();
 #ifdef SVC_WITH_MYSQL
     Poco::Data::MySQL::Connector::registerConnector();
