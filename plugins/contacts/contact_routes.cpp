@@ -153,7 +153,11 @@ sdk::Response ContactRoutes::one(sdk::Request& r) {
   }
   if (r.method == "GET") return sdk::Response::json(200, ContactStore::json(*c));
   if (r.method == "DELETE") {
-    store_.database().transaction([&](Poco::Data::Session& tx) { store_.remove(tx, *c); });
+    // The row as it is inside the transaction: a PATCH committed since the read above changed
+    // its grams, and those are the ones to delete.
+    store_.database().transaction([&](Poco::Data::Session& tx) {
+      if (auto now = store_.byId(tx, c->id, true)) store_.remove(tx, *now);
+    });
     return sdk::Response::noContent();
   }
   const ContactFields fields = readContactFields(r.json);

@@ -263,7 +263,15 @@ std::vector<std::int64_t> ContactStore::rarestGrams(Poco::Data::Session& s,
   // then only up to the second rarest seen so far.
   std::vector<std::pair<long, std::int64_t>> counted;  // (holders, key)
   long bound = rare_gram_;
-  for (std::int64_t key : gramKeys(account, folded)) {
+  // At most kMaxCounted grams, spread over q: a long q costs as much as a short one, and any of
+  // its grams still narrows the candidates (each is checked against q in full afterwards).
+  constexpr std::size_t kMaxCounted = 8;
+  const auto all = gramKeys(account, folded);
+  std::vector<std::int64_t> sample;
+  for (std::size_t i = 0; i < std::min(all.size(), kMaxCounted); ++i) {
+    sample.push_back(all[i * all.size() / std::min(all.size(), kMaxCounted)]);
+  }
+  for (std::int64_t key : sample) {
     Poco::Int64 k = key, limit = bound;
     long n = 0;
     s << "SELECT COUNT(*) FROM (SELECT 1 FROM contact_grams WHERE gram_key = ? LIMIT ?) AS g",

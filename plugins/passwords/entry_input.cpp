@@ -69,6 +69,18 @@ EntryFields readEntryFields(const sdk::Request& r, EntryWrite kind) {
   read("username", f.username, replace);
   read("password", f.password, replace);
   read("notes", f.notes, replace);
+  // In a PATCH, null clears what may be empty and is refused where a value is needed.
+  auto isNull = [&](const char* name) {
+    return r.json && r.json->has(name) && r.json->isNull(name);
+  };
+  if (kind == EntryWrite::kPatch) {
+    for (const char* name : {"username", "notes"}) {
+      if (isNull(name)) (name[0] == 'u' ? f.username : f.notes) = std::string();
+    }
+    for (const char* name : {"domain", "password"}) {
+      if (isNull(name)) errors.add(name, "must not be null");
+    }
+  }
   if (f.domain) {
     errors.collect([&] { f.domain = normalizeDomain(*f.domain); });
   }

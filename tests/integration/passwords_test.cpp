@@ -120,6 +120,13 @@ TEST_F(Passwords, EveryRouteAndStatus) {
   EXPECT_EQ(patch.json()->getValue<std::string>("domain"), "login.example.com");
   EXPECT_GT(patch.json()->getValue<std::string>("updated_dt"),
             patch.json()->getValue<std::string>("created_dt"));
+  // In a PATCH, null clears the username or notes, and is refused for the password or domain.
+  auto cleared = call("PATCH", "/api/passwords/" + uuid + "/", R"({"username":null})");
+  ASSERT_EQ(cleared.status, 200) << cleared.body;
+  EXPECT_EQ(cleared.json()->getValue<std::string>("username"), "");
+  EXPECT_EQ(cleared.json()->getValue<std::string>("password"), "p3");
+  auto no_password = call("PATCH", "/api/passwords/" + uuid + "/", R"({"password":null})");
+  EXPECT_EQ(no_password.status, 400) << no_password.body;
 
   auto gen = call("GET", "/api/passwords/generate-password/?length=20&exclude_chars=xyz");
   ASSERT_EQ(gen.status, 200) << gen.body;
@@ -266,7 +273,7 @@ TEST_F(Passwords, BadInputOnEveryFieldIsRefusedAndStoresNothing) {
 
   const std::string uuid = created(ann, R"({"domain":"ok.example","password":"keep"})");
   for (const auto& [body, field] : cases) {
-    // A PATCH may give nothing, and a null is not given.
+    // A PATCH may give nothing, and a null clears what may be empty.
     if (body == "{}" || body.find("null") != std::string::npos) continue;
     SCOPED_TRACE(body.substr(0, 80));
     auto r = call("PATCH", "/api/passwords/" + uuid + "/", body);
