@@ -65,18 +65,9 @@ std::vector<sdk::Migration> PasswordStore::migrations() {
       "CREATE INDEX password_entries_account ON password_entries (account_id, created_us, uuid)",
       "CREATE INDEX password_entries_domain ON password_entries (account_id, domain)",
   };
-  sdk::Migration m;
-  m.version = 1;
-  m.description = "password entries (their protected fields are the vault's)";
-  for (const auto& sql : statements) {
-    m.sqlite.push_back(sql);
-    // Domains may be internationalized; binary collation: they are compared as stored
-    // (lower-case), on MySQL as on SQLite.
-    m.mysql.push_back(sql.rfind("CREATE TABLE", 0) == 0
-                          ? sql + " DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
-                          : sql);
-  }
-  return {m};
+  // Domains compare as stored (lower-case), on MariaDB as on SQLite.
+  return {sdk::Migration::portableUtf8(
+      1, "password entries (their protected fields are the vault's)", statements)};
 }
 
 std::optional<EntryRow> PasswordStore::entry(Poco::Data::Session& s, const std::string& uuid) {

@@ -75,17 +75,8 @@ std::vector<sdk::Migration> SecretStore::migrations() {
       "CREATE INDEX secrets_account ON secrets (account_id, created_us, id)",
       "CREATE INDEX secrets_account_key ON secrets (account_id, key_name, created_us, id)",
   };
-  sdk::Migration m;
-  m.version = 1;
-  m.description = "secrets (their values are the vault's)";
-  for (const auto& sql : statements) {
-    m.sqlite.push_back(sql);
-    // Keys are case-sensitive: MariaDB compares them byte for byte, as SQLite does.
-    m.mysql.push_back(sql.rfind("CREATE TABLE", 0) == 0
-                          ? sql + " DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
-                          : sql);
-  }
-  return {m};
+  // Keys are case-sensitive: MariaDB compares them byte for byte, as SQLite does.
+  return {sdk::Migration::portableUtf8(1, "secrets (their values are the vault's)", statements)};
 }
 
 std::optional<SecretRow> SecretStore::find(Poco::Data::Session& s, const std::string& id) {

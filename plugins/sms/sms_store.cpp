@@ -118,17 +118,8 @@ std::vector<sdk::Migration> SmsStore::migrations() {
       // A call a carrier reports twice is recorded once.
       "CREATE UNIQUE INDEX sms_calls_ref ON sms_calls (carrier_ref)",
   };
-  sdk::Migration m;
-  m.version = 1;
-  m.description = "phones, messages, conversations, calls";
-  for (const auto& sql : statements) {
-    m.sqlite.push_back(sql);
-    // Messages carry emoji: MySQL's "utf8" cannot store them.
-    m.mysql.push_back(sql.rfind("CREATE TABLE", 0) == 0
-                          ? sql + " DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
-                          : sql);
-  }
-  return {m};
+  // Messages carry emoji.
+  return {sdk::Migration::portableUtf8(1, "phones, messages, conversations, calls", statements)};
 }
 
 std::optional<PhoneRow> SmsStore::phone(Poco::Data::Session& s, const std::string& id) {

@@ -54,4 +54,13 @@ Migration Migration::portable(int version, std::string description,
   return m;
 }
 
+Migration Migration::portableUtf8(int version, std::string description,
+                                  std::vector<std::string> statements) {
+  Migration m = portable(version, std::move(description), std::move(statements));
+  for (auto& sql : m.mysql) {
+    if (sql.rfind("CREATE TABLE", 0) == 0) sql += " DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin";
+  }
+  return m;
+}
+
 }  // namespace svc::sdk

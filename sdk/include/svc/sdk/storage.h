@@ -30,6 +30,12 @@ struct Migration {
   /// @return the migration.
   static Migration portable(int version, std::string description,
                             std::vector<std::string> statements);
+  /// As portable(), but MySQL/MariaDB makes each CREATE TABLE in utf8mb4 with binary collation:
+  /// text holds any character (MySQL's "utf8" cannot store emoji) and compares byte for byte, as
+  /// on SQLite. @param version its number. @param description what it does. @param statements
+  /// the SQL. @return the migration.
+  static Migration portableUtf8(int version, std::string description,
+                                std::vector<std::string> statements);
 };
 
 /// The kernel's database.
