@@ -46,12 +46,18 @@ sdk::Response PasswordEntries::list(sdk::Request& r) {
   Poco::Data::Session s = store_.database().session();
   const long count = store_.count(s, filter);
   const auto rows = store_.list(s, filter, page.limit, page.offset);
-  const auto secrets = store_.secrets(s, rows);
+  // `values=false`: names only (a dashboard's list, a script's inventory): nothing is decrypted
+  // or sent.
+  const bool values = r.boolQuery("values").value_or(true);
+  const auto secrets =
+      values ? store_.secrets(s, rows) : std::map<std::string, sdk::ProtectedFields>{};
   Poco::JSON::Array::Ptr results = new Poco::JSON::Array;
   for (const auto& row : rows) {
     auto it = secrets.find(row.uuid);
     const sdk::ProtectedFields none;
-    results->add(PasswordStore::entryJson(row, it == secrets.end() ? &none : &it->second));
+    results->add(PasswordStore::entryJson(row, !values               ? nullptr
+                                               : it == secrets.end() ? &none
+                                                                     : &it->second));
   }
   return secretJson(200, sdk::pageBody(r, page, count, results));
 }

@@ -21,7 +21,7 @@ var identity = svc.params.identity, q = '?identity=' + encodeURIComponent(identi
 svc.back(svc.prefix + '/identities', 'Identities');
 svc.api('/api/identities/' + identity + '/').then(function (d) {
   svc.title(d.name + ' · Passwords');
-  return svc.api('/api/passwords/' + q + '&limit=200').then(function (page) {
+  return svc.api('/api/passwords/' + q + '&limit=200&values=false').then(function (page) {
     if (!page.results.length) return svc.show([svc.el('p', 'No password entries yet.', { 'class': 'muted' })]);
     var rows = page.results.map(function (e) {
       var row = svc.el('tr', null, { 'data-entry': e.uuid });

@@ -8,14 +8,14 @@ namespace svc::plugins::secrets {
 
 namespace {
 
-// Keys are the agent's text: content is built with textContent (svc.el) only. Values and notes
-// are read with the list but never put on the page.
+// Keys are the agent's text: content is built with textContent (svc.el) only. The list is asked
+// for names only (values=false): values and notes never reach the page.
 constexpr const char* kSecretsScript = R"JS(
 var identity = svc.params.identity, q = '?identity=' + encodeURIComponent(identity);
 svc.back(svc.prefix + '/identities', 'Identities');
 svc.api('/api/identities/' + identity + '/').then(function (d) {
   svc.title(d.name + ' · Secrets');
-  return svc.api('/api/secrets/' + q + '&limit=200').then(function (page) {
+  return svc.api('/api/secrets/' + q + '&limit=200&values=false').then(function (page) {
     if (!page.results.length) return svc.show([svc.el('p', 'No secrets yet.', { 'class': 'muted' })]);
     var nodes = [svc.table(['Key', 'Updated', 'Created'], page.results.map(function (s) {
       var row = svc.el('tr', null, { 'data-secret': s.uuid });

@@ -67,15 +67,20 @@ sdk::Response SecretRoutes::list(sdk::Request& r) {
         static_cast<int>(rows.size()) < page.limit && (page.offset == 0 || !rows.empty());
     count = ends_here ? page.offset + static_cast<long>(rows.size()) : store_.count(s, filter);
   }
+  // `values=false`: names only (a dashboard's list, a script's inventory): nothing is decrypted
+  // or sent.
+  const bool values = r.boolQuery("values").value_or(true);
   std::vector<std::string> ids;
   ids.reserve(rows.size());
   for (const auto& row : rows) ids.push_back(row.id);
-  const auto fields = ids.empty() ? std::map<std::string, sdk::ProtectedFields>{}
-                                  : vault_.get(s, filter.account_id, kHolder, ids);
+  const auto fields = ids.empty() || !values ? std::map<std::string, sdk::ProtectedFields>{}
+                                             : vault_.get(s, filter.account_id, kHolder, ids);
   Poco::JSON::Array::Ptr results = new Poco::JSON::Array;
   for (const auto& row : rows) {
     auto it = fields.find(row.id);
-    results->add(SecretStore::json(row, it == fields.end() ? sdk::ProtectedFields{} : it->second));
+    results->add(
+        !values ? SecretStore::eventJson(row)
+                : SecretStore::json(row, it == fields.end() ? sdk::ProtectedFields{} : it->second));
   }
   return noStore(sdk::Response::json(200, sdk::pageBody(r, page, count, results)));
 }

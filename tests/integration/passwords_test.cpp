@@ -128,6 +128,14 @@ TEST_F(Passwords, EveryRouteAndStatus) {
   auto no_password = call("PATCH", "/api/passwords/" + uuid + "/", R"({"password":null})");
   EXPECT_EQ(no_password.status, 400) << no_password.body;
 
+  // Names only: no protected field in the answer.
+  auto names = call("GET", "/api/passwords/?identity=" + ann + "&values=false");
+  ASSERT_EQ(names.status, 200) << names.body;
+  EXPECT_EQ(names.json()->getArray("results")->getObject(0)->getValue<std::string>("domain"),
+            "login.example.com");
+  EXPECT_EQ(names.body.find("p3"), std::string::npos) << names.body;
+  EXPECT_FALSE(names.json()->getArray("results")->getObject(0)->has("password"));
+
   auto gen = call("GET", "/api/passwords/generate-password/?length=20&exclude_chars=xyz");
   ASSERT_EQ(gen.status, 200) << gen.body;
   EXPECT_EQ(gen.json()->getValue<std::string>("password").size(), 20u);

@@ -269,6 +269,13 @@ TEST_F(Secrets, TheKeyFilterIsExact) {
   EXPECT_EQ(page.json()->getArray("results")->size(), 2u);
   EXPECT_EQ(page.json()->getArray("results")->getObject(0)->getValue<std::string>("key"), "DB_URL");
   EXPECT_FALSE(page.json()->isNull("next"));
+  // Names only: no value or notes in the answer.
+  auto names = call("GET", "/api/secrets/?identity=" + ann_ + "&values=false");
+  ASSERT_EQ(names.status, 200) << names.body;
+  EXPECT_EQ(names.json()->getArray("results")->size(), 2u);
+  EXPECT_EQ(names.body.find("ann-db"), std::string::npos) << names.body;
+  EXPECT_FALSE(names.json()->getArray("results")->getObject(0)->has("value"));
+  EXPECT_EQ(call("GET", "/api/secrets/?values=maybe").status, 400);
 }
 
 TEST_F(Secrets, EventsCarryNoValuesOrNotes) {
