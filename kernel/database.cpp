@@ -33,6 +33,14 @@ void registerDataConnectors() {
   });
 }
 
+bool isTransientDatabaseError(const std::string& message) {
+  for (const char* transient : {"Deadlock found when trying to get lock",
+                                "Lock wait timeout exceeded", "database is locked"}) {
+    if (message.find(transient) != std::string::npos) return true;
+  }
+  return false;
+}
+
 namespace {
 
 std::string mysqlConnectionString(const std::string& url) {

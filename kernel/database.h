@@ -53,4 +53,9 @@ class SqlDatabase : public sdk::Database {
 /// Registers the Poco Data connectors once.
 void registerDataConnectors();
 
+/// @param message an exception's text (Poco's displayText()). @return whether it is a database
+/// condition that passes: a transaction chosen as a deadlock's victim or that waited too long for
+/// a lock (MySQL/MariaDB 1213, 1205), or SQLite busy. The request may be retried as it was.
+bool isTransientDatabaseError(const std::string& message);
+
 }  // namespace svc::kernel

@@ -1,5 +1,7 @@
 #include "pipeline.h"
 
+#include "database.h"
+
 #include <svc/sdk/accounts.h>
 #include <svc/sdk/auth.h>
 #include <svc/sdk/util.h>
@@ -164,11 +166,25 @@ sdk::Response Pipeline::dispatchMatched(const RouteMatch& match, sdk::Request& r
   } catch (const sdk::HttpError& e) {
     return errorResponse(e, req.request_id);
   } catch (const std::exception& e) {
+    // Poco's what() is only the exception's name; its displayText() says what happened.
+    const auto* poco = dynamic_cast<const Poco::Exception*>(&e);
+    const std::string why = poco ? poco->displayText() : std::string(e.what());
+    if (isTransientDatabaseError(why)) {
+      // The database gave up this transaction for another's sake: nothing of it was kept, and
+      // the same request will most likely succeed.
+      if (rt_.error_log) {
+        rt_.error_log->warning("request " + req.request_id + " " + req.method + " " + req.path +
+                               " met a passing database conflict (503): " + why);
+      }
+      return errorResponse(sdk::HttpError(503, "service_unavailable",
+                                          "A conflicting change held the data this request "
+                                          "needed; nothing was changed. Retry the request.")
+                               .header("Retry-After", "1"),
+                           req.request_id);
+    }
     if (rt_.error_log) {
-      // Poco's what() is only the exception's name; its displayText() says what happened.
-      const auto* poco = dynamic_cast<const Poco::Exception*>(&e);
       rt_.error_log->error("request " + req.request_id + " " + req.method + " " + req.path +
-                           " failed: " + (poco ? poco->displayText() : std::string(e.what())));
+                           " failed: " + why);
     }
   } catch (...) {
     if (rt_.error_log) {

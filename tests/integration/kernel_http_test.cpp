@@ -158,6 +158,15 @@ TEST_F(KernelHttp, AHandlerThatThrowsAnswers500AndTheServerKeepsServing) {
   EXPECT_EQ(server_->get("/api/health/").status, 200);
 }
 
+// A transaction the database gave up for another's sake kept nothing: the client may retry.
+TEST_F(KernelHttp, APassingDatabaseConflictAnswers503WithRetryAfter) {
+  auto r = server_->get("/api/testkit/deadlock/");
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(r.code(), "service_unavailable");
+  EXPECT_EQ(r.header("retry-after"), "1");
+  EXPECT_EQ(r.body.find("Deadlock"), std::string::npos);
+}
+
 TEST_F(KernelHttp, ThrottledErrorsCarryRetryAfter) {
   auto r = server_->get("/api/testkit/teapot/");
   EXPECT_EQ(r.status, 429);

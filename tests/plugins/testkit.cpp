@@ -4,6 +4,7 @@
 #include <svc/sdk/plugin.h>
 #include <svc/sdk/util.h>
 
+#include <Poco/Data/DataException.h>
 #include <Poco/Data/Session.h>
 #include <Poco/JSON/Array.h>
 #include <Poco/NumberParser.h>
@@ -177,6 +178,14 @@ class TestkitPlugin : public sdk::Plugin {
                 sdk::BodyKind::kJson, 0, "", item});
     routes.add({"GET", "/api/testkit/boom/", AuthNeed::kNone, sdk::BodyKind::kJson, 0, "",
                 [](sdk::Request&) -> Response { throw std::runtime_error("deliberate failure"); }});
+    // What MariaDB says to the victim of a deadlock, as Poco's MySQL connector reports it.
+    routes.add(
+        {"GET", "/api/testkit/deadlock/", AuthNeed::kNone, sdk::BodyKind::kJson, 0, "",
+         [](sdk::Request&) -> Response {
+           throw Poco::Data::DataException(
+               "[mysql_stmt_execute]: [Comment]: mysql_stmt_execute error [mysql_stmt_error]: "
+               "Deadlock found when trying to get lock; try restarting transaction");
+         }});
     routes.add({"GET", "/api/testkit/teapot/", AuthNeed::kNone, sdk::BodyKind::kJson, 0, "",
                 [](sdk::Request&) -> Response {
                   throw sdk::HttpError(429, "throttled", "Slow down.")

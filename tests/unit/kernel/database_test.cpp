@@ -230,6 +230,15 @@ TEST_F(DatabaseTest, EventsAreDeliveredBetweenTheSlicesOfAPingRound) {
   EXPECT_TRUE(between) << seen_at.size() << " events seen";
 }
 
+TEST(DatabaseErrors, PassingConflictsAreToldFromOtherFailures) {
+  EXPECT_TRUE(isTransientDatabaseError(
+      "mysql_stmt_error]: Deadlock found when trying to get lock; try restarting transaction"));
+  EXPECT_TRUE(isTransientDatabaseError("Lock wait timeout exceeded; try restarting transaction"));
+  EXPECT_TRUE(isTransientDatabaseError("SQLite: database is locked"));
+  EXPECT_FALSE(isTransientDatabaseError("Duplicate entry 'x' for key 'secrets_identity_key'"));
+  EXPECT_FALSE(isTransientDatabaseError("no such table: vault_values"));
+}
+
 #ifdef SVC_WITH_MYSQL
 // On MySQL a pooled session that ran a transaction must not keep serving an old snapshot: a row
 // another connection commits afterwards is visible to the next read.
