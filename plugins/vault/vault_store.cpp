@@ -15,9 +15,9 @@ namespace {
 // longer one completed in pieces.
 constexpr int kHead = 16384;
 
-constexpr const char* kValueColumns =
-    "SELECT holder, record, field, account_id, identity_uuid, key_id, SUBSTR(sealed, 1, 16384), "
-    "LENGTH(sealed) FROM vault_values ";
+const std::string kValueColumns =
+    "SELECT holder, record, field, account_id, identity_uuid, key_id, SUBSTR(sealed, 1, " +
+    std::to_string(kHead) + "), LENGTH(sealed) FROM vault_values ";
 
 std::vector<ValueRow> readValues(Poco::Data::Session& s, Poco::Data::Statement& select) {
   using T = Poco::Tuple<std::string, std::string, std::string, std::string, std::string,
@@ -31,8 +31,8 @@ std::vector<ValueRow> readValues(Poco::Data::Session& s, Poco::Data::Statement& 
     // base64: one byte a character, so LENGTH counts characters on both databases.
     for (Poco::Int64 from = kHead + 1; from <= t.get<7>(); from += kHead) {
       std::vector<std::string> piece;
-      s << "SELECT SUBSTR(sealed, ?, 16384) FROM vault_values WHERE holder = ? AND record = ? "
-           "AND field = ?",
+      s << "SELECT SUBSTR(sealed, ?, " + std::to_string(kHead) +
+               ") FROM vault_values WHERE holder = ? AND record = ? AND field = ?",
           use(from), use(v.holder), use(v.record), use(v.field), into(piece), now;
       if (piece.empty()) break;
       v.sealed += piece.front();
@@ -189,7 +189,7 @@ std::vector<ValueRow> VaultStore::values(Poco::Data::Session& s, const std::stri
     }
     if (list.empty()) continue;
     Poco::Data::Statement select =
-        (s << std::string(kValueColumns) + "WHERE holder = ? AND record IN (" + list + ")", use(h));
+        (s << kValueColumns + "WHERE holder = ? AND record IN (" + list + ")", use(h));
     // Found by the primary key; another account's rows (a holder's bug) are left out here.
     for (auto& row : readValues(s, select)) {
       if (row.account_id == a) out.push_back(std::move(row));
@@ -202,7 +202,7 @@ std::vector<ValueRow> VaultStore::accountValues(Poco::Data::Session& s,
                                                 const std::string& account_id, Lock lock) {
   std::string id = account_id;
   Poco::Data::Statement select =
-      (s << std::string(kValueColumns) + "WHERE account_id = ? ORDER BY holder, record, field" +
+      (s << kValueColumns + "WHERE account_id = ? ORDER BY holder, record, field" +
                 lockClause(lock),
        use(id));
   return readValues(s, select);
@@ -212,7 +212,7 @@ std::vector<ValueRow> VaultStore::notUnderKey(Poco::Data::Session& s, const std:
                                               int limit) {
   std::string id = key_id;
   Poco::Data::Statement select =
-      (s << std::string(kValueColumns) + "WHERE key_id <> ? ORDER BY holder, record, field LIMIT " +
+      (s << kValueColumns + "WHERE key_id <> ? ORDER BY holder, record, field LIMIT " +
                 std::to_string(limit),
        use(id));
   return readValues(s, select);

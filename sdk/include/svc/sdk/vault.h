@@ -9,7 +9,8 @@
 //     encryption set up, every non-empty value must be an `e2e::<base64 sealed box>` string (400
 //     naming the field otherwise), so the server never receives those plaintexts; before that,
 //     `e2e::` values are refused (nobody could open them). It then stores every value encrypted at
-//     rest (AES-256-GCM under the server's master key, bound to holder, record and field).
+//     rest (AES-256-GCM under the server's master key, bound to account, holder, record and
+//     field).
 //   - get() gives the values back as the client sent them (decrypted at rest only).
 //   - erase() removes a record's values with the record.
 // The vault re-encrypts at rest on key rotation and replaces every value of an account in the
