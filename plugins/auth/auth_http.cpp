@@ -25,10 +25,7 @@ std::string boundedField(const sdk::Request& r, const std::string& name, std::si
 }
 
 sdk::Response noStore(int status, const Poco::JSON::Object::Ptr& body) {
-  sdk::Response r = sdk::Response::json(status, body);
-  r.headers.emplace_back("Cache-Control", "no-store");
-  r.headers.emplace_back("Pragma", "no-cache");
-  return r;
+  return sdk::Response::noStore(sdk::Response::json(status, body));
 }
 
 sdk::Response oauthError(int status, const std::string& error, const std::string& description) {

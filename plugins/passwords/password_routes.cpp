@@ -15,9 +15,7 @@ namespace {
 
 // Answers that carry a password are nobody's to keep: no cache, no proxy.
 sdk::Response secretJson(int status, const Poco::JSON::Object::Ptr& body) {
-  sdk::Response out = sdk::Response::json(status, body);
-  out.headers.emplace_back("Cache-Control", "no-store");
-  return out;
+  return sdk::Response::noStore(sdk::Response::json(status, body));
 }
 
 // The protected fields a write sets: the ones it gives.

@@ -9,16 +9,6 @@
 
 namespace svc::plugins::secrets {
 
-namespace {
-
-// Answers carrying values are never kept by a browser or proxy.
-sdk::Response noStore(sdk::Response response) {
-  response.headers.emplace_back("Cache-Control", "no-store");
-  return response;
-}
-
-}  // namespace
-
 void SecretRoutes::registerIn(sdk::RouteRegistry& routes) {
   using sdk::AuthNeed;
   auto add = [&](const std::string& method, const std::string& pattern, AuthNeed need,
@@ -82,7 +72,7 @@ sdk::Response SecretRoutes::list(sdk::Request& r) {
         !values ? SecretStore::eventJson(row)
                 : SecretStore::json(row, it == fields.end() ? sdk::ProtectedFields{} : it->second));
   }
-  return noStore(sdk::Response::json(200, sdk::pageBody(r, page, count, results)));
+  return sdk::Response::noStore(sdk::Response::json(200, sdk::pageBody(r, page, count, results)));
 }
 
 sdk::Response SecretRoutes::create(sdk::Request& r) {
@@ -98,7 +88,7 @@ sdk::Response SecretRoutes::create(sdk::Request& r) {
     store_.insert(tx, row);
     vault_.put(tx, {row.account_id, row.identity_uuid, kHolder, row.id, fields});
   });
-  return noStore(sdk::Response::json(201, SecretStore::json(row, fields)));
+  return sdk::Response::noStore(sdk::Response::json(201, SecretStore::json(row, fields)));
 }
 
 SecretRow SecretRoutes::visible(Poco::Data::Session& s, const sdk::Request& r) {
@@ -118,7 +108,7 @@ sdk::Response SecretRoutes::one(sdk::Request& r) {
   if (!in.empty()) return write(r, in);
   Poco::Data::Session s = db_.session();
   const SecretRow row = visible(s, r);
-  return noStore(sdk::Response::json(200, SecretStore::json(row, fieldsOf(s, row))));
+  return sdk::Response::noStore(sdk::Response::json(200, SecretStore::json(row, fieldsOf(s, row))));
 }
 
 sdk::Response SecretRoutes::write(sdk::Request& r, const SecretInput& in) {
@@ -136,7 +126,7 @@ sdk::Response SecretRoutes::write(sdk::Request& r, const SecretInput& in) {
     }
     body = SecretStore::json(row, fieldsOf(tx, row));
   });
-  return noStore(sdk::Response::json(200, body));
+  return sdk::Response::noStore(sdk::Response::json(200, body));
 }
 
 sdk::Response SecretRoutes::remove(sdk::Request& r) {

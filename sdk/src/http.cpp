@@ -211,6 +211,12 @@ Response Response::text(int status, std::string body, std::string type) {
   return r;
 }
 
+Response Response::noStore(Response response) {
+  response.headers.emplace_back("Cache-Control", "no-store");
+  response.headers.emplace_back("Pragma", "no-cache");  // HTTP/1.0 caches (RFC 6749 5.1)
+  return response;
+}
+
 Response Response::noContent() {
   Response r;
   r.status = 204;

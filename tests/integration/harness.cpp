@@ -382,10 +382,10 @@ std::string databaseBytes(const std::string& db_url) {
   }
   Poco::URI uri(db_url);
   const std::string info = uri.getUserInfo();
-  auto [rc, out] = runCommand("mariadb-dump --skip-extended-insert -h " + uri.getHost() + " -P " +
-                              std::to_string(uri.getPort()) + " -u " +
-                              info.substr(0, info.find(':')) + " -p" +
-                              info.substr(info.find(':') + 1) + " " + uri.getPath().substr(1));
+  auto [rc, out] =
+      runCommand("mariadb-dump --skip-extended-insert -h " + uri.getHost() + " -P " +
+                 std::to_string(uri.getPort()) + " -u " + info.substr(0, info.find(':')) + " -p" +
+                 info.substr(info.find(':') + 1) + " " + uri.getPath().substr(1));
   EXPECT_EQ(rc, 0) << out;
   return out;
 }

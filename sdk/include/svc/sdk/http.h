@@ -211,6 +211,10 @@ struct Response {
                        std::string type = "text/plain; charset=utf-8");
   /// @return a 204 with no body.
   static Response noContent();
+  /// @param response an answer carrying secrets (passwords, secret values). @return it with
+  /// `Cache-Control: no-store` (and `Pragma: no-cache`), so that no browser or
+  /// proxy keeps it.
+  static Response noStore(Response response);
   /// @param on_hold called with the Stream once the connection belongs to the hub.
   /// @return a response that keeps the connection open without holding a worker thread.
   static Response hold(std::function<void(std::shared_ptr<Stream>)> on_hold);

@@ -2,7 +2,7 @@
 // (fake_vault.h): its routes and statuses, identity scoping, the protected fields kept by the
 // vault (never in the plugin's table) and written in the entry's transaction, the generated
 // password, and events without values.
-#include "fake_vault.h"
+#include "../vault/fake_vault.h"
 
 #include <svc/sdk/testing.h>
 #include <svc/sdk/util.h>
@@ -21,8 +21,8 @@ using sdk::testing::managementPrincipal;
 using sdk::testing::PluginHarness;
 using sdk::testing::RequestBuilder;
 using sdk::testing::TestResponse;
-using testing::FakeVault;
-using testing::FakeVaultPlugin;
+using vault::testing::FakeVault;
+using vault::testing::FakeVaultPlugin;
 
 constexpr const char* kAccount = "aaaaaaaa-0000-4000-8000-000000000000";
 constexpr const char* kOther = "bbbbbbbb-0000-4000-8000-000000000000";

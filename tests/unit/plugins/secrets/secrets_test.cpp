@@ -1,12 +1,12 @@
 // The secrets plugin: its input rule, and its routes as svcd runs them (loaded from its library
-// with the test kit) over a stand-in for the vault (the passwords tests' fake_vault.h), whose table
-// shows what the plugin hands it. The real vault's encryption is the vault's tests; here, that
-// value and notes go to the vault and never to the plugin's table, that a vault refusal rolls the
-// secret back, and every route, filter and fence.
+// with the test kit) over a stand-in for the vault (tests/unit/plugins/vault/fake_vault.h), whose
+// table shows what the plugin hands it. The real vault's encryption is the vault's tests; here,
+// that value and notes go to the vault and never to the plugin's table, that a vault refusal rolls
+// the secret back, and every route, filter and fence.
 #include "secret_input.h"
 #include "secret_pages.h"
 
-#include "../passwords/fake_vault.h"
+#include "../vault/fake_vault.h"
 
 #include <svc/sdk/testing.h>
 #include <svc/sdk/util.h>
@@ -139,8 +139,8 @@ TEST(SecretsDashboard, ThePageTakesAnIdentityAndNeverShowsValues) {
 // The passwords plugin's tests' stand-in for the vault: the vault's rule (409 `vault_rekeying`,
 // `e2e::` once an account has end-to-end encryption), its values in a table of the test's
 // database, rolled back with the caller's transaction.
-using passwords::testing::FakeVault;
-using passwords::testing::FakeVaultPlugin;
+using vault::testing::FakeVault;
+using vault::testing::FakeVaultPlugin;
 
 constexpr const char* kAccount = "aaaaaaaa-0000-4000-8000-000000000000";
 constexpr const char* kOther = "bbbbbbbb-0000-4000-8000-000000000000";

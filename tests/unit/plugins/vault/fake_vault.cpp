@@ -4,7 +4,7 @@
 
 using namespace Poco::Data::Keywords;
 
-namespace svc::plugins::passwords::testing {
+namespace svc::plugins::vault::testing {
 
 bool FakeVault::endToEnd(const std::string& account) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -94,4 +94,4 @@ void FakeVaultPlugin::registerServices(sdk::ServiceRegistry& services) {
   services.offer(sdk::kVaultService, vault_);
 }
 
-}  // namespace svc::plugins::passwords::testing
+}  // namespace svc::plugins::vault::testing

@@ -14,7 +14,7 @@
 #include <set>
 #include <string>
 
-namespace svc::plugins::passwords::testing {
+namespace svc::plugins::vault::testing {
 
 class FakeVault : public sdk::Vault {
  public:
@@ -53,4 +53,4 @@ class FakeVaultPlugin : public sdk::Plugin {
   std::shared_ptr<FakeVault> vault_;
 };
 
-}  // namespace svc::plugins::passwords::testing
+}  // namespace svc::plugins::vault::testing
