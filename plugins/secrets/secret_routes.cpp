@@ -38,10 +38,38 @@ sdk::ProtectedFields SecretRoutes::fieldsOf(Poco::Data::Session& s, const Secret
   return it == all.end() ? sdk::ProtectedFields{} : it->second;
 }
 
+std::shared_ptr<const CachedSecret> SecretRoutes::cachedByKey(const SecretFilter& filter) {
+  if (auto kept = cache_.find(filter.identity_uuid, *filter.key)) return kept;
+  const auto ticket = cache_.ticket();
+  Poco::Data::Session s = db_.session();
+  auto row = store_.byKey(s, filter.identity_uuid, *filter.key);
+  if (!row) return nullptr;
+  auto stored = vault_.fetch(s, row->account_id, kHolder, {row->id});
+  auto secret = std::make_shared<const CachedSecret>(CachedSecret{*row, stored[row->id]});
+  cache_.keep(ticket, secret);
+  return secret;
+}
+
 sdk::Response SecretRoutes::list(sdk::Request& r) {
   const auto page = sdk::pageRequest(r);
   SecretFilter filter{r.principal.account_id, sdk::scopeIdentity(r), r.queryParam("key")};
   if (filter.key && !isValidSecretKey(*filter.key)) throw sdk::HttpError::invalid("key", kKeyRule);
+  // `values=false`: names only (a dashboard's list, a script's inventory): nothing is decrypted
+  // or sent.
+  const bool values = r.boolQuery("values").value_or(true);
+  if (filter.key && !filter.identity_uuid.empty() && values && page.offset == 0) {
+    // An agent reading its secret: from the cache, decrypted now. When the vault says the kept
+    // record is stale, it is dropped and read below.
+    auto secret = cachedByKey(filter);
+    auto fields = secret ? vault_.open(secret->stored) : std::nullopt;
+    if (!secret || (fields && secret->row.account_id == filter.account_id)) {
+      Poco::JSON::Array::Ptr results = new Poco::JSON::Array;
+      if (secret) results->add(SecretStore::json(secret->row, *fields));
+      return sdk::Response::noStore(sdk::Response::json(
+          200, sdk::pageBody(r, page, static_cast<long>(results->size()), results)));
+    }
+    cache_.drop(secret->row.id);
+  }
   Poco::Data::Session s = db_.session();
   std::vector<SecretRow> rows;
   long count = 0;
@@ -57,9 +85,6 @@ sdk::Response SecretRoutes::list(sdk::Request& r) {
         static_cast<int>(rows.size()) < page.limit && (page.offset == 0 || !rows.empty());
     count = ends_here ? page.offset + static_cast<long>(rows.size()) : store_.count(s, filter);
   }
-  // `values=false`: names only (a dashboard's list, a script's inventory): nothing is decrypted
-  // or sent.
-  const bool values = r.boolQuery("values").value_or(true);
   std::vector<std::string> ids;
   ids.reserve(rows.size());
   for (const auto& row : rows) ids.push_back(row.id);
@@ -113,8 +138,10 @@ sdk::Response SecretRoutes::one(sdk::Request& r) {
 
 sdk::Response SecretRoutes::write(sdk::Request& r, const SecretInput& in) {
   Poco::JSON::Object::Ptr body;
+  std::string id;
   db_.transaction([&](Poco::Data::Session& tx) {
     SecretRow row = visible(tx, r);
+    id = row.id;
     if (in.key) row.key = *in.key;
     row.updated_us = sdk::nowMicros();
     store_.update(tx, row);
@@ -126,15 +153,19 @@ sdk::Response SecretRoutes::write(sdk::Request& r, const SecretInput& in) {
     }
     body = SecretStore::json(row, fieldsOf(tx, row));
   });
+  cache_.drop(id);  // committed: nothing read before it is kept
   return sdk::Response::noStore(sdk::Response::json(200, body));
 }
 
 sdk::Response SecretRoutes::remove(sdk::Request& r) {
+  std::string id;
   db_.transaction([&](Poco::Data::Session& tx) {
     const SecretRow row = visible(tx, r);
+    id = row.id;
     if (!store_.remove(tx, row)) throw sdk::HttpError::notFound("secret");
     vault_.erase(tx, row.account_id, kHolder, row.id);
   });
+  cache_.drop(id);
   return sdk::Response::noContent();
 }
 

@@ -4,6 +4,7 @@
 // rest; end-to-end sealed values as the client sealed them).
 #pragma once
 
+#include "secret_cache.h"
 #include "secret_input.h"
 #include "secret_store.h"
 
@@ -16,13 +17,14 @@ namespace svc::plugins::secrets {
 
 class SecretRoutes {
  public:
-  SecretRoutes(sdk::Database& database, SecretStore& store, sdk::Vault& vault)
-      : db_(database), store_(store), vault_(vault) {}
+  SecretRoutes(sdk::Database& database, SecretStore& store, sdk::Vault& vault, SecretCache& cache)
+      : db_(database), store_(store), vault_(vault), cache_(cache) {}
 
   /// Registers every route under both prefixes.
   void registerIn(sdk::RouteRegistry& routes);
 
-  /// GET: newest first; `identity` narrows (an identity key sees its own), `key` is exact.
+  /// GET: newest first; `identity` narrows (an identity key sees its own), `key` is exact (an
+  /// identity's secret by key is served from the cache when it can be).
   sdk::Response list(sdk::Request& r);
   /// POST: 201 with the secret; 409 `conflict` for a key the identity has.
   sdk::Response create(sdk::Request& r);
@@ -36,10 +38,13 @@ class SecretRoutes {
   sdk::Response write(sdk::Request& r, const SecretInput& in);
   sdk::Response remove(sdk::Request& r);
   sdk::ProtectedFields fieldsOf(Poco::Data::Session& s, const SecretRow& row);
+  /// @return the filter's (identity and key) secret, kept or read and kept, or nullptr.
+  std::shared_ptr<const CachedSecret> cachedByKey(const SecretFilter& filter);
 
   sdk::Database& db_;
   SecretStore& store_;
   sdk::Vault& vault_;
+  SecretCache& cache_;
 };
 
 }  // namespace svc::plugins::secrets

@@ -4,6 +4,7 @@
 // end-to-end rule once it has one.
 //
 // This is the module: what the plugin declares, and the wiring of its core (svc_secrets_core).
+#include "secret_cache.h"
 #include "secret_pages.h"
 #include "secret_routes.h"
 #include "secret_store.h"
@@ -12,7 +13,10 @@
 #include <svc/sdk/plugin.h>
 #include <svc/sdk/vault.h>
 
+#include <chrono>
+#include <cstdint>
 #include <memory>
+#include <stdexcept>
 
 namespace svc::plugins::secrets {
 
@@ -33,6 +37,13 @@ class SecretsPlugin : public sdk::Plugin {
          "A secret was deleted; object: the secret without value and notes.",
          {"key"}},
     };
+    info_.config = {
+        {"secrets.read_cache_seconds", "5",
+         "how long a secret read by key is kept in memory (encrypted at rest, decrypted on every "
+         "read) for the next reads of it; writes through this svcd drop it at once and those "
+         "through another within the event log's poll; 0 keeps nothing",
+         false, false},
+    };
     info_.uses_services = {sdk::kVaultService.name, sdk::kDashboardPagesService.name};
     info_.requires_plugins = {"vault"};
   }
@@ -41,9 +52,14 @@ class SecretsPlugin : public sdk::Plugin {
 
   void configure(sdk::PluginContext& context) override {
     context_ = &context;
+    const int keep = context.config().getInt("secrets.read_cache_seconds");
+    if (keep < 0 || keep > 3600) {
+      throw std::invalid_argument("secrets.read_cache_seconds must be from 0 to 3600");
+    }
+    cache_ = std::make_unique<SecretCache>(std::chrono::seconds(keep));
     vault_ = context.services().require(sdk::kVaultService);
     store_ = std::make_unique<SecretStore>(context.events());
-    routes_ = std::make_unique<SecretRoutes>(context.database(), *store_, *vault_);
+    routes_ = std::make_unique<SecretRoutes>(context.database(), *store_, *vault_, *cache_);
   }
 
   std::vector<sdk::Migration> migrations() const override { return SecretStore::migrations(); }
@@ -55,13 +71,22 @@ class SecretsPlugin : public sdk::Plugin {
     if (auto pages = context_->services().find(sdk::kDashboardPagesService)) {
       for (auto& page : dashboardPages()) pages->add(std::move(page));
     }
+    // Other svcd processes' writes reach this one's cache as events.
+    events_ = &context_->events();
+    subscription_ = events_->subscribe([this](const sdk::Event& e) { cache_->follow(e); });
   }
-  void stop() override {}
+  void stop() override {
+    if (events_) events_->unsubscribe(subscription_);
+    events_ = nullptr;
+  }
 
  private:
   sdk::PluginInfo info_;
   sdk::PluginContext* context_ = nullptr;
   std::shared_ptr<sdk::Vault> vault_;
+  std::unique_ptr<SecretCache> cache_;
+  sdk::EventBus* events_ = nullptr;
+  std::uint64_t subscription_ = 0;
   std::unique_ptr<SecretStore> store_;
   std::unique_ptr<SecretRoutes> routes_;
 };

@@ -19,10 +19,22 @@ namespace {
 constexpr int kNonceBytes = 12;
 constexpr int kTagBytes = 16;
 
+// AES-256-GCM, fetched from OpenSSL's provider once (an implicit fetch on every use costs a
+// lookup under a lock), and one context per thread, reset by every use.
+EVP_CIPHER* aes256gcm() {
+  static EVP_CIPHER* const cipher = EVP_CIPHER_fetch(nullptr, "AES-256-GCM", nullptr);
+  return cipher;
+}
+
 struct CipherContext {
   EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
   ~CipherContext() { EVP_CIPHER_CTX_free(ctx); }
 };
+
+EVP_CIPHER_CTX* threadContext() {
+  thread_local CipherContext c;
+  return c.ctx;
+}
 
 const unsigned char* bytes(std::string_view s) {
   return reinterpret_cast<const unsigned char*>(s.data());
@@ -52,6 +64,7 @@ std::optional<AtRestCipher::Stamp> AtRestCipher::stampOf(const std::string& path
 void AtRestCipher::adopt(MasterKeys keys) {
   std::lock_guard lock(mutex_);
   keys_ = std::make_shared<MasterKeys>(std::move(keys));
+  generation_.fetch_add(1);
   stamp_ = stampOf(path_);
   checked_ = std::chrono::steady_clock::now();
 }
@@ -68,6 +81,7 @@ std::shared_ptr<const MasterKeys> AtRestCipher::keys(bool force_reload) {
       try {
         if (auto fresh = MasterKeys::read(path_)) {
           keys_ = std::make_shared<MasterKeys>(std::move(*fresh));
+          generation_.fetch_add(1);
           stamp_ = stamp;
         }
       } catch (const std::runtime_error&) {
@@ -84,17 +98,17 @@ SealedAtRest AtRestCipher::seal(std::string_view aad, std::string_view plaintext
   std::string out(kNonceBytes + plaintext.size() + kTagBytes, '\0');
   out.replace(0, kNonceBytes, nonce);
   auto* cipher = reinterpret_cast<unsigned char*>(out.data()) + kNonceBytes;
-  CipherContext c;
+  EVP_CIPHER_CTX* const ctx = threadContext();
   int n = 0, total = 0;
   const bool ok =
-      c.ctx && EVP_EncryptInit_ex(c.ctx, EVP_aes_256_gcm(), nullptr, nullptr, nullptr) == 1 &&
-      EVP_CIPHER_CTX_ctrl(c.ctx, EVP_CTRL_GCM_SET_IVLEN, kNonceBytes, nullptr) == 1 &&
-      EVP_EncryptInit_ex(c.ctx, nullptr, nullptr, bytes(key.bytes), bytes(nonce)) == 1 &&
-      EVP_EncryptUpdate(c.ctx, nullptr, &n, bytes(aad), static_cast<int>(aad.size())) == 1 &&
-      EVP_EncryptUpdate(c.ctx, cipher, &n, bytes(plaintext), static_cast<int>(plaintext.size())) ==
+      ctx && EVP_EncryptInit_ex(ctx, aes256gcm(), nullptr, nullptr, nullptr) == 1 &&
+      EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, kNonceBytes, nullptr) == 1 &&
+      EVP_EncryptInit_ex(ctx, nullptr, nullptr, bytes(key.bytes), bytes(nonce)) == 1 &&
+      EVP_EncryptUpdate(ctx, nullptr, &n, bytes(aad), static_cast<int>(aad.size())) == 1 &&
+      EVP_EncryptUpdate(ctx, cipher, &n, bytes(plaintext), static_cast<int>(plaintext.size())) ==
           1 &&
-      (total = n, EVP_EncryptFinal_ex(c.ctx, cipher + total, &n) == 1) &&
-      EVP_CIPHER_CTX_ctrl(c.ctx, EVP_CTRL_GCM_GET_TAG, kTagBytes, cipher + plaintext.size()) == 1;
+      (total = n, EVP_EncryptFinal_ex(ctx, cipher + total, &n) == 1) &&
+      EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, kTagBytes, cipher + plaintext.size()) == 1;
   if (!ok) throw std::runtime_error("AES-256-GCM encryption failed");
   return {key.id, sdk::base64(out)};
 }
@@ -117,16 +131,16 @@ std::optional<std::string> AtRestCipher::open(const SealedAtRest& sealed, std::s
   std::string tag = raw->substr(kNonceBytes + length);
   std::string plain(length, '\0');
   auto* out = reinterpret_cast<unsigned char*>(plain.data());
-  CipherContext c;
+  EVP_CIPHER_CTX* const ctx = threadContext();
   int n = 0;
   const bool ok =
-      c.ctx && EVP_DecryptInit_ex(c.ctx, EVP_aes_256_gcm(), nullptr, nullptr, nullptr) == 1 &&
-      EVP_CIPHER_CTX_ctrl(c.ctx, EVP_CTRL_GCM_SET_IVLEN, kNonceBytes, nullptr) == 1 &&
-      EVP_DecryptInit_ex(c.ctx, nullptr, nullptr, bytes(key->bytes), bytes(nonce)) == 1 &&
-      EVP_DecryptUpdate(c.ctx, nullptr, &n, bytes(aad), static_cast<int>(aad.size())) == 1 &&
-      EVP_DecryptUpdate(c.ctx, out, &n, bytes(cipher), static_cast<int>(length)) == 1 &&
-      EVP_CIPHER_CTX_ctrl(c.ctx, EVP_CTRL_GCM_SET_TAG, kTagBytes, tag.data()) == 1 &&
-      EVP_DecryptFinal_ex(c.ctx, out + n, &n) == 1;
+      ctx && EVP_DecryptInit_ex(ctx, aes256gcm(), nullptr, nullptr, nullptr) == 1 &&
+      EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, kNonceBytes, nullptr) == 1 &&
+      EVP_DecryptInit_ex(ctx, nullptr, nullptr, bytes(key->bytes), bytes(nonce)) == 1 &&
+      EVP_DecryptUpdate(ctx, nullptr, &n, bytes(aad), static_cast<int>(aad.size())) == 1 &&
+      EVP_DecryptUpdate(ctx, out, &n, bytes(cipher), static_cast<int>(length)) == 1 &&
+      EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, kTagBytes, tag.data()) == 1 &&
+      EVP_DecryptFinal_ex(ctx, out + n, &n) == 1;
   if (!ok) return std::nullopt;
   return plain;
 }

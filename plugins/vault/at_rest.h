@@ -5,6 +5,7 @@
 
 #include "master_keys.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -42,6 +43,10 @@ class AtRestCipher {
   /// nullopt when it does not decrypt there (damaged, moved, or under a key the file lacks).
   std::optional<std::string> open(const SealedAtRest& sealed, std::string_view aad);
 
+  /// @return a count that changes whenever this process's keys change (a rotation or a
+  /// retirement here, or the file rewritten by another process).
+  std::uint64_t generation() const { return generation_.load(); }
+
   /// @return the current key's id.
   std::string currentKeyId();
   /// @return the ids of every key of the file, the current one first.
@@ -75,6 +80,7 @@ class AtRestCipher {
   std::shared_ptr<const MasterKeys> keys_;
   std::chrono::steady_clock::time_point checked_;
   std::optional<Stamp> stamp_;
+  std::atomic<std::uint64_t> generation_{0};
 };
 
 }  // namespace svc::plugins::vault

@@ -166,6 +166,9 @@ sdk::Response EncryptionRoutes::set(sdk::Request& r) {
     events_.publish("encryption.updated", account, "", metadataJson(a), &tx);
     saved = a;
   });
+  // Every value of the account may be new: what plugins keep from fetch() is stale (the event
+  // tells other svcd processes).
+  service_.replaced();
   return sdk::Response::json(200, metadataJson(saved));
 }
 

@@ -15,6 +15,7 @@
 #include <svc/sdk/vault.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 
@@ -47,6 +48,7 @@ class VaultPlugin : public sdk::Plugin {
   const sdk::PluginInfo& info() const override { return info_; }
 
   void configure(sdk::PluginContext& context) override {
+    context_ = &context;
     const auto& config = context.config();
     const int lease = config.getInt("vault.rekey_seconds");
     if (lease < 10 || lease > 86400) {
@@ -112,11 +114,21 @@ class VaultPlugin : public sdk::Plugin {
           " the database holds values encrypted under master key(s)" + missing +
           ". Point vault.master_key_file at the file that holds them (restore it from backup).");
     }
+    events_ = &context_->events();
+    subscription_ = events_->subscribe([service = service_](const sdk::Event& e) {
+      if (e.type == "encryption.updated") service->replaced();
+    });
   }
-  void stop() override {}
+  void stop() override {
+    if (events_) events_->unsubscribe(subscription_);
+    events_ = nullptr;
+  }
 
  private:
   sdk::PluginInfo info_;
+  sdk::PluginContext* context_ = nullptr;
+  sdk::EventBus* events_ = nullptr;
+  std::uint64_t subscription_ = 0;
   std::unique_ptr<AtRestCipher> cipher_;
   std::unique_ptr<VaultStore> store_;
   std::shared_ptr<VaultService> service_;

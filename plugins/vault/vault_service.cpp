@@ -84,13 +84,56 @@ void VaultService::put(Poco::Data::Session& tx, const sdk::VaultWrite& write) {
 std::map<std::string, sdk::ProtectedFields> VaultService::get(
     Poco::Data::Session& s, const std::string& account, const std::string& holder,
     const std::vector<std::string>& records) {
+  std::map<std::string, sdk::ProtectedFields> out;
+  for (const auto& [id, stored] : fetch(s, account, holder, records)) {
+    if (stored.fields.empty()) continue;
+    auto& fields = out[id];
+    for (const auto& f : stored.fields) {
+      fields[f.name] =
+          open(ValueRow{holder, stored.record, f.name, account, "", f.key_id, f.sealed});
+    }
+  }
+  return out;
+}
+
+std::uint64_t VaultService::epoch() const {
+  // Both counters only grow, and a passphrase change is rarer than 2^32 key changes.
+  return (replacements_.load() << 32) + cipher_.generation();
+}
+
+std::map<std::string, sdk::StoredRecord> VaultService::fetch(
+    Poco::Data::Session& s, const std::string& account, const std::string& holder,
+    const std::vector<std::string>& records) {
+  // Taken before reading: a change that lands while the rows are read makes them stale.
+  const std::uint64_t epoch_now = epoch();
   std::map<std::string, std::string> given;  // stored id → id as the caller gave it
   for (const auto& r : records) given[Poco::toLower(r)] = r;
   std::vector<std::string> ids;
-  for (const auto& [id, as_given] : given) ids.push_back(id);
-  std::map<std::string, sdk::ProtectedFields> out;
-  for (const auto& row : store_.values(s, account, holder, ids)) {
-    out[given[row.record]][row.field] = open(row);
+  std::map<std::string, sdk::StoredRecord> out;
+  for (const auto& [id, as_given] : given) {
+    ids.push_back(id);
+    out[as_given] = sdk::StoredRecord{account, holder, id, epoch_now, {}};
+  }
+  for (auto& row : store_.values(s, account, holder, ids)) {
+    out[given[row.record]].fields.push_back(
+        {std::move(row.field), std::move(row.key_id), std::move(row.sealed)});
+  }
+  return out;
+}
+
+std::optional<sdk::ProtectedFields> VaultService::open(const sdk::StoredRecord& stored) {
+  if (stored.epoch != epoch()) return std::nullopt;
+  sdk::ProtectedFields out;
+  for (const auto& f : stored.fields) {
+    const ValueRow row{stored.holder, stored.record, f.name, stored.account, "",
+                       f.key_id,      f.sealed};
+    auto plain = cipher_.open({row.key_id, row.sealed}, associatedData(row));
+    if (!plain) {
+      // A key retired since the fetch (this process just learned of another's rotation): stale.
+      if (stored.epoch != epoch()) return std::nullopt;
+      undecryptable(row);
+    }
+    out[f.name] = std::move(*plain);
   }
   return out;
 }
@@ -102,18 +145,28 @@ void VaultService::erase(Poco::Data::Session& tx, const std::string& account,
   store_.eraseRecord(tx, account, holder, id);
 }
 
-std::optional<std::string> VaultService::tryOpen(const ValueRow& row) {
-  if (auto plain = cipher_.open({row.key_id, row.sealed}, associatedData(row))) return plain;
+void VaultService::report(const ValueRow& row) {
   log_.error(
       "vault: the %s of %s %s does not decrypt under master key %s (damaged, moved, or "
       "the key is missing from vault.master_key_file)",
       row.field, row.holder, row.record, row.key_id);
-  return std::nullopt;
+}
+
+void VaultService::undecryptable(const ValueRow& row) {
+  report(row);
+  throw std::runtime_error("a vault value does not decrypt");
+}
+
+std::optional<std::string> VaultService::tryOpen(const ValueRow& row) {
+  auto plain = cipher_.open({row.key_id, row.sealed}, associatedData(row));
+  if (!plain) report(row);
+  return plain;
 }
 
 std::string VaultService::open(const ValueRow& row) {
-  if (auto plain = tryOpen(row)) return *plain;
-  throw std::runtime_error("a vault value does not decrypt");
+  auto plain = cipher_.open({row.key_id, row.sealed}, associatedData(row));
+  if (!plain) undecryptable(row);
+  return std::move(*plain);
 }
 
 void VaultService::seal(ValueRow& row, const std::string& value) {

@@ -9,6 +9,8 @@
 
 #include <Poco/Logger.h>
 
+#include <atomic>
+#include <cstdint>
 #include <optional>
 
 namespace svc::plugins::vault {
@@ -26,8 +28,17 @@ class VaultService : public sdk::Vault {
                                                   const std::string& account,
                                                   const std::string& holder,
                                                   const std::vector<std::string>& records) override;
+  std::map<std::string, sdk::StoredRecord> fetch(Poco::Data::Session& session,
+                                                 const std::string& account,
+                                                 const std::string& holder,
+                                                 const std::vector<std::string>& records) override;
+  std::optional<sdk::ProtectedFields> open(const sdk::StoredRecord& stored) override;
   void erase(Poco::Data::Session& transaction, const std::string& account,
              const std::string& holder, const std::string& record) override;
+
+  /// Makes every StoredRecord fetched so far stale: an account's values were replaced (a
+  /// passphrase change, here or in another svcd).
+  void replaced() { replacements_.fetch_add(1); }
 
   /// @param row a stored value. @return its plaintext. @throws std::runtime_error (logged) when
   /// it does not decrypt.
@@ -42,9 +53,18 @@ class VaultService : public sdk::Vault {
   static void refuseWhileRekeying(const std::optional<AccountRow>& row);
 
  private:
+  /// Logs that row does not decrypt.
+  void report(const ValueRow& row);
+  /// Logs that row does not decrypt and throws std::runtime_error.
+  [[noreturn]] void undecryptable(const ValueRow& row);
+  /// @return what a StoredRecord fetched now carries: it changes with every passphrase change
+  /// and every change of the master keys this process knows.
+  std::uint64_t epoch() const;
+
   VaultStore& store_;
   AtRestCipher& cipher_;
   Poco::Logger& log_;
+  std::atomic<std::uint64_t> replacements_{0};
 };
 
 }  // namespace svc::plugins::vault

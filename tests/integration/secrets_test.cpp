@@ -4,11 +4,15 @@
 // events without values.
 #include "harness.h"
 
+#include <Poco/Base64Encoder.h>
 #include <Poco/JSON/Array.h>
+#include <Poco/JSON/Parser.h>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <sstream>
 #include <thread>
 
 namespace svc::testing {
@@ -300,6 +304,90 @@ TEST_F(Secrets, EventsCarryNoValuesOrNotes) {
   for (const char* never : {"VALUE1", "VALUE2", "NOTES1", "\"value\"", "\"notes\""}) {
     EXPECT_EQ(stream.find(never), std::string::npos) << never << "\n" << stream;
   }
+}
+
+// Two svcd processes on one database and one master key file. Each keeps the secrets it reads by
+// key (SecretCache, for 5 s): a change made through the other reaches it through the event log.
+class SecretProcesses : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Svcd::Options o;
+    o.plugins = {"auth", "identities", "vault", "secrets"};
+    a_ = std::make_unique<Svcd>(o);
+    ASSERT_TRUE(a_->start()) << a_->log();
+    o.db_url = a_->dbUrl();
+    o.args = {"--set", "vault.master_key_file=" + a_->dataDir() + "/vault/master.key"};
+    b_ = std::make_unique<Svcd>(o);
+    ASSERT_TRUE(b_->start()) << b_->log();
+    key_ = operatorLogin(*a_, "owner@example.com")->optValue<std::string>("management_key", "");
+    auto i = http(a_->port(), "POST", "/api/identities/", R"({"name":"Ann"})", bearer(key_));
+    ASSERT_EQ(i.status, 201) << i.body;
+    ann_ = i.json()->getValue<std::string>("uuid");
+  }
+  // @return the value of Ann's secret `key` as svcd serves it.
+  std::string value(Svcd& svcd, const std::string& key) {
+    auto r = http(svcd.port(), "GET", "/api/secrets/?identity=" + ann_ + "&key=" + key, "",
+                  bearer(key_));
+    EXPECT_EQ(r.status, 200) << r.body;
+    auto results = r.json()->getArray("results");
+    return results->size() == 1 ? results->getObject(0)->getValue<std::string>("value") : "";
+  }
+  // @return how long svcd took to serve want for Ann's secret `key` (at most 3 s).
+  std::chrono::milliseconds until(Svcd& svcd, const std::string& key, const std::string& want) {
+    const auto start = std::chrono::steady_clock::now();
+    while (value(svcd, key) != want &&
+           std::chrono::steady_clock::now() - start < std::chrono::seconds(3)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 start);
+  }
+
+  std::unique_ptr<Svcd> a_, b_;
+  std::string key_, ann_;
+};
+
+TEST_F(SecretProcesses, AChangeThroughOneIsServedByTheOtherWithinASecond) {
+  auto made = http(a_->port(), "POST", "/api/secrets/?identity=" + ann_,
+                   R"({"key":"TOKEN","value":"one"})", bearer(key_));
+  ASSERT_EQ(made.status, 201) << made.body;
+  const std::string uuid = made.json()->getValue<std::string>("uuid");
+  ASSERT_EQ(value(*b_, "TOKEN"), "one");  // now kept by b
+  ASSERT_EQ(
+      http(a_->port(), "PATCH", "/api/secrets/" + uuid + "/", R"({"value":"two"})", bearer(key_))
+          .status,
+      200);
+  EXPECT_LT(until(*b_, "TOKEN", "two").count(), 1500) << "kept for 5 s, but the event drops it";
+  ASSERT_EQ(http(a_->port(), "DELETE", "/api/secrets/" + uuid + "/", "", bearer(key_)).status, 204);
+  EXPECT_LT(until(*b_, "TOKEN", "").count(), 1500);
+
+  // A passphrase change through a replaces every value: b's kept record is stale.
+  made = http(a_->port(), "POST", "/api/secrets/?identity=" + ann_,
+              R"({"key":"SEALED","value":"plain"})", bearer(key_));
+  ASSERT_EQ(made.status, 201) << made.body;
+  ASSERT_EQ(value(*b_, "SEALED"), "plain");
+  auto lease = http(a_->port(), "POST", "/api/encryption/rekey/", "{}", bearer(key_));
+  ASSERT_EQ(lease.status, 201) << lease.body;
+  auto b64 = [](const std::string& bytes) {
+    std::ostringstream out;
+    Poco::Base64Encoder encoder(out);
+    encoder.rdbuf()->setLineLength(0);
+    encoder << bytes;
+    encoder.close();
+    return out.str();
+  };
+  const std::string sealed = "e2e::" + b64(std::string(48, 's') + "sealed");
+  const std::string body = "{\"salt\":\"" + b64(std::string(16, 'a')) + "\",\"public_key\":\"" +
+                           b64(std::string(32, 'a')) + "\",\"verifier\":\"" +
+                           b64(std::string(62, 'a')) + "\",\"rekey_token\":\"" +
+                           lease.json()->getValue<std::string>("rekey_token") +
+                           "\",\"records\":[{\"holder\":\"secrets\",\"uuid\":\"" +
+                           made.json()->getValue<std::string>("uuid") +
+                           "\",\"fields\":{\"value\":\"" + sealed + "\"}}]}";
+  auto set = http(a_->port(), "PUT", "/api/encryption/", body, bearer(key_));
+  ASSERT_EQ(set.status, 200) << set.body;
+  EXPECT_EQ(value(*a_, "SEALED"), sealed);
+  EXPECT_LT(until(*b_, "SEALED", sealed).count(), 1500);
 }
 
 }  // namespace

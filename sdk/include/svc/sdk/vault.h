@@ -12,6 +12,11 @@
 //     rest (AES-256-GCM under the server's master key, bound to account, holder, record and
 //     field).
 //   - get() gives the values back as the client sent them (decrypted at rest only).
+//   - fetch() and open() split get() in two for a plugin's read cache: fetch() reads a record's
+//     values still encrypted at rest, and open() decrypts them later, on every use, or says that
+//     they may have changed since (a passphrase change or key rotation) and must be fetched again.
+//     Such a cache must also drop a record when the plugin writes it (here or, through its events,
+//     in another svcd process); the secrets plugin's SecretCache shows how.
 //   - erase() removes a record's values with the record.
 // The vault re-encrypts at rest on key rotation and replaces every value of an account in the
 // passphrase change itself, so a plugin has nothing more to do for either.
@@ -21,7 +26,10 @@
 
 #include <Poco/Data/Session.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +49,24 @@ struct VaultWrite {
   std::string holder;      ///< The plugin's name for the kind of record: `passwords`, `secrets`.
   std::string record;      ///< The record's id: a uuid.
   ProtectedFields fields;  ///< The fields to set; fields not named keep their values.
+};
+
+/// One record's protected fields as the vault keeps them: still encrypted at rest. fetch() reads
+/// it and open() decrypts it; a plugin may keep it in between. Its members are the vault's.
+struct StoredRecord {
+  /// One field: its name, the id of the master key it is encrypted under, and the ciphertext.
+  struct Field {
+    std::string name, key_id, sealed;
+  };
+  std::string account, holder, record;
+  std::uint64_t epoch = 0;    ///< The vault's count of passphrase changes and key changes.
+  std::vector<Field> fields;  ///< Empty when the record has no protected value.
+  /// @return roughly the memory it holds, for a cache's bound.
+  std::size_t bytes() const {
+    std::size_t n = sizeof(*this) + account.size() + holder.size() + record.size();
+    for (const auto& f : fields) n += sizeof(f) + f.name.size() + f.key_id.size() + f.sealed.size();
+    return n;
+  }
 };
 
 /// The vault. Its methods are called from many request threads at once.
@@ -63,6 +89,19 @@ class Vault {
                                                      const std::string& account,
                                                      const std::string& holder,
                                                      const std::vector<std::string>& records) = 0;
+  /// Reads records' protected fields without decrypting them, to open() now or later.
+  /// @param session a session. @param account the records' account. @param holder their kind.
+  /// @param records their ids. @return every record given, keyed by the id as given (a record
+  /// without values has no fields).
+  virtual std::map<std::string, StoredRecord> fetch(Poco::Data::Session& session,
+                                                    const std::string& account,
+                                                    const std::string& holder,
+                                                    const std::vector<std::string>& records) = 0;
+  /// Decrypts what fetch() read. @param stored a record as fetched.
+  /// @return its fields, or nullopt when they may have changed since it was fetched (a passphrase
+  /// change, or a key rotation here or in another svcd): fetch it again.
+  /// @throws std::runtime_error as get() does.
+  virtual std::optional<ProtectedFields> open(const StoredRecord& stored) = 0;
   /// Removes a record's protected fields in the caller's transaction.
   /// @param transaction the session. @param account the record's account. @param holder its kind.
   /// @param record its id. @throws HttpError 409 `vault_rekeying`.

@@ -3,6 +3,7 @@
 // table shows what the plugin hands it. The real vault's encryption is the vault's tests; here,
 // that value and notes go to the vault and never to the plugin's table, that a vault refusal rolls
 // the secret back, and every route, filter and fence.
+#include "secret_cache.h"
 #include "secret_input.h"
 #include "secret_pages.h"
 
@@ -20,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <thread>
 
 namespace svc::plugins::secrets {
 namespace {
@@ -114,6 +116,87 @@ TEST(SecretInput, PutClearsAbsentNotesAndPatchKeepsThem) {
   EXPECT_FALSE(patch.key.has_value());
   auto cleared = readSecretInput(withBody(R"({"notes":null})"), WriteMode::kPatch);
   EXPECT_EQ(cleared.notes, std::optional<std::string>(""));
+}
+
+// ---- the read cache ----
+
+std::shared_ptr<const CachedSecret> secretOf(const std::string& id, const std::string& identity,
+                                             const std::string& key, std::size_t value_bytes = 40) {
+  sdk::StoredRecord stored{
+      "acct", "secrets", id, 7, {{"value", "k1", std::string(value_bytes, 'c')}}};
+  return std::make_shared<const CachedSecret>(
+      CachedSecret{SecretRow{id, "acct", identity, key, 1, 1}, std::move(stored)});
+}
+
+TEST(SecretCache, KeepsWhatWasReadUntilDroppedAndByIdentityAndKeyOnly) {
+  SecretCache cache;
+  cache.keep(cache.ticket(), secretOf("s1", "ann", "TOKEN"));
+  auto kept = cache.find("ann", "TOKEN");
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(kept->row.id, "s1");
+  EXPECT_EQ(kept->stored.fields.at(0).sealed, std::string(40, 'c'));
+  EXPECT_FALSE(cache.find("bob", "TOKEN"));
+  EXPECT_FALSE(cache.find("ann", "token"));
+  EXPECT_FALSE(cache.find("ann\0TOKEN", ""));
+  cache.drop("s1");
+  EXPECT_FALSE(cache.find("ann", "TOKEN"));
+  EXPECT_EQ(cache.size(), 0u);
+}
+
+TEST(SecretCache, AReaderThatBeganBeforeADropKeepsNothing) {
+  SecretCache cache;
+  // A reader takes its ticket and reads the old row; a writer commits and drops; the reader's
+  // old row must not be kept, or it would be served after the write.
+  const auto ticket = cache.ticket();
+  cache.drop("s1");
+  cache.keep(ticket, secretOf("s1", "ann", "TOKEN"));
+  EXPECT_FALSE(cache.find("ann", "TOKEN"));
+  cache.keep(cache.ticket(), secretOf("s1", "ann", "TOKEN"));
+  EXPECT_TRUE(cache.find("ann", "TOKEN"));
+}
+
+TEST(SecretCache, FollowsSecretEventsFromAnyProcessAndNothingElse) {
+  SecretCache cache;
+  cache.keep(cache.ticket(), secretOf("s1", "ann", "TOKEN"));
+  cache.keep(cache.ticket(), secretOf("s2", "ann", "OTHER"));
+  sdk::Event e;
+  e.type = "contact.updated";
+  e.object = new Poco::JSON::Object;
+  e.object->set("uuid", "s1");
+  cache.follow(e);
+  EXPECT_TRUE(cache.find("ann", "TOKEN"));
+  e.type = "secret.updated";  // a rename elsewhere: the event names the new key, the id is old
+  e.object->set("key", "RENAMED");
+  cache.follow(e);
+  EXPECT_FALSE(cache.find("ann", "TOKEN"));
+  EXPECT_TRUE(cache.find("ann", "OTHER"));
+  e.type = "secret.deleted";
+  e.object->set("uuid", "s2");
+  cache.follow(e);
+  EXPECT_FALSE(cache.find("ann", "OTHER"));
+}
+
+TEST(SecretCache, EntriesLapseAndMemoryIsBounded) {
+  SecretCache brief(std::chrono::milliseconds(30));
+  brief.keep(brief.ticket(), secretOf("s1", "ann", "TOKEN"));
+  EXPECT_TRUE(brief.find("ann", "TOKEN"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  EXPECT_FALSE(brief.find("ann", "TOKEN"));
+
+  SecretCache none(std::chrono::seconds(0));  // secrets.read_cache_seconds=0
+  none.keep(none.ticket(), secretOf("s1", "ann", "TOKEN"));
+  EXPECT_FALSE(none.find("ann", "TOKEN"));
+
+  SecretCache cache;
+  cache.keep(cache.ticket(), secretOf("big", "ann", "BIG", SecretCache::kMaxEntryBytes));
+  EXPECT_FALSE(cache.find("ann", "BIG")) << "a secret larger than an entry's bound is not kept";
+  // 10 KiB each: the bound is reached after about 1,600; the cache then starts over.
+  for (int i = 0; i < 3000; ++i) {
+    cache.keep(cache.ticket(),
+               secretOf("s" + std::to_string(i), "ann", "K" + std::to_string(i), 10 * 1024));
+    ASSERT_LT(cache.size() * 10 * 1024, SecretCache::kMaxBytes) << i;
+  }
+  EXPECT_TRUE(cache.find("ann", "K2999"));
 }
 
 // ---- the dashboard page ----
@@ -362,6 +445,59 @@ TEST_F(SecretsTest, BadInputAndVaultRefusalsStoreNothing) {
   EXPECT_EQ(plain.status, 400) << plain.body;
   EXPECT_TRUE(plain.json()->getObject("errors")->has("notes")) << plain.body;
   EXPECT_EQ(rows(), 1) << "only Ann's";
+}
+
+TEST_F(SecretsTest, AReadByKeyIsKeptEncryptedAndNeverOutlivesAWriteHere) {
+  const std::string uuid = created(kAnn, "DB_URL", "one");
+  created(kBob, "DB_URL", "bob's");
+  // Every `secret.*` event drops too (it may come from another svcd), refusing what a read that
+  // began before it would keep: let both arrive first.
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(harness_.events().waitFor("secret.created", std::chrono::seconds(5)));
+  }
+  const auto ann = identityPrincipal(kAccount, kAnn);
+  auto value = [&](const sdk::Principal& as, const std::string& query = "") {
+    auto r = call(RequestBuilder::get("/api/secrets/?key=DB_URL" + query), as);
+    EXPECT_EQ(r.status, 200) << r.body;
+    auto results = r.json()->getArray("results");
+    EXPECT_EQ(r.json()->getValue<int>("count"), static_cast<int>(results->size()));
+    return results->size() == 0 ? std::string("(none)")
+                                : results->getObject(0)->getValue<std::string>("value");
+  };
+  const int gets = vault_->gets;
+  EXPECT_EQ(value(ann), "one");
+  EXPECT_EQ(vault_->gets, gets + 1);
+  const int opens = vault_->opens;
+  EXPECT_EQ(value(ann), "one");
+  EXPECT_EQ(value(managementPrincipal(kAccount), "&identity=" + std::string(kAnn)), "one");
+  EXPECT_EQ(vault_->gets, gets + 1) << "kept: the database is not read again";
+  EXPECT_EQ(vault_->opens, opens + 2) << "but every read opens (decrypts) what was kept";
+  EXPECT_EQ(value(identityPrincipal(kAccount, kBob)), "bob's") << "kept per identity";
+
+  // Every write through this process is seen by the next read.
+  call(RequestBuilder::patch("/api/secrets/" + uuid + "/").json(R"({"value":"two"})"));
+  EXPECT_EQ(value(ann), "two");
+  call(RequestBuilder::put("/api/vault/" + uuid + "/").json(R"({"key":"DB_URL_OLD","value":"x"})"));
+  EXPECT_EQ(value(ann), "(none)");
+  created(kAnn, "DB_URL", "three");
+  EXPECT_EQ(value(ann), "three");
+  // The vault saying a kept record is stale (a passphrase change, a key rotation): read again.
+  const int before = vault_->gets;
+  ++vault_->epoch;
+  EXPECT_EQ(value(ann), "three");
+  EXPECT_EQ(vault_->gets, before + 1);
+  const std::string three = call(RequestBuilder::get("/api/secrets/?key=DB_URL"), ann)
+                                .json()
+                                ->getArray("results")
+                                ->getObject(0)
+                                ->getValue<std::string>("uuid");
+  EXPECT_EQ(call(RequestBuilder::del("/api/secrets/" + three + "/")).status, 204);
+  EXPECT_EQ(value(ann), "(none)");
+  // Another account's key naming Ann gets nothing, kept or not.
+  auto other =
+      call(RequestBuilder::get("/api/secrets/?key=DB_URL_OLD&identity=" + std::string(kAnn)),
+           managementPrincipal(kOther));
+  EXPECT_NE(other.status, 200) << other.body;
 }
 
 TEST_F(SecretsTest, EventsCarryTheSecretWithoutValueOrNotes) {

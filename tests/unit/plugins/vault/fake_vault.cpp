@@ -64,6 +64,28 @@ std::map<std::string, sdk::ProtectedFields> FakeVault::get(
   return out;
 }
 
+std::map<std::string, sdk::StoredRecord> FakeVault::fetch(Poco::Data::Session& s,
+                                                          const std::string& account,
+                                                          const std::string& holder,
+                                                          const std::vector<std::string>& records) {
+  const auto stamp = static_cast<std::uint64_t>(epoch.load());
+  auto values = get(s, account, holder, records);
+  std::map<std::string, sdk::StoredRecord> out;
+  for (const auto& record : records) {
+    auto& stored = out[record] = sdk::StoredRecord{account, holder, record, stamp, {}};
+    for (const auto& [field, value] : values[record]) stored.fields.push_back({field, "", value});
+  }
+  return out;
+}
+
+std::optional<sdk::ProtectedFields> FakeVault::open(const sdk::StoredRecord& stored) {
+  ++opens;
+  if (stored.epoch != static_cast<std::uint64_t>(epoch.load())) return std::nullopt;
+  sdk::ProtectedFields out;
+  for (const auto& f : stored.fields) out[f.name] = f.sealed;
+  return out;
+}
+
 void FakeVault::erase(Poco::Data::Session& tx, const std::string& account,
                       const std::string& holder, const std::string& record) {
   {

@@ -24,12 +24,18 @@ class FakeVault : public sdk::Vault {
                                                   const std::string& account,
                                                   const std::string& holder,
                                                   const std::vector<std::string>& records) override;
+  std::map<std::string, sdk::StoredRecord> fetch(Poco::Data::Session& s, const std::string& account,
+                                                 const std::string& holder,
+                                                 const std::vector<std::string>& records) override;
+  std::optional<sdk::ProtectedFields> open(const sdk::StoredRecord& stored) override;
   void erase(Poco::Data::Session& tx, const std::string& account, const std::string& holder,
              const std::string& record) override;
 
   void setEndToEnd(const std::string& account);
   void setRekeying(const std::string& account, bool rekeying);
-  std::atomic<int> gets{0};  ///< get() calls: a list reads its page's values in one.
+  std::atomic<int> gets{0};   ///< get() and fetch() calls: a list reads its page's in one.
+  std::atomic<int> opens{0};  ///< open() calls.
+  std::atomic<int> epoch{0};  ///< What fetch() stamps; open() of another answers stale.
 
  private:
   std::mutex mutex_;

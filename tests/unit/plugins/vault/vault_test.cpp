@@ -343,6 +343,33 @@ TEST_P(VaultServiceTest, ADamagedOrMovedValueIsAnErrorNeverGarbage) {
   EXPECT_EQ(get(r1_)["password"], "hunter2");
 }
 
+TEST_P(VaultServiceTest, AFetchedRecordOpensUntilAPassphraseChangeOrKeyChangeMakesItStale) {
+  put(r1_, {{"password", "hunter2"}, {"notes", "n"}});
+  auto fetched = [&] {
+    Poco::Data::Session s = db_->session();
+    return service_->fetch(s, "acct", "passwords", {r1_, r2_});
+  };
+  auto stored = fetched();
+  ASSERT_EQ(stored.size(), 2u) << "every record asked for, with or without values";
+  EXPECT_TRUE(stored[r2_].fields.empty());
+  for (const auto& f : stored[r1_].fields) {
+    EXPECT_EQ(f.sealed.find("hunter2"), std::string::npos) << "kept encrypted";
+  }
+  const sdk::ProtectedFields want{{"password", "hunter2"}, {"notes", "n"}};
+  EXPECT_EQ(service_->open(stored[r1_]), std::optional<sdk::ProtectedFields>(want));
+  EXPECT_EQ(service_->open(stored[r1_]), std::optional<sdk::ProtectedFields>(want));
+  service_->replaced();  // a passphrase change, here or (its event) in another svcd
+  EXPECT_FALSE(service_->open(stored[r1_]));
+  stored = fetched();
+  EXPECT_EQ(service_->open(stored[r1_]), std::optional<sdk::ProtectedFields>(want));
+  cipher_.rotate();  // the keys changed (here, or another svcd's rotation noticed)
+  EXPECT_FALSE(service_->open(stored[r1_]));
+  // A damaged value fetched now is an error, never garbage or "stale".
+  stored = fetched();
+  stored[r1_].fields[0].sealed[20] ^= 1;
+  EXPECT_THROW(service_->open(stored[r1_]), std::runtime_error);
+}
+
 TEST_P(VaultServiceTest, AnotherAccountNeverSeesOrReplacesARecordsValues) {
   put(r1_, {{"password", "mine"}});
   Poco::Data::Session s = db_->session();
