@@ -29,6 +29,25 @@ void ContributedPages::registerIn(sdk::RouteRegistry& routes) {
     site_.add(routes, "GET", path, "A page another plugin adds to the dashboard.",
               [this](sdk::Request& r, Visitor& v) { return serve(r, v); });
   }
+  // Public: a script is code anyone may read, and the sign-in page could load one too.
+  routes.add({"GET", site_.prefix() + "/" + kScriptsSegment + "/{name}", sdk::AuthNeed::kNone,
+              sdk::BodyKind::kJson, 0, "A script plugins' dashboard pages share.",
+              [this](sdk::Request& r) { return script(r); }});
+}
+
+sdk::Response ContributedPages::script(sdk::Request& r) const {
+  auto s = pages_->script(r.params.at("name"));
+  if (!s) {
+    throw sdk::HttpError(404, "not_found", "No route matches " + sdk::quoteForDetail(r.path) + ".");
+  }
+  sdk::Response out = sdk::Response::text(200, s->body, "text/javascript; charset=utf-8");
+  // Pages ask for it under its content's hash, so a browser may keep that for good; any other
+  // URL is checked again each time.
+  out.headers.emplace_back("Cache-Control", r.queryParam("v") == s->version
+                                                ? "public, max-age=31536000, immutable"
+                                                : "no-cache");
+  out.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  return out;
 }
 
 Page ContributedPages::serve(sdk::Request& r, Visitor& v) {
@@ -60,6 +79,17 @@ Page ContributedPages::serve(sdk::Request& r, Visitor& v) {
     links.add(l);
   }
   Page p;
+  for (const auto& name : page.scripts) {
+    auto s = pages_->script(name);
+    if (!s) {
+      return site_.message(503, "Not available",
+                           "<p class=\"error\">This page needs the script " + escape(name) +
+                               ", which no loaded plugin provides.</p>");
+    }
+    p.script_urls.push_back(site_.prefix() + "/" + kScriptsSegment + "/" + s->name +
+                            "?v=" + s->version);
+    p.webassembly = p.webassembly || s->webassembly;
+  }
   p.title = page.title;
   p.content = "<div class=\"card\"><h1 id=\"view-title\">" + escape(page.title) +
               "</h1><div id=\"view\" data-prefix=\"" + escape(site_.prefix()) +

@@ -74,8 +74,8 @@ class DashboardPlugin : public sdk::Plugin {
   sdk::PluginInfo info_;
   sdk::PluginContext* context_ = nullptr;
   // The dashboard's own first segments: contributed pages may not take them.
-  std::shared_ptr<PageRegistry> pages_ =
-      std::make_shared<PageRegistry>(std::vector<std::string>{"login", "logout", "device", "keys"});
+  std::shared_ptr<PageRegistry> pages_ = std::make_shared<PageRegistry>(std::vector<std::string>{
+      "login", "logout", "device", "keys", ContributedPages::kScriptsSegment});
   std::unique_ptr<Site> site_;
   std::unique_ptr<SignIn> sign_in_;
   std::unique_ptr<DevicePages> device_;

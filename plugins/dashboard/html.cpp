@@ -91,7 +91,11 @@ var svc = (function () {
     api: function (path) {
       return fetch(path, { credentials: 'same-origin', headers: { Accept: 'application/json' } })
         .then(function (r) {
-          if (!r.ok) throw new Error(r.status === 404 ? 'Not found.' : 'The server answered ' + r.status + '.');
+          if (!r.ok) {
+            var e = new Error(r.status === 404 ? 'Not found.' : 'The server answered ' + r.status + '.');
+            e.status = r.status;
+            throw e;
+          }
           return r.json();
         });
     },
@@ -101,7 +105,12 @@ var svc = (function () {
         headers: { Accept: 'application/json', 'Content-Type': 'application/json', 'X-Svc-Csrf': csrf }
       }).then(function (r) {
         return r.json().catch(function () { return {}; }).then(function (d) {
-          if (!r.ok) throw new Error(d.detail || 'The server answered ' + r.status + '.');
+          if (!r.ok) {
+            var e = new Error(d.detail || 'The server answered ' + r.status + '.');
+            e.status = r.status;
+            e.code = d.code;
+            throw e;
+          }
           return d;
         });
       });
@@ -178,6 +187,10 @@ std::string page(const PageFrame& f, const std::string& content) {
   out += "</main><script nonce=\"" + f.nonce + "\">";
   out += kScript;
   out += "</script>";
+  // Parser-inserted and neither async nor deferred: each runs, in order, before the page's script.
+  for (const auto& url : f.script_urls) {
+    out += "<script nonce=\"" + f.nonce + "\" src=\"" + escape(url) + "\"></script>";
+  }
   if (!f.page_script.empty()) {
     out += "<script nonce=\"" + f.nonce + "\">(function (svc) {\n";
     out += f.page_script;

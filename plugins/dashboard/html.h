@@ -25,6 +25,8 @@ struct PageFrame {
   std::vector<std::pair<std::string, std::string>> nav;
   /// A contributed page's script (the body of `function (svc)`), or empty.
   std::string page_script;
+  /// Same-origin scripts loaded, in order, before page_script.
+  std::vector<std::string> script_urls;
 };
 
 /// @return a whole HTML document: content (already HTML) inside the shared layout.

@@ -1,5 +1,7 @@
 #include "page_registry.h"
 
+#include <svc/sdk/util.h>
+
 #include <Poco/String.h>
 
 #include <algorithm>
@@ -107,6 +109,39 @@ void PageRegistry::add(sdk::DashboardPage page) {
   }
   entries_.push_back(
       {std::make_shared<const sdk::DashboardPage>(std::move(page)), std::move(segments)});
+}
+
+void PageRegistry::addScript(sdk::DashboardScript script) {
+  const std::string& name = script.name;
+  const bool named =
+      name.size() >= 4 && name.size() <= 64 && name.compare(name.size() - 3, 3, ".js") == 0 &&
+      name[0] != '.' && name[0] != '_' && name[0] != '-' &&
+      std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+      });
+  if (!named) {
+    throw std::invalid_argument("dashboard script '" + name +
+                                "': the name must be 1-64 of a-z 0-9 . _ -, starting with a "
+                                "letter or digit and ending in .js");
+  }
+  if (script.body.empty()) {
+    throw std::invalid_argument("dashboard script '" + name + "' is empty");
+  }
+  auto s = std::make_shared<Script>();
+  s->name = name;
+  s->version = sdk::sha256Hex(script.body).substr(0, 16);
+  s->body = std::move(script.body);
+  s->webassembly = script.webassembly;
+  std::unique_lock lock(mutex_);
+  if (!scripts_.emplace(s->name, s).second) {
+    throw std::invalid_argument("dashboard script '" + s->name + "' was added before");
+  }
+}
+
+std::shared_ptr<const PageRegistry::Script> PageRegistry::script(const std::string& name) const {
+  std::shared_lock lock(mutex_);
+  auto it = scripts_.find(name);
+  return it == scripts_.end() ? nullptr : it->second;
 }
 
 std::optional<PageRegistry::Match> PageRegistry::match(

@@ -24,6 +24,17 @@ class PageRegistry : public sdk::DashboardPages {
   explicit PageRegistry(std::vector<std::string> reserved);
 
   void add(sdk::DashboardPage page) override;
+  void addScript(sdk::DashboardScript script) override;
+
+  /// A shared script as it is served.
+  struct Script {
+    std::string name;
+    std::string body;
+    std::string version;  ///< A hash of the body: its URL's `?v=`, so a browser may keep it.
+    bool webassembly = false;
+  };
+  /// @return the script added under name, or null.
+  std::shared_ptr<const Script> script(const std::string& name) const;
 
   /// A page and the parameters its path bound.
   struct Match {
@@ -54,6 +65,7 @@ class PageRegistry : public sdk::DashboardPages {
   std::vector<std::string> reserved_;
   mutable std::shared_mutex mutex_;
   std::vector<Entry> entries_;
+  std::map<std::string, std::shared_ptr<const Script>> scripts_;
 };
 
 }  // namespace svc::plugins::dashboard

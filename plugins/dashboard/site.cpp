@@ -84,7 +84,8 @@ sdk::Response Site::render(const Visitor& v, Page p) const {
     out.headers.emplace_back("Location", p.location);
   } else {
     const std::string nonce = sdk::randomToken(16);
-    PageFrame frame{p.title, prefix_, v.user ? v.user->email : "", v.csrf, nonce, {}, p.script};
+    PageFrame frame{p.title,  prefix_,      v.user ? v.user->email : "", v.csrf, nonce, {},
+                    p.script, p.script_urls};
     if (v.user) {
       for (const auto& page : pages_->navigation())
         frame.nav.emplace_back(page->path, page->nav_label);
@@ -95,6 +96,7 @@ sdk::Response Site::render(const Visitor& v, Page p) const {
     out.headers.emplace_back("Content-Security-Policy",
                              "default-src 'none'; style-src 'nonce-" + nonce +
                                  "'; script-src 'nonce-" + nonce +
+                                 (p.webassembly ? "' 'wasm-unsafe-eval" : "") +
                                  "'; img-src 'self'; connect-src 'self'; form-action 'self'; "
                                  "frame-ancestors 'none'; base-uri 'none'");
   }

@@ -31,7 +31,9 @@ struct Page {
   std::string content;   ///< HTML; empty with a redirect.
   std::string location;  ///< 303 to here when set.
   std::vector<std::string> cookies;
-  std::string script;  ///< A contributed page's script, or empty.
+  std::string script;                    ///< A contributed page's script, or empty.
+  std::vector<std::string> script_urls;  ///< Shared scripts it loads first (same origin).
+  bool webassembly = false;              ///< One of them compiles WebAssembly: the CSP allows it.
 };
 
 /// @return a form field of a form-encoded or JSON body, or "".

@@ -1,6 +1,7 @@
 #include "passwords_dashboard.h"
 
 #include <svc/sdk/util.h>
+#include <svc/sdk/vault.h>
 
 #include <Poco/String.h>
 
@@ -14,29 +15,19 @@ bool identityParam(std::map<std::string, std::string>& params) {
   return sdk::isUuid(identity);
 }
 
-// Names only: the values stay out of the page (and out of anyone's view over a shoulder). The
-// domain is someone else's text: textContent only (svc.el).
+// The page lists entries by domain only; a value is opened, shown, copied or changed only when
+// the person asks, in the page (svcVault, the vault's script: it seals before anything is sent
+// when the account has end-to-end encryption, after the person unlocks it with the passphrase).
 constexpr const char* kEntriesScript = R"JS(
-var identity = svc.params.identity, q = '?identity=' + encodeURIComponent(identity);
-svc.back(svc.prefix + '/identities', 'Identities');
-svc.api('/api/identities/' + identity + '/').then(function (d) {
-  svc.title(d.name + ' · Passwords');
-  return svc.api('/api/passwords/' + q + '&limit=200&values=false').then(function (page) {
-    if (!page.results.length) return svc.show([svc.el('p', 'No password entries yet.', { 'class': 'muted' })]);
-    var rows = page.results.map(function (e) {
-      var row = svc.el('tr', null, { 'data-entry': e.uuid });
-      row.appendChild(svc.el('td', e.domain));
-      row.appendChild(svc.el('td', svc.when(e.created_dt)));
-      row.appendChild(svc.el('td', svc.when(e.updated_dt)));
-      return row;
-    });
-    var shown = [svc.table(['Domain', 'Created', 'Updated'], rows)];
-    if (page.count > page.results.length) {
-      shown.push(svc.el('p', 'The newest ' + page.results.length + ' of ' + page.count + ' entries.', { 'class': 'muted' }));
-    }
-    svc.show(shown);
-  });
-}).catch(svc.fail);
+svcVault.records(svc, {
+  noun: 'Passwords', one: 'an entry', api: '/api/passwords/', attr: 'data-entry',
+  name: { field: 'domain', label: 'Domain' },
+  fields: [
+    { field: 'username', label: 'Username', copy: true },
+    { field: 'password', label: 'Password', secret: true, required: true, copy: true, generate: true },
+    { field: 'notes', label: 'Notes', long: true }
+  ]
+});
 )JS";
 
 }  // namespace
@@ -47,6 +38,7 @@ std::vector<sdk::DashboardPage> dashboardPages() {
   entries.title = "Passwords";
   entries.script = kEntriesScript;
   entries.accept = identityParam;
+  entries.scripts = {sdk::kVaultDashboardScript};
   return {entries};
 }
 

@@ -1,5 +1,6 @@
 // The passwords plugin's dashboard page: an identity's password entries by name (domain and
-// dates), never a username, password or notes value. The page declares the one parameter
+// dates); a username, password or notes value only when the person asks for it (reveal, copy,
+// edit), opened and sealed in the page by the vault's script. The page declares the one parameter
 // {identity}, so the identities page links each identity to it (svc.links). (Named for its
 // plugin: the unit tests see every plugin's headers, and other plugins have a dashboard_pages.h.)
 #pragma once

@@ -1,6 +1,7 @@
 #include "secret_pages.h"
 
 #include <svc/sdk/util.h>
+#include <svc/sdk/vault.h>
 
 #include <Poco/String.h>
 
@@ -8,28 +9,18 @@ namespace svc::plugins::secrets {
 
 namespace {
 
-// Keys are the agent's text: content is built with textContent (svc.el) only. The list is asked
-// for names only (values=false): values and notes never reach the page.
+// The page lists secrets by key only; a value is opened, shown, copied or changed only when the
+// person asks, in the page (svcVault, the vault's script: it seals before anything is sent when
+// the account has end-to-end encryption, after the person unlocks it with the passphrase).
 constexpr const char* kSecretsScript = R"JS(
-var identity = svc.params.identity, q = '?identity=' + encodeURIComponent(identity);
-svc.back(svc.prefix + '/identities', 'Identities');
-svc.api('/api/identities/' + identity + '/').then(function (d) {
-  svc.title(d.name + ' · Secrets');
-  return svc.api('/api/secrets/' + q + '&limit=200&values=false').then(function (page) {
-    if (!page.results.length) return svc.show([svc.el('p', 'No secrets yet.', { 'class': 'muted' })]);
-    var nodes = [svc.table(['Key', 'Updated', 'Created'], page.results.map(function (s) {
-      var row = svc.el('tr', null, { 'data-secret': s.uuid });
-      row.appendChild(svc.el('td', s.key, { 'class': 'code' }));
-      row.appendChild(svc.el('td', svc.when(s.updated_dt)));
-      row.appendChild(svc.el('td', svc.when(s.created_dt)));
-      return row;
-    }))];
-    if (page.count > page.results.length) {
-      nodes.push(svc.el('p', 'The newest ' + page.results.length + ' of ' + page.count + ' are shown.', { 'class': 'muted' }));
-    }
-    svc.show(nodes);
-  });
-}).catch(svc.fail);
+svcVault.records(svc, {
+  noun: 'Secrets', one: 'a secret', api: '/api/secrets/', attr: 'data-secret',
+  name: { field: 'key', label: 'Key' },
+  fields: [
+    { field: 'value', label: 'Value', secret: true, required: true, copy: true },
+    { field: 'notes', label: 'Notes', long: true }
+  ]
+});
 )JS";
 
 bool identityParam(std::map<std::string, std::string>& params) {
@@ -46,6 +37,7 @@ std::vector<sdk::DashboardPage> dashboardPages() {
   page.title = "Secrets";
   page.script = kSecretsScript;
   page.accept = identityParam;
+  page.scripts = {sdk::kVaultDashboardScript};
   return {page};
 }
 

@@ -2,15 +2,18 @@
 // end-to-end encryption metadata (`/api/encryption/`) and the rule that follows from it, encrypts
 // every value at rest under the master key of `vault.master_key_file`, rotates that key, and
 // changes an account's passphrase atomically. Passwords and secrets each require it, and nothing
-// else of one another.
+// else of one another. In the dashboard it adds the script with which pages open and seal values
+// in the browser, and the page where a person sets up end-to-end encryption.
 //
 // This is the module: what the plugin declares, and the wiring of its core (svc_vault_core).
 #include "at_rest.h"
 #include "encryption_routes.h"
 #include "rotation.h"
+#include "vault_pages.h"
 #include "vault_service.h"
 #include "vault_store.h"
 
+#include <svc/sdk/dashboard.h>
 #include <svc/sdk/plugin.h>
 #include <svc/sdk/vault.h>
 
@@ -35,6 +38,7 @@ class VaultPlugin : public sdk::Plugin {
                      "the metadata (GET /api/encryption/).",
                      {}}};
     info_.offers_services = {sdk::kVaultService.name};
+    info_.uses_services = {sdk::kDashboardPagesService.name};
     info_.config = {
         {"vault.master_key_file", "${data.dir}/vault/master.key",
          "the master keys of encryption at rest (made, mode 0600, when absent); back it up with "
@@ -113,6 +117,11 @@ class VaultPlugin : public sdk::Plugin {
           (cipher_->madeFile() ? " did not exist and was made new, but" : " lacks keys:") +
           " the database holds values encrypted under master key(s)" + missing +
           ". Point vault.master_key_file at the file that holds them (restore it from backup).");
+    }
+    // The dashboard may be disabled; without it there are no pages to serve the script to.
+    if (auto pages = context_->services().find(sdk::kDashboardPagesService)) {
+      pages->addScript(dashboardScript());
+      pages->add(dashboardPage());
     }
     events_ = &context_->events();
     subscription_ = events_->subscribe([service = service_](const sdk::Event& e) {

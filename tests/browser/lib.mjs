@@ -146,6 +146,21 @@ export class Svcd {
     return { status: r.status, json, text, headers: r.headers };
   }
 
+  // Everything the database holds, as text to search: the SQLite file and its write-ahead log
+  // byte for byte, or a dump of the MariaDB database.
+  databaseText() {
+    if (!this.db.url.startsWith('mysql://')) {
+      const file = this.db.url.slice('sqlite:'.length);
+      return [file, `${file}-wal`].map((f) => {
+        try { return readFileSync(f).toString('latin1'); } catch { return ''; }
+      }).join('\n');
+    }
+    const u = new URL(this.db.url);
+    return execFileSync('mariadb-dump', ['--skip-extended-insert', '-h', u.hostname, '-P', u.port,
+      '-u', decodeURIComponent(u.username), `-p${decodeURIComponent(u.password)}`, u.pathname.slice(1)],
+    { encoding: 'latin1', maxBuffer: 256 * 1024 * 1024 });
+  }
+
   async stop() {
     if (this.proc && this.proc.exitCode === null) {
       const exited = new Promise((resolve) => this.proc.on('exit', resolve));

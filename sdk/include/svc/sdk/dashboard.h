@@ -16,11 +16,13 @@
 //   svc.params            the page's path parameters, decoded (`{identity: "..."}`)
 //   svc.api(path)         a Promise of the parsed JSON of `GET path`, read with the signed-in
 //                         session's cookie (so the page sees exactly what the API lets this person
-//                         see); rejects with an Error whose message is fit to show
+//                         see); rejects with an Error whose message is fit to show and whose
+//                         `status` is the answer's status
 //   svc.send(method, path, body)  a Promise of the parsed JSON of a change (`POST path` with
 //                         body as JSON), made on the session's cookie with the page's CSRF token
 //                         (kSessionCsrfHeader, accounts.h), so only this page can make it; rejects
-//                         with an Error whose message is the API's `detail`
+//                         with an Error whose message is the API's `detail`, and whose `status`
+//                         and `code` are the answer's status and the API's `code`
 //   svc.el(tag, text, attrs)  a new element; text is set with textContent, never parsed as HTML
 //   svc.table(headers, rows)  a table of header texts and <tr> elements
 //   svc.show(nodes)       replaces the container's content with the nodes
@@ -31,6 +33,12 @@
 //   svc.links(name, value)  links ({href, label}) to every page whose only parameter is `name`,
 //                         for that value: the identities page links each identity to the pages
 //                         other plugins add under `{identity}` (email's inbox) without naming them
+//
+// Code that several pages share (a library, a plugin's own helpers) is a script of its own,
+// added once with DashboardPages::addScript and named in each page's DashboardPage::scripts: the
+// dashboard serves it from this server at `{prefix}/scripts/{name}` (public, cached by its
+// content's hash) and loads it, in order, before the page's own script. No page loads anything
+// from another origin (the CSP allows none).
 //
 // Whatever the API returns is someone else's text: build content with svc.el (textContent),
 // never innerHTML. A script changes things only through the API, with svc.send, and only when the
@@ -43,6 +51,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace svc::sdk {
 
@@ -67,6 +76,21 @@ struct DashboardPage {
   /// place (lower-case a UUID). Returning false answers 404 "Not found". Called from request
   /// threads.
   std::function<bool(std::map<std::string, std::string>& params)> accept;
+  /// Shared scripts (DashboardScript::name) the page loads, in this order, before its own. A name
+  /// no plugin has added makes the page answer 503 naming it.
+  std::vector<std::string> scripts;
+};
+
+/// Code several pages load (DashboardPage::scripts): public, since anyone may fetch it.
+struct DashboardScript {
+  /// Its file name: 1-64 of `a-z 0-9 . _ -`, starting with a letter or digit, ending in `.js`.
+  std::string name;
+  /// The JavaScript, served as it is (`text/javascript`).
+  std::string body;
+  /// True when it compiles WebAssembly (libsodium.js): the pages that load it, and only those,
+  /// get `'wasm-unsafe-eval'` in their Content-Security-Policy (it allows compiling WebAssembly,
+  /// not evaluating JavaScript strings).
+  bool webassembly = false;
 };
 
 /// Where plugins add their pages. Offered by the dashboard plugin; thread-safe.
@@ -79,6 +103,10 @@ class DashboardPages {
   /// matches the same URLs as a page already added (parameter names aside), or when a page with
   /// parameters asks for a navigation entry.
   virtual void add(DashboardPage page) = 0;
+  /// Adds a shared script (in start()).
+  /// @param script the script.
+  /// @throws std::invalid_argument when its name is malformed or taken, or its body is empty.
+  virtual void addScript(DashboardScript script) = 0;
 };
 
 /// The key of the DashboardPages service.

@@ -39,6 +39,15 @@ namespace svc::sdk {
 /// The prefix of a value sealed by the client (a libsodium sealed box, standard base64).
 inline constexpr std::string_view kSealedValuePrefix = "e2e::";
 
+/// The dashboard script the vault plugin adds (svc/sdk/dashboard.h; name it in
+/// DashboardPage::scripts): libsodium.js and `svcVault`, with which a page opens and seals an
+/// account's values in the browser. `svcVault.records(svc, spec)` renders an identity's records
+/// of one kind (the passwords and secrets plugins' pages): names only, each revealed, copied and
+/// edited, and new ones added, on request, after the person unlocks the vault with the
+/// passphrase; the passphrase and key never leave the page. plugins/vault/web/vault.js documents
+/// spec.
+inline constexpr const char* kVaultDashboardScript = "vault.js";
+
 /// Protected fields of one record: field name → value ("" means none).
 using ProtectedFields = std::map<std::string, std::string>;
 

@@ -114,5 +114,30 @@ TEST(DashboardPageRegistry, LinksArePagesWithOneParameter) {
   EXPECT_EQ(links[1].label, "Texts");
 }
 
+TEST(DashboardPageRegistry, SharedScriptsAreFoundByNameWithAVersionOfTheirContent) {
+  PageRegistry r = registry();
+  r.addScript({"lib-1.2.js", "var a = 1;", true});
+  r.addScript({"other.js", "var b = 2;", false});
+  auto lib = r.script("lib-1.2.js");
+  ASSERT_TRUE(lib);
+  EXPECT_EQ(lib->body, "var a = 1;");
+  EXPECT_TRUE(lib->webassembly);
+  EXPECT_EQ(lib->version.size(), 16u);
+  EXPECT_NE(lib->version, r.script("other.js")->version);  // a change of content, a new URL
+  EXPECT_FALSE(r.script("missing.js"));
+  EXPECT_THROW(r.addScript({"lib-1.2.js", "var c;", false}), std::invalid_argument);  // taken
+}
+
+TEST(DashboardPageRegistry, RefusesMalformedScripts) {
+  PageRegistry r = registry();
+  for (const char* name : {"", ".js", "Lib.js", "lib", "lib.css", "-lib.js", ".hidden.js", "a/b.js",
+                           "a b.js", "../x.js"}) {
+    EXPECT_THROW(r.addScript({name, "x", false}), std::invalid_argument) << name;
+  }
+  EXPECT_THROW(r.addScript({"ok.js", "", false}), std::invalid_argument);
+  EXPECT_THROW(r.addScript({std::string(62, 'a') + ".js", "x", false}), std::invalid_argument);
+  EXPECT_NO_THROW(r.addScript({std::string(61, 'a') + ".js", "x", false}));
+}
+
 }  // namespace
 }  // namespace svc::plugins::dashboard

@@ -1,13 +1,15 @@
-// The passwords plugin's dashboard page: where it is, what it accepts, and that it shows names
-// only.
+// The passwords plugin's dashboard page: where it is, what it accepts, and that it hands its
+// fields to the vault's script, which lists names only and opens values in the page.
 #include "passwords_dashboard.h"
+
+#include <svc/sdk/vault.h>
 
 #include <gtest/gtest.h>
 
 namespace svc::plugins::passwords {
 namespace {
 
-TEST(PasswordsDashboard, AnIdentitysEntriesByNameOnly) {
+TEST(PasswordsDashboard, AnIdentitysEntriesThroughTheVaultsScript) {
   auto pages = dashboardPages();
   ASSERT_EQ(pages.size(), 1u);
   const sdk::DashboardPage& page = pages.front();
@@ -19,11 +21,14 @@ TEST(PasswordsDashboard, AnIdentitysEntriesByNameOnly) {
   EXPECT_EQ(params["identity"], "aaaaaaaa-1111-4000-8000-000000000000");
   std::map<std::string, std::string> bad = {{"identity", "not-a-uuid"}};
   EXPECT_FALSE(page.accept(bad));
-  // The script reads the list but never shows a protected field, nor writes HTML.
-  for (const char* field : {".username", ".password", ".notes", "innerHTML"}) {
-    EXPECT_EQ(page.script.find(field), std::string::npos) << field;
+  // The vault's script lists names only and opens and seals values in the page; this page says
+  // which fields are the name and which are protected.
+  EXPECT_EQ(page.scripts, std::vector<std::string>{sdk::kVaultDashboardScript});
+  for (const char* part : {"svcVault.records(svc", "'/api/passwords/'", "field: 'domain'",
+                           "field: 'username'", "field: 'password'", "field: 'notes'"}) {
+    EXPECT_NE(page.script.find(part), std::string::npos) << part;
   }
-  EXPECT_NE(page.script.find("e.domain"), std::string::npos);
+  EXPECT_EQ(page.script.find("innerHTML"), std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,274 @@
+// End-to-end encryption in the dashboard, in a real browser against a real svcd: a person sets up
+// the vault (passphrase twice; salt, key pair and verifier made in the page, values stored before
+// sealed through the rekey lease), unlocks it (a wrong passphrase says so), reveals, copies, edits
+// and adds passwords and secrets. Node's libsodium-wrappers-sumo, an independent libsodium, opens
+// what the browser sealed and seals what the browser opens. Every request the browser sends is
+// recorded: neither the passphrase nor the key nor any plaintext value crossed the network, and
+// the server's own database holds none of them.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Svcd, launchBrowser } from './lib.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const require = createRequire(import.meta.url);
+const web = path.resolve(here, '../../plugins/vault/web');
+const sodium = require('libsodium-wrappers-sumo');
+
+let browser;
+before(async () => {
+  await sodium.ready;
+  browser = await launchBrowser();
+});
+after(async () => { await browser?.close(); });
+
+const b64 = (bytes) => sodium.to_base64(bytes, sodium.base64_variants.ORIGINAL);
+const unb64 = (text) => sodium.from_base64(text, sodium.base64_variants.ORIGINAL);
+
+// The contract's scheme, written here from its text with node's libsodium.
+function derive(passphrase, meta) {
+  const seed = sodium.crypto_pwhash(32, passphrase, unb64(meta.salt), meta.kdf.t, meta.kdf.m * 1024,
+    sodium.crypto_pwhash_ALG_ARGON2ID13);
+  return { seed, ...sodium.crypto_box_seed_keypair(seed) };
+}
+const seal = (publicKey, text) => `e2e::${b64(sodium.crypto_box_seal(text, publicKey))}`;
+const openBox = (pair, box) => sodium.to_string(sodium.crypto_box_seal_open(unb64(box), pair.publicKey, pair.privateKey));
+function open(pair, value) {
+  assert.match(value, /^e2e::[A-Za-z0-9+/]+=*$/, 'a sealed value, standard base64');
+  return openBox(pair, value.slice(5));
+}
+
+// Waits for locator; an alert the page shows meanwhile fails at once, with its text.
+async function shown(page, locator, timeout = 30000) {
+  const alert = page.locator('[role=alert]');
+  await Promise.race([
+    locator.waitFor({ timeout }),
+    alert.first().waitFor({ timeout }).then(async () => {
+      throw new Error(`the page says: ${await alert.first().textContent()}`);
+    }, () => {}),
+  ]);
+}
+
+test('the vendored libsodium.js is the npm package\'s, and svcd serves it with the vault\'s script', async () => {
+  const files = [
+    ['libsodium-sumo.js', 'libsodium-sumo/dist/modules-sumo/libsodium-sumo.js'],
+    ['libsodium-wrappers.js', 'libsodium-wrappers-sumo/dist/modules-sumo/libsodium-wrappers.js'],
+    ['LICENSE.libsodium', 'libsodium-sumo/LICENSE'],
+    ['LICENSE.libsodium', 'libsodium-wrappers-sumo/LICENSE'],
+  ];
+  for (const [ours, npm] of files) {
+    assert.ok(readFileSync(path.join(web, ours)).equals(readFileSync(path.join(here, 'node_modules', npm))),
+      `plugins/vault/web/${ours} differs from node_modules/${npm}`);
+  }
+  for (const pkg of ['libsodium-sumo', 'libsodium-wrappers-sumo']) {
+    const { version } = JSON.parse(readFileSync(path.join(here, 'node_modules', pkg, 'package.json'), 'utf8'));
+    assert.match(readFileSync(path.join(web, 'README.md'), 'utf8'), new RegExp(`\`${pkg}\` ${version.replace(/\./g, '\\.')}`));
+  }
+
+  const svcd = await Svcd.start();
+  try {
+    const r = await fetch(`${svcd.url}/dashboard/scripts/vault.js`);
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get('content-type'), 'text/javascript; charset=utf-8');
+    const body = Buffer.from(await r.arrayBuffer());
+    const expected = Buffer.concat(['libsodium-sumo.js', 'libsodium-wrappers.js', 'vault.js']
+      .flatMap((f) => [readFileSync(path.join(web, f)), Buffer.from('\n')]));
+    assert.ok(body.equals(expected), 'svcd serves web/ byte for byte');
+    assert.equal((await fetch(`${svcd.url}/dashboard/scripts/nothing.js`)).status, 404);
+  } finally {
+    await svcd.stop();
+  }
+});
+
+test('a person sets up, unlocks, reveals, copies, edits and adds; nothing plaintext leaves the page', async () => {
+  const svcd = await Svcd.start({ 'email.domains': 'agents.test' });
+  const PASSPHRASE = 'tangerine kettle 41 orbit';
+  const WRONG = 'tangerine kettle 41 orbiT';
+  // Every plaintext of the test: none may cross the network from the browser or be stored.
+  const plain = {
+    username: 'pia-user-4e1d', password: 'pw-before-8c2b', notes: 'note-before-1a9f',
+    value: 'tok-before-77e3', secretNotes: 'n-before-5d2c', fromNode: 'from-node-3f7a',
+    nodeNotes: 'node-note-9b1e', edited: 'pw-edited-6d0c', addedUser: 'u-added-2b8e',
+    added: 'pw-added-5e3a', editedSecret: 'tok-edited-0c4d', addedSecret: 'tok-added-8a1f',
+  };
+  try {
+    const key = await svcd.managementKey('pia@example.com');
+    const ann = await svcd.api('POST', '/api/identities/', { key, body: { name: 'Ann' } });
+    assert.equal(ann.status, 201, ann.text);
+    const identity = ann.json.uuid;
+    // Stored before end-to-end encryption: setting it up seals these through the rekey lease.
+    const entry = await svcd.api('POST', `/api/passwords/?identity=${identity}`, { key, body: {
+      domain: 'shop.example', username: plain.username, password: plain.password, notes: plain.notes } });
+    assert.equal(entry.status, 201, entry.text);
+    const secret = await svcd.api('POST', `/api/secrets/?identity=${identity}`, { key, body: {
+      key: 'OLD_TOKEN', value: plain.value, notes: plain.secretNotes } });
+    assert.equal(secret.status, 201, secret.text);
+
+    const context = await browser.newContext();
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: svcd.url });
+    const page = await context.newPage();
+    const sent = [];
+    page.on('request', (r) => sent.push(`${r.method()} ${r.url()}\n${JSON.stringify(r.headers())}\n${r.postData() || ''}`));
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('console', (m) => {
+      // A 404 (GET /api/encryption/ before setup) is logged by the browser itself.
+      if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(m.text());
+    });
+    await page.goto(`${svcd.url}/dashboard/identities`);
+    await page.fill('#email', 'pia@example.com');
+    await page.fill('#password', 'correct horse battery');
+    await Promise.all([page.waitForURL(/\/dashboard\/identities$/), page.click('form[action$="/login"] button[type=submit]')]);
+    const identitiesCsp = (await page.goto(`${svcd.url}/dashboard/identities`)).headers()['content-security-policy'];
+    assert.doesNotMatch(identitiesCsp, /wasm-unsafe-eval/, 'only pages that load libsodium may compile WebAssembly');
+
+    // Without end-to-end encryption the page says so; a value is shown only when asked for.
+    const passwordsUrl = `${svcd.url}/dashboard/identities/${identity}/passwords`;
+    const passwordsCsp = (await page.goto(passwordsUrl)).headers()['content-security-policy'];
+    assert.match(passwordsCsp, /script-src 'nonce-[^']+' 'wasm-unsafe-eval';/);
+    await page.locator('tr[data-entry]').first().waitFor();
+    assert.match(await page.locator('#vault-state').textContent(), /not end-to-end encrypted/);
+    assert.equal((await page.content()).includes(plain.password), false, 'the list shows no value');
+    await page.click('tr[data-entry] button[data-action=reveal]');
+    assert.equal(await page.locator('[data-value=password]').textContent(), plain.password);
+
+    // Set up: the two passphrases must agree; then salt, key pair and verifier are made here.
+    await page.click('#vault-state a');
+    await page.waitForURL(/\/dashboard\/vault$/);
+    await page.fill('#vault-new-passphrase', PASSPHRASE);
+    await page.fill('#vault-new-passphrase-again', WRONG);
+    await page.click('#vault-setup button[type=submit]');
+    await page.locator('#vault-status', { hasText: 'The two passphrases differ.' }).waitFor();
+    await page.fill('#vault-new-passphrase', PASSPHRASE);
+    await page.fill('#vault-new-passphrase-again', PASSPHRASE);
+    await page.click('#vault-setup button[type=submit]');
+    await shown(page, page.locator('#vault-state', { hasText: 'End-to-end encryption is set up' }));
+
+    // Node opens what the browser sealed: the metadata, and the values stored before.
+    const meta = await svcd.api('GET', '/api/encryption/', { key });
+    assert.equal(meta.status, 200, meta.text);
+    assert.deepEqual(meta.json.kdf, { alg: 'argon2id', t: 3, m: 65536, p: 1 });
+    assert.equal(unb64(meta.json.salt).length, 16);
+    const pair = derive(PASSPHRASE, meta.json);
+    assert.equal(b64(pair.publicKey), meta.json.public_key);
+    assert.equal(openBox(pair, meta.json.verifier), 'svc-e2e-verify');
+    const sealedEntry = (await svcd.api('GET', `/api/passwords/${entry.json.uuid}/`, { key })).json;
+    assert.equal(open(pair, sealedEntry.username), plain.username);
+    assert.equal(open(pair, sealedEntry.password), plain.password);
+    assert.equal(open(pair, sealedEntry.notes), plain.notes);
+    const sealedSecret = (await svcd.api('GET', `/api/secrets/${secret.json.uuid}/`, { key })).json;
+    assert.equal(open(pair, sealedSecret.value), plain.value);
+    assert.equal(open(pair, sealedSecret.notes), plain.secretNotes);
+    // And the browser opens what node sealed.
+    const fromNode = await svcd.api('POST', `/api/secrets/?identity=${identity}`, { key, body: {
+      key: 'NODE_SEALED', value: seal(pair.publicKey, plain.fromNode), notes: seal(pair.publicKey, plain.nodeNotes) } });
+    assert.equal(fromNode.status, 201, fromNode.text);
+
+    // Locked until the passphrase is given; a wrong one says so.
+    await page.goto(passwordsUrl);
+    await page.locator('tr[data-entry]').first().waitFor();
+    await page.click('tr[data-entry] button[data-action=reveal]');
+    await page.locator('#vault-status', { hasText: 'Unlock the vault first' }).waitFor();
+    assert.equal(await page.locator('tr.vault-detail').count(), 0);
+    await page.fill('#vault-passphrase', WRONG);
+    await page.click('#vault-unlock button[type=submit]');
+    await page.locator('#vault-status', { hasText: 'Wrong passphrase' }).waitFor({ timeout: 30000 });
+    await page.fill('#vault-passphrase', PASSPHRASE);
+    await page.click('#vault-unlock button[type=submit]');
+    await shown(page, page.locator('#vault-lock'));
+
+    // Reveal and copy.
+    await page.click('tr[data-entry] button[data-action=reveal]');
+    assert.equal(await page.locator('[data-value=password]').textContent(), plain.password);
+    assert.equal(await page.locator('[data-value=username]').textContent(), plain.username);
+    assert.equal(await page.locator('[data-value=notes]').textContent(), plain.notes);
+    await page.click('[data-copy-field=password]');
+    await page.locator('[data-copy-field=password]', { hasText: 'Copied' }).waitFor();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), plain.password);
+
+    // Edit: sealed in the page, so only node (with the key) reads the new password.
+    await page.click('tr[data-entry] button[data-action=edit]');
+    assert.equal(await page.inputValue('#vault-field-password'), plain.password);
+    await page.fill('#vault-field-password', plain.edited);
+    await page.click('#vault-form button[type=submit]');
+    await shown(page, page.locator('#vault-message', { hasText: 'Saved, sealed in this page.' }));
+    const edited = (await svcd.api('GET', `/api/passwords/${entry.json.uuid}/`, { key })).json;
+    assert.equal(open(pair, edited.password), plain.edited);
+    assert.equal(open(pair, edited.username), plain.username);
+
+    // Add.
+    await page.click('#vault-add');
+    await page.fill('#vault-field-domain', 'mail.example');
+    await page.fill('#vault-field-username', plain.addedUser);
+    await page.fill('#vault-field-password', plain.added);
+    await page.click('#vault-form button[type=submit]');
+    await shown(page, page.locator('tr[data-entry]', { hasText: 'mail.example' }));
+    const listed = (await svcd.api('GET', `/api/passwords/?identity=${identity}&domain=mail.example`, { key })).json;
+    assert.equal(listed.results.length, 1);
+    assert.equal(open(pair, listed.results[0].password), plain.added);
+    assert.equal(open(pair, listed.results[0].username), plain.addedUser);
+    assert.equal(listed.results[0].notes ?? '', '');
+
+    // Locking forgets the key and takes away what was opened.
+    await page.click('tr[data-entry] button[data-action=reveal] >> nth=1');
+    await page.locator('tr.vault-detail').first().waitFor();
+    await page.click('#vault-lock');
+    await page.locator('#vault-passphrase').waitFor();
+    assert.equal(await page.locator('tr.vault-detail').count(), 0);
+
+    // The secrets page: what node sealed opens here; an edit and an add are sealed here.
+    await page.goto(`${svcd.url}/dashboard/identities/${identity}/secrets`);
+    await page.locator('tr[data-secret]').first().waitFor();
+    await page.fill('#vault-passphrase', PASSPHRASE);
+    await page.click('#vault-unlock button[type=submit]');
+    await shown(page, page.locator('#vault-lock'));
+    const nodeRow = page.locator(`tr[data-secret="${fromNode.json.uuid}"]`);
+    await nodeRow.locator('button[data-action=reveal]').click();
+    assert.equal(await page.locator('[data-value=value]').textContent(), plain.fromNode);
+    assert.equal(await page.locator('[data-value=notes]').textContent(), plain.nodeNotes);
+    await page.locator(`tr[data-secret="${secret.json.uuid}"] button[data-action=edit]`).click();
+    assert.equal(await page.inputValue('#vault-field-value'), plain.value);
+    await page.fill('#vault-field-value', plain.editedSecret);
+    await page.click('#vault-form button[type=submit]');
+    await shown(page, page.locator('#vault-message', { hasText: 'Saved' }));
+    await page.click('#vault-add');
+    await page.fill('#vault-field-key', 'NEW_KEY');
+    await page.fill('#vault-field-value', plain.addedSecret);
+    await page.click('#vault-form button[type=submit]');
+    await shown(page, page.locator('tr[data-secret]', { hasText: 'NEW_KEY' }));
+    const secrets = (await svcd.api('GET', `/api/secrets/?identity=${identity}`, { key })).json.results;
+    const byKey = Object.fromEntries(secrets.map((s) => [s.key, s]));
+    assert.equal(open(pair, byKey.OLD_TOKEN.value), plain.editedSecret);
+    assert.equal(open(pair, byKey.OLD_TOKEN.notes), plain.secretNotes);
+    assert.equal(open(pair, byKey.NEW_KEY.value), plain.addedSecret);
+    assert.equal(open(pair, byKey.NODE_SEALED.value), plain.fromNode);
+    assert.deepEqual(errors, []);
+    await context.close();
+
+    // What the browser sent: sealed values (so the recording saw the writes), and never the
+    // passphrase, the seed, the secret key or a plaintext.
+    const traffic = sent.join('\n\n');
+    assert.ok(sent.some((s) => s.startsWith('PUT ') && s.includes('"rekey_token"') && s.includes('e2e::')),
+      'the setup sealed the values stored before');
+    assert.ok(sent.some((s) => s.startsWith('PATCH ') && s.includes('e2e::')), 'the edits were recorded');
+    const never = { PASSPHRASE, WRONG, ...plain,
+      seed: b64(pair.seed), seedHex: sodium.to_hex(pair.seed),
+      secretKey: b64(pair.privateKey), secretKeyHex: sodium.to_hex(pair.privateKey),
+      secretKeyUrl: sodium.to_base64(pair.privateKey, sodium.base64_variants.URLSAFE_NO_PADDING) };
+    for (const [name, value] of Object.entries(never)) {
+      assert.equal(traffic.includes(value), false, `the browser sent ${name}`);
+      assert.equal(traffic.includes(encodeURIComponent(value)), false, `the browser sent ${name}, URL-encoded`);
+    }
+    // The server's own database: at rest nothing plaintext either.
+    const stored = svcd.databaseText();
+    assert.ok(stored.includes('shop.example') && stored.includes('NODE_SEALED'), 'the database was read');
+    for (const [name, value] of Object.entries(never)) {
+      assert.equal(stored.includes(value), false, `the database holds ${name}`);
+    }
+  } finally {
+    await svcd.stop();
+  }
+});
