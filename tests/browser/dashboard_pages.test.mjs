@@ -70,7 +70,7 @@ test('with the email plugin each identity links to its inbox, and the inbox and 
     const row = page.locator(`tr[data-identity="${uuid}"]`);
     await row.waitFor();
     assert.equal(await row.locator('td').nth(1).textContent(), 'eve@agents.test');
-    assert.deepEqual(await navigation(page), ['svc', 'Approve a device', 'Keys', 'Identities']);
+    assert.deepEqual(await navigation(page), ['svc', 'Approve a device', 'Keys', 'Identities', 'Vault']);
 
     await Promise.all([page.waitForURL(new RegExp(`/dashboard/identities/${uuid}/inbox$`)), row.locator('a').first().click()]);
     await page.locator('#view p.muted', { hasText: 'No mail yet.' }).waitFor();

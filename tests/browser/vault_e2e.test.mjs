@@ -272,3 +272,66 @@ test('a person sets up, unlocks, reveals, copies, edits and adds; nothing plaint
     await svcd.stop();
   }
 });
+
+test('an empty vault is set up with one PUT, and a password generated in the page is sealed there', async () => {
+  const svcd = await Svcd.start({ 'email.domains': 'agents.test' });
+  const PASSPHRASE = 'quiet lantern 7 meadow';
+  try {
+    const key = await svcd.managementKey('rui@example.com');
+    const bot = await svcd.api('POST', '/api/identities/', { key, body: { name: 'Bot' } });
+    assert.equal(bot.status, 201, bot.text);
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const sent = [];
+    page.on('request', (r) => sent.push({ method: r.method(), url: r.url(), body: r.postData() || '' }));
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${svcd.url}/dashboard/vault`);
+    await page.fill('#email', 'rui@example.com');
+    await page.fill('#password', 'correct horse battery');
+    await Promise.all([page.waitForURL(/\/dashboard\/vault$/), page.click('form[action$="/login"] button[type=submit]')]);
+    await page.fill('#vault-new-passphrase', 'short');
+    await page.fill('#vault-new-passphrase-again', 'short');
+    await page.click('#vault-setup button[type=submit]');
+    await page.locator('#vault-status', { hasText: 'at least 8 characters' }).waitFor();
+    await page.fill('#vault-new-passphrase', PASSPHRASE);
+    await page.fill('#vault-new-passphrase-again', PASSPHRASE);
+    await page.click('#vault-setup button[type=submit]');
+    await shown(page, page.locator('#vault-state', { hasText: 'End-to-end encryption is set up' }));
+    const writes = sent.filter((s) => s.url.includes('/api/encryption/') && s.method !== 'GET');
+    assert.deepEqual(writes.map((s) => s.method), ['PUT'], 'no lease for an empty vault');
+    assert.deepEqual(Object.keys(JSON.parse(writes[0].body)).sort(), ['public_key', 'salt', 'verifier']);
+    // The page says so when it is loaded again.
+    await page.reload();
+    await page.locator('#vault-state', { hasText: 'End-to-end encryption is set up' }).waitFor();
+    assert.equal(await page.locator('#vault-setup').count(), 0);
+
+    await page.goto(`${svcd.url}/dashboard/identities/${bot.json.uuid}/passwords`);
+    await page.locator('#view p.muted', { hasText: 'No passwords yet.' }).waitFor();
+    await page.click('#vault-add');
+    await page.locator('#vault-status', { hasText: 'Unlock the vault first' }).waitFor();
+    assert.equal(await page.locator('#vault-form').count(), 0);
+    await page.fill('#vault-passphrase', PASSPHRASE);
+    await page.click('#vault-unlock button[type=submit]');
+    await shown(page, page.locator('#vault-lock'));
+    await page.click('#vault-add');
+    await page.fill('#vault-field-domain', 'Forum.Example');
+    await page.click('#vault-form button:has-text("Generate")');
+    const generated = await page.inputValue('#vault-field-password');
+    assert.match(generated, /^[!-~]{20}$/);
+    await page.click('#vault-form button[type=submit]');
+    await shown(page, page.locator('tr[data-entry]', { hasText: 'forum.example' }));
+    assert.equal(sent.some((s) => s.body.includes(generated) || s.url.includes(encodeURIComponent(generated))), false,
+      'the generated password was sent as it is');
+    assert.equal(sent.some((s) => s.url.includes('generate-password')), false, 'the server generated it');
+
+    const meta = (await svcd.api('GET', '/api/encryption/', { key })).json;
+    const pair = derive(PASSPHRASE, meta);
+    const entry = (await svcd.api('GET', `/api/passwords/?identity=${bot.json.uuid}`, { key })).json.results[0];
+    assert.equal(open(pair, entry.password), generated);
+    assert.deepEqual(errors, []);
+    await context.close();
+  } finally {
+    await svcd.stop();
+  }
+});
