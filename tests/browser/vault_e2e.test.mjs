@@ -8,6 +8,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -77,6 +78,12 @@ test('the vendored libsodium.js is the npm package\'s, and svcd serves it with t
     const expected = Buffer.concat(['libsodium-sumo.js', 'libsodium-wrappers.js', 'vault.js']
       .flatMap((f) => [readFileSync(path.join(web, f)), Buffer.from('\n')]));
     assert.ok(body.equals(expected), 'svcd serves web/ byte for byte');
+    // Pages ask for it under its content's hash, which a browser may keep for good.
+    const version = createHash('sha256').update(expected).digest('hex').slice(0, 16);
+    const pinned = await fetch(`${svcd.url}/dashboard/scripts/vault.js?v=${version}`);
+    assert.equal(pinned.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+    await pinned.arrayBuffer();
+    assert.equal(r.headers.get('cache-control'), 'no-cache');
     assert.equal((await fetch(`${svcd.url}/dashboard/scripts/nothing.js`)).status, 404);
   } finally {
     await svcd.stop();

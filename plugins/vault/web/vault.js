@@ -125,12 +125,14 @@ var svcVault = (function () {
     }
 
     // No input has a name: were the handler ever missing, a submitted form would carry nothing.
+    // autocomplete is off on every passphrase and value: the browser would offer to keep them as
+    // this site's password, then fill the dashboard's sign-in form with them.
     function unlockForm() {
       var form = svc.el('form', null, { id: 'vault-unlock', autocomplete: 'off' });
       form.appendChild(svc.el('p', 'Values are end-to-end encrypted: unlock them here with your passphrase. It never leaves this page.',
         { id: 'vault-state', 'class': 'muted' }));
       form.appendChild(svc.el('label', 'Passphrase', { 'for': 'vault-passphrase' }));
-      var input = svc.el('input', null, { id: 'vault-passphrase', type: 'password', autocomplete: 'current-password' });
+      var input = svc.el('input', null, { id: 'vault-passphrase', type: 'password', autocomplete: 'off' });
       form.appendChild(input);
       var button = svc.el('button', 'Unlock', { type: 'submit' });
       form.appendChild(button);
@@ -286,7 +288,7 @@ var svcVault = (function () {
         f.appendChild(svc.el('label', d.label, { 'for': id }));
         var input = svc.el(d.long ? 'textarea' : 'input', null, { id: id, rows: '3' });
         if (!d.long) input.setAttribute('type', d.secret ? 'password' : 'text');
-        if (d.secret) input.setAttribute('autocomplete', 'new-password');
+        input.setAttribute('autocomplete', 'off');
         input.value = values[d.field] || '';
         f.appendChild(input);
         if (d.generate) {
@@ -437,10 +439,10 @@ var svcVault = (function () {
       form.appendChild(svc.el('p', 'End-to-end encryption is not set up: the server can read this account\'s passwords and secrets (it keeps them encrypted at rest). Set it up with a passphrase: values are then sealed in your browser, or by your agents, and only the passphrase opens them. Nobody can recover it for you. Values stored so far are sealed now too.',
         { id: 'vault-state' }));
       form.appendChild(svc.el('label', 'Passphrase', { 'for': 'vault-new-passphrase' }));
-      var one = svc.el('input', null, { id: 'vault-new-passphrase', type: 'password', autocomplete: 'new-password' });
+      var one = svc.el('input', null, { id: 'vault-new-passphrase', type: 'password', autocomplete: 'off' });
       form.appendChild(one);
       form.appendChild(svc.el('label', 'The passphrase again', { 'for': 'vault-new-passphrase-again' }));
-      var two = svc.el('input', null, { id: 'vault-new-passphrase-again', type: 'password', autocomplete: 'new-password' });
+      var two = svc.el('input', null, { id: 'vault-new-passphrase-again', type: 'password', autocomplete: 'off' });
       form.appendChild(two);
       var button = svc.el('button', 'Set up end-to-end encryption', { type: 'submit' });
       form.appendChild(button);
