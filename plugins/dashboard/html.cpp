@@ -51,7 +51,8 @@ main{max-width:40rem;margin:1.5rem auto;padding:0 1rem}
 .card{background:#fff;border-radius:.5rem;padding:1.25rem;box-shadow:0 1px 3px rgba(0,0,0,.1);margin-bottom:1rem}
 h1{font-size:1.4rem;margin:0 0 1rem}
 label{display:block;font-weight:600;margin:.75rem 0 .25rem}
-input[type=text],input[type=email],input[type=password]{width:100%;padding:.6rem;font-size:1rem;border:1px solid #b8bfcc;border-radius:.35rem}
+input[type=text],input[type=email],input[type=password],textarea{width:100%;padding:.6rem;font-size:1rem;border:1px solid #b8bfcc;border-radius:.35rem}
+textarea{font-family:inherit}
 button,.button{display:inline-block;padding:.6rem 1.1rem;font-size:1rem;border:0;border-radius:.35rem;background:#2f5bd3;color:#fff;cursor:pointer;text-decoration:none;margin-top:.75rem}
 button.secondary,.button.secondary{background:#e3e7ef;color:#1d2330}
 button.danger{background:#c0392b}

@@ -356,14 +356,15 @@ var svcVault = (function () {
           row.appendChild(svc.el('td', r[spec.name.field]));
           row.appendChild(svc.el('td', svc.when(r.updated_dt)));
           row.appendChild(svc.el('td', svc.when(r.created_dt)));
-          var actions = svc.el('td', null, { 'class': 'row' });
+          var cell = svc.el('td'), actions = svc.el('div', null, { 'class': 'row' });
+          cell.appendChild(actions);
           var show = svc.el('button', 'Reveal', { type: 'button', 'class': 'small secondary', 'data-action': 'reveal' });
           show.addEventListener('click', function () { reveal(r.uuid, row); });
           var change = svc.el('button', 'Edit', { type: 'button', 'class': 'small secondary', 'data-action': 'edit' });
           change.addEventListener('click', function () { edit(r.uuid); });
           actions.appendChild(show);
           actions.appendChild(change);
-          row.appendChild(actions);
+          row.appendChild(cell);
           return row;
         });
         var nodes = [svc.table([spec.name.label, 'Updated', 'Created', ''], rows)];
