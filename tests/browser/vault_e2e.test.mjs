@@ -331,6 +331,9 @@ test('an empty vault is set up with one PUT, and a password generated in the pag
     assert.equal(sent.some((s) => s.body.includes(generated) || s.url.includes(encodeURIComponent(generated))), false,
       'the generated password was sent as it is');
     assert.equal(sent.some((s) => s.url.includes('generate-password')), false, 'the server generated it');
+    for (const value of [PASSPHRASE, encodeURIComponent(PASSPHRASE)]) {
+      assert.equal(sent.some((s) => s.body.includes(value) || s.url.includes(value)), false, 'the browser sent the passphrase');
+    }
 
     const meta = (await svcd.api('GET', '/api/encryption/', { key })).json;
     const pair = derive(PASSPHRASE, meta);
