@@ -67,6 +67,13 @@ var svcVault = (function () {
     try { return openBox(pair, meta.verifier) === VERIFY; } catch (e) { return false; }
   }
 
+  // Shows text in a status line: an error as an alert, anything else politely.
+  function say(status, text, kind) {
+    status.textContent = text;
+    status.className = kind || 'muted';
+    status.setAttribute('role', kind === 'error' ? 'alert' : 'status');
+  }
+
   // Values without end-to-end encryption: the server keeps them as they are.
   var PLAIN = { sealed: false, open: function (v) { return v; }, seal: function (v) { return v; } };
 
@@ -87,17 +94,15 @@ var svcVault = (function () {
     this.sealed = !!meta;
     this.bar = svc.el('div', null, { id: 'vault-bar' });
 
-    function forget() {
+    // Forgets the key and what was opened with it; also when the page is left, in case the
+    // browser keeps the page to come back to.
+    function lock() {
       if (pair) sodium.memzero(pair.privateKey);
       pair = null;
+      onLock.forEach(function (f) { f(); });
+      render();
     }
-    window.addEventListener('pagehide', forget);
-
-    function say(status, text, kind) {
-      status.textContent = text;
-      status.className = kind || 'muted';
-      status.setAttribute('role', kind === 'error' ? 'alert' : 'status');
-    }
+    window.addEventListener('pagehide', lock);
 
     function render() {
       var nodes = [];
@@ -110,13 +115,9 @@ var svcVault = (function () {
         var row = svc.el('div', null, { 'class': 'row' });
         row.appendChild(svc.el('p', 'Unlocked in this page: values open and are sealed here. Leaving or reloading the page locks it.',
           { id: 'vault-state', 'class': 'note' }));
-        var lock = svc.el('button', 'Lock', { id: 'vault-lock', type: 'button', 'class': 'small secondary' });
-        lock.addEventListener('click', function () {
-          forget();
-          onLock.forEach(function (f) { f(); });
-          render();
-        });
-        row.appendChild(lock);
+        var button = svc.el('button', 'Lock', { id: 'vault-lock', type: 'button', 'class': 'small secondary' });
+        button.addEventListener('click', lock);
+        row.appendChild(button);
         nodes.push(row);
       } else {
         nodes.push(unlockForm());
@@ -228,11 +229,7 @@ var svcVault = (function () {
     var editor = svc.el('div', null, { id: 'vault-editor' });
     svc.back(svc.prefix + '/identities', 'Identities');
 
-    function note(text, kind) {
-      message.textContent = text || '';
-      message.className = kind || 'muted';
-      message.setAttribute('role', kind === 'error' ? 'alert' : 'status');
-    }
+    function note(text, kind) { say(message, text, kind); }
     function failed(e) { if (e) note(e.message, 'error'); }
 
     function closeOpened() {
@@ -449,25 +446,20 @@ var svcVault = (function () {
       form.appendChild(button);
       var status = svc.el('p', null, { id: 'vault-status', 'class': 'muted' });
       form.appendChild(status);
-      var say = function (text, kind) {
-        status.textContent = text;
-        status.className = kind || 'muted';
-        status.setAttribute('role', kind === 'error' ? 'alert' : 'status');
-      };
       form.addEventListener('submit', function (event) {
         event.preventDefault();
-        if (one.value !== two.value) return say('The two passphrases differ.', 'error');
-        if (one.value.length < MIN_PASSPHRASE) return say('Use a passphrase of at least ' + MIN_PASSPHRASE + ' characters.', 'error');
+        if (one.value !== two.value) return say(status, 'The two passphrases differ.', 'error');
+        if (one.value.length < MIN_PASSPHRASE) return say(status, 'Use a passphrase of at least ' + MIN_PASSPHRASE + ' characters.', 'error');
         var passphrase = one.value;
         one.value = two.value = '';
         button.disabled = true;
-        say('Setting up\u2026');
+        say(status, 'Setting up\u2026');
         setTimeout(function () {
           Promise.resolve().then(function () { return setUp(svc, passphrase); }).then(function (meta) {
             setUpState(meta, 'End-to-end encryption is set up. Keep your passphrase safe: it is the only way to open these values.');
           }).catch(function (e) {
             button.disabled = false;
-            say(e.message, 'error');
+            say(status, e.message, 'error');
           });
         }, 30);
       });
