@@ -92,8 +92,9 @@ test('the vendored libsodium.js is the npm package\'s, and svcd serves it with t
 
 test('a person sets up, unlocks, reveals, copies, edits and adds; nothing plaintext leaves the page', async () => {
   const svcd = await Svcd.start({ 'email.domains': 'agents.test' });
-  const PASSPHRASE = 'tangerine kettle 41 orbit';
-  const WRONG = 'tangerine kettle 41 orbiT';
+  // Not ASCII only: the page and node must both derive from its UTF-8 bytes.
+  const PASSPHRASE = 'tangerine kettle 41 orbit \u00e9t\u00e9 \u2602';
+  const WRONG = 'tangerine kettle 41 orbit ete \u2602';
   // Every plaintext of the test: none may cross the network from the browser or be stored.
   const plain = {
     username: 'pia-user-4e1d', password: 'pw-before-8c2b', notes: 'note-before-1a9f',
