@@ -418,6 +418,8 @@ void Schema::validate(const Poco::Dynamic::Var& value, const std::string& at,
           return;
         }
       }
+      // "" is no value rather than a bad one (a PATCH that clears); minLength(1) refuses it.
+      if (s.empty()) return;
       if (auto why = formatProblem(n.format, s)) p.add(at, *why);
     }
     void numeric(const Node& n, double x, const std::string& at) {

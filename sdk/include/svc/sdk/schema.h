@@ -75,8 +75,9 @@ class Schema {
   /// the subset PCRE shares). @param rule the message when it does not (`must be ...`).
   /// @return this.
   Schema& pattern(const std::string& regex, std::string rule);
-  /// @param format `uuid`, `email`, `date-time`, `uri` or `e164`, which are checked; another is
-  /// only described. @return this.
+  /// @param format `uuid`, `email`, `date-time`, `uri` or `e164` (any notation that normalizes to
+  /// E.164), which are checked on non-empty strings (minLength(1) refuses ""); another is only
+  /// described. @return this.
   Schema& format(std::string format);
   /// Bounds a number. @return this.
   Schema& minimum(double n);
