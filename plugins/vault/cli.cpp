@@ -113,6 +113,11 @@ int status(CliContext& cli, const CliArgs&) {
     cli.out() << "end-to-end encryption: set up " << m.getValue<std::string>("created_dt")
               << ", argon2id t=" << kdf->getValue<int>("t") << " m=" << kdf->getValue<int>("m")
               << " KiB\n";
+    if (auto lease = m.getObject("rekey")) {
+      cli.out() << "a passphrase change holds the vault until "
+                << lease->getValue<std::string>("expires_dt")
+                << " (svcctl vault change-passphrase takes it over)\n";
+    }
   });
   return 0;
 }
