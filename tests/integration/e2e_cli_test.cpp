@@ -233,8 +233,9 @@ TEST_F(SvcctlE2e, AChangeKilledAfterTakingTheLeaseLeavesTheOldPassphraseThenSucc
   auto m = call("GET", "/api/encryption/").json();
   EXPECT_EQ(m->getValue<std::string>("salt"), before);
   EXPECT_FALSE(m->isNull("rekey"));
-  auto [status_rc, status] = ctl("vault status");
-  EXPECT_NE(status.find("a passphrase change holds the vault until "), std::string::npos) << status;
+  auto [lease_rc, lease] = ctl("vault status");
+  EXPECT_EQ(lease_rc, 0) << lease;
+  EXPECT_NE(lease.find("a passphrase change holds the vault until "), std::string::npos) << lease;
   EXPECT_EQ(stdoutOf("secrets get API_KEY --reveal" + id() + pass(right_)), "sk-kept-8d21\n");
   auto [held_rc, held] = ctl("secrets set API_KEY" + id() + pass(right_), "during\n");
   EXPECT_EQ(held_rc, 1);
