@@ -182,6 +182,11 @@ TEST_F(SvcctlE2e, InitSealsWhatWasStoredThenCommandsSealAndOpen) {
   EXPECT_EQ(
       json("passwords get " + uuid + " --reveal" + pass(right_))->getValue<std::string>("password"),
       "pw-new-c3d2");
+  // On a terminal (script(1) gives svcctl one) the entry is shown opened without --reveal.
+  auto [term_rc, on_terminal] = runCommand("script -qec \"" + svcctl() + "passwords get " + uuid +
+                                           pass(right_) + "\" /dev/null < /dev/null");
+  EXPECT_EQ(term_rc, 0) << on_terminal;
+  EXPECT_NE(on_terminal.find("password: pw-new-c3d2\r\n"), std::string::npos) << on_terminal;
   auto [list_rc, listed] = ctl("passwords list" + id());
   EXPECT_NE(listed.find("(sealed)"), std::string::npos) << listed;
   expectOnlySealedValues();
