@@ -1,6 +1,7 @@
 // The contract's end-to-end scheme with libsodium (e2e.h): no cryptography of our own.
 #include <svc/sdk/e2e.h>
 #include <svc/sdk/util.h>
+#include <svc/sdk/vault.h>
 
 #include <sodium.h>
 
@@ -11,6 +12,12 @@
 #include <unistd.h>
 
 namespace svc::sdk::e2e {
+
+// e2e.h stays free of vault.h's storage types, but the prefix is one.
+static_assert(kPrefix == sdk::kSealedValuePrefix);
+static_assert(kSaltBytes == crypto_pwhash_SALTBYTES && kSeedBytes == crypto_box_SEEDBYTES &&
+              kPublicKeyBytes == crypto_box_PUBLICKEYBYTES &&
+              kSealOverhead == crypto_box_SEALBYTES);
 
 namespace {
 
@@ -94,7 +101,7 @@ void SecretBytes::pop_back() {
 
 SecretBytes deriveSeed(std::string_view passphrase, std::string_view salt, const Kdf& kdf) {
   ready();
-  if (salt.size() != crypto_pwhash_SALTBYTES || salt.size() != kSaltBytes) {
+  if (salt.size() != kSaltBytes) {
     throw E2eError("the salt must be 16 bytes");
   }
   if (kdf.p != 1 || kdf.t < 1 || kdf.m < 8) {
