@@ -6,7 +6,7 @@ std::string SecretCache::slot(const std::string& identity, const std::string& ke
   return identity + '\0' + key;
 }
 
-std::uint64_t SecretCache::ticket() {
+std::uint64_t SecretCache::claim() {
   std::lock_guard lock(mutex_);
   return drops_;
 }
@@ -15,40 +15,51 @@ std::shared_ptr<const CachedSecret> SecretCache::find(const std::string& identit
                                                       const std::string& key) {
   std::lock_guard lock(mutex_);
   auto it = entries_.find(slot(identity, key));
-  if (it == entries_.end()) return nullptr;
-  if (Clock::now() >= it->second.until) {
+  if (it != entries_.end() && Clock::now() >= it->second.until) {
     eraseLocked(it);
-    return nullptr;
+    it = entries_.end();
   }
-  return it->second.secret;
+  ++(it == entries_.end() ? misses_ : hits_);
+  return it == entries_.end() ? nullptr : it->second.secret;
 }
 
-void SecretCache::keep(std::uint64_t ticket, std::shared_ptr<const CachedSecret> secret) {
+void SecretCache::keep(std::uint64_t claim, std::shared_ptr<const CachedSecret> secret) {
   const SecretRow& row = secret->row;
   const std::size_t bytes = sizeof(Entry) + sizeof(CachedSecret) +
                             2 * (row.identity_uuid.size() + row.key.size() + row.id.size()) +
                             secret->stored.bytes();
   if (bytes > kMaxEntryBytes || fresh_for_ <= Clock::duration::zero()) return;
   std::string where = slot(row.identity_uuid, row.key);
-  std::string id = row.id;
+  const std::string id = row.id;
   std::lock_guard lock(mutex_);
-  if (ticket != drops_) return;
+  if (claim != drops_) return;
+  dropLocked(id);  // an older copy, under the key it had before a rename
   if (auto old = entries_.find(where); old != entries_.end()) eraseLocked(old);
   if (bytes_ + bytes > kMaxBytes) {
     entries_.clear();
-    slots_.clear();
+    slot_by_id_.clear();
     bytes_ = 0;
   }
-  entries_[where] = Entry{std::move(secret), Clock::now() + fresh_for_, bytes};
-  slots_[id] = std::move(where);
+  auto [it, inserted] =
+      entries_.emplace(where, Entry{std::move(secret), Clock::now() + fresh_for_, bytes});
+  try {
+    slot_by_id_[id] = std::move(where);
+  } catch (...) {
+    entries_.erase(it);
+    throw;
+  }
   bytes_ += bytes;
 }
 
 void SecretCache::drop(const std::string& id) {
   std::lock_guard lock(mutex_);
   ++drops_;
-  auto s = slots_.find(id);
-  if (s == slots_.end()) return;
+  dropLocked(id);
+}
+
+void SecretCache::dropLocked(const std::string& id) {
+  auto s = slot_by_id_.find(id);
+  if (s == slot_by_id_.end()) return;
   auto it = entries_.find(s->second);
   if (it != entries_.end()) eraseLocked(it);
 }
@@ -64,8 +75,15 @@ std::size_t SecretCache::size() {
   return entries_.size();
 }
 
-void SecretCache::eraseLocked(std::unordered_map<std::string, Entry>::iterator it) {
-  slots_.erase(it->second.secret->row.id);
+std::size_t SecretCache::bytes() {
+  std::lock_guard lock(mutex_);
+  return bytes_;
+}
+
+void SecretCache::eraseLocked(Entries::iterator it) {
+  // The id's entry, unless the secret has since been kept under another key.
+  auto s = slot_by_id_.find(it->second.secret->row.id);
+  if (s != slot_by_id_.end() && s->second == it->first) slot_by_id_.erase(s);
   bytes_ -= it->second.bytes;
   entries_.erase(it);
 }

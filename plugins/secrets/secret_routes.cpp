@@ -58,13 +58,14 @@ sdk::ProtectedFields SecretRoutes::fieldsOf(Poco::Data::Session& s, const Secret
 
 std::shared_ptr<const CachedSecret> SecretRoutes::cachedByKey(const SecretFilter& filter) {
   if (auto kept = cache_.find(filter.identity_uuid, *filter.key)) return kept;
-  const auto ticket = cache_.ticket();
+  const auto claim = cache_.claim();
   Poco::Data::Session s = db_.session();
   auto row = store_.byKey(s, filter.identity_uuid, *filter.key);
   if (!row) return nullptr;
   auto stored = vault_.fetch(s, row->account_id, kHolder, {row->id});
   auto secret = std::make_shared<const CachedSecret>(CachedSecret{*row, stored[row->id]});
-  cache_.keep(ticket, secret);
+  // No value at all: deleted a moment ago (or its value was dropped): served, not kept.
+  if (!secret->stored.fields.empty()) cache_.keep(claim, secret);
   return secret;
 }
 
@@ -79,8 +80,9 @@ sdk::Response SecretRoutes::list(sdk::Request& r) {
     // An agent reading its secret: from the cache, decrypted now. When the vault says the kept
     // record is stale, it is dropped and read below.
     auto secret = cachedByKey(filter);
-    auto fields = secret ? vault_.open(secret->stored) : std::nullopt;
-    if (!secret || (fields && secret->row.account_id == filter.account_id)) {
+    const bool mine = secret && secret->row.account_id == filter.account_id;
+    auto fields = mine ? vault_.open(secret->stored) : std::nullopt;
+    if (!secret || fields) {
       Poco::JSON::Array::Ptr results = new Poco::JSON::Array;
       if (secret) results->add(SecretStore::json(secret->row, *fields));
       return sdk::Response::noStore(sdk::Response::json(
@@ -94,6 +96,7 @@ sdk::Response SecretRoutes::list(sdk::Request& r) {
   if (filter.key && !filter.identity_uuid.empty()) {
     // An agent reading its secret: at most one, found in the unique index with no sort or count.
     auto one = store_.byKey(s, filter.identity_uuid, *filter.key);
+    if (one && one->account_id != filter.account_id) one.reset();  // never another's
     count = one ? 1 : 0;
     if (one && page.offset == 0) rows.push_back(*one);
   } else {

@@ -10,6 +10,7 @@
 #include "secret_store.h"
 
 #include <svc/sdk/dashboard.h>
+#include <svc/sdk/metrics.h>
 #include <svc/sdk/plugin.h>
 #include <svc/sdk/vault.h>
 
@@ -72,6 +73,13 @@ class SecretsPlugin : public sdk::Plugin {
       for (auto& page : dashboardPages()) pages->add(std::move(page));
     }
     // Other svcd processes' writes reach this one's cache as events.
+    sdk::MetricRegistry& m = context_->metrics();
+    m.counterFunction("svc_secrets_read_cache_hits_total",
+                      "Reads of a secret by key served from the read cache.",
+                      [cache = cache_.get()] { return static_cast<double>(cache->hits()); });
+    m.counterFunction("svc_secrets_read_cache_misses_total",
+                      "Reads of a secret by key that read the database.",
+                      [cache = cache_.get()] { return static_cast<double>(cache->misses()); });
     events_ = &context_->events();
     subscription_ = events_->subscribe([this](const sdk::Event& e) { cache_->follow(e); });
   }

@@ -19,22 +19,30 @@ namespace {
 constexpr int kNonceBytes = 12;
 constexpr int kTagBytes = 16;
 
-// AES-256-GCM, fetched from OpenSSL's provider once (an implicit fetch on every use costs a
-// lookup under a lock), and one context per thread, reset by every use.
+// AES-256-GCM, fetched from OpenSSL's provider once: an implicit fetch on every use costs a
+// lookup under a lock. Null when the provider lacks it (the constructor refuses to run then).
 EVP_CIPHER* aes256gcm() {
   static EVP_CIPHER* const cipher = EVP_CIPHER_fetch(nullptr, "AES-256-GCM", nullptr);
   return cipher;
 }
 
+// One context per thread, saving an allocation per use; reset (its key schedule wiped) after
+// every use, so no key lingers in an idle thread.
 struct CipherContext {
   EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
   ~CipherContext() { EVP_CIPHER_CTX_free(ctx); }
 };
 
-EVP_CIPHER_CTX* threadContext() {
-  thread_local CipherContext c;
-  return c.ctx;
-}
+struct ThreadContext {
+  EVP_CIPHER_CTX* ctx;
+  ThreadContext() {
+    thread_local CipherContext c;
+    ctx = c.ctx;
+  }
+  ~ThreadContext() {
+    if (ctx) EVP_CIPHER_CTX_reset(ctx);
+  }
+};
 
 const unsigned char* bytes(std::string_view s) {
   return reinterpret_cast<const unsigned char*>(s.data());
@@ -43,6 +51,7 @@ const unsigned char* bytes(std::string_view s) {
 }  // namespace
 
 AtRestCipher::AtRestCipher(std::string key_file) : path_(std::move(key_file)) {
+  if (!aes256gcm()) throw std::runtime_error("OpenSSL offers no AES-256-GCM (its providers)");
   Poco::File(Poco::Path(path_).parent()).createDirectories();
   KeyFileLock lock(path_);
   auto keys = MasterKeys::read(path_);
@@ -98,7 +107,8 @@ SealedAtRest AtRestCipher::seal(std::string_view aad, std::string_view plaintext
   std::string out(kNonceBytes + plaintext.size() + kTagBytes, '\0');
   out.replace(0, kNonceBytes, nonce);
   auto* cipher = reinterpret_cast<unsigned char*>(out.data()) + kNonceBytes;
-  EVP_CIPHER_CTX* const ctx = threadContext();
+  ThreadContext thread;
+  EVP_CIPHER_CTX* const ctx = thread.ctx;
   int n = 0, total = 0;
   const bool ok =
       ctx && EVP_EncryptInit_ex(ctx, aes256gcm(), nullptr, nullptr, nullptr) == 1 &&
@@ -131,7 +141,8 @@ std::optional<std::string> AtRestCipher::open(const SealedAtRest& sealed, std::s
   std::string tag = raw->substr(kNonceBytes + length);
   std::string plain(length, '\0');
   auto* out = reinterpret_cast<unsigned char*>(plain.data());
-  EVP_CIPHER_CTX* const ctx = threadContext();
+  ThreadContext thread;
+  EVP_CIPHER_CTX* const ctx = thread.ctx;
   int n = 0;
   const bool ok =
       ctx && EVP_DecryptInit_ex(ctx, aes256gcm(), nullptr, nullptr, nullptr) == 1 &&

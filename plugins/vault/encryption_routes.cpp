@@ -145,7 +145,7 @@ sdk::Response EncryptionRoutes::set(sdk::Request& r) {
       if (value) {
         service_.seal(row, *value);
         store_.putValue(tx, row);
-      } else if (!service_.tryOpen(row)) {
+      } else if (!service_.tryOpenRow(row)) {
         store_.eraseValue(tx, row.account_id, row.holder, row.record, row.field);
       } else {
         throw badRecords("the " + row.field + " of " + row.holder + " " + row.record +
@@ -168,7 +168,7 @@ sdk::Response EncryptionRoutes::set(sdk::Request& r) {
   });
   // Every value of the account may be new: what plugins keep from fetch() is stale (the event
   // tells other svcd processes).
-  service_.replaced();
+  service_.invalidate(account);
   return sdk::Response::json(200, metadataJson(saved));
 }
 
@@ -197,7 +197,7 @@ sdk::Response EncryptionRoutes::beginRekey(sdk::Request& r) {
         records->add(record);
       }
       // A value that does not decrypt (logged) is listed as null: the change may drop it.
-      const auto plain = service_.tryOpen(v);
+      const auto plain = service_.tryOpenRow(v);
       record->getObject("fields")->set(v.field,
                                        plain ? Poco::Dynamic::Var(*plain) : Poco::Dynamic::Var());
     }

@@ -44,7 +44,7 @@ long Rotation::pass(const std::string& key_id, std::set<Place>& failed) {
           for (const auto& was : batch) {
             std::string plain;
             try {
-              plain = service_.open(was);
+              plain = service_.openRow(was);
             } catch (const std::runtime_error&) {
               failed.insert({was.holder, was.record, was.field});  // logged by open()
               continue;

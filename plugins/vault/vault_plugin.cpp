@@ -116,7 +116,7 @@ class VaultPlugin : public sdk::Plugin {
     }
     events_ = &context_->events();
     subscription_ = events_->subscribe([service = service_](const sdk::Event& e) {
-      if (e.type == "encryption.updated") service->replaced();
+      if (e.type == "encryption.updated") service->invalidate(e.account);
     });
   }
   void stop() override {

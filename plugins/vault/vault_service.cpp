@@ -90,22 +90,32 @@ std::map<std::string, sdk::ProtectedFields> VaultService::get(
     auto& fields = out[id];
     for (const auto& f : stored.fields) {
       fields[f.name] =
-          open(ValueRow{holder, stored.record, f.name, account, "", f.key_id, f.sealed});
+          openRow(ValueRow{holder, stored.record, f.name, account, "", f.key_id, f.sealed});
     }
   }
   return out;
 }
 
-std::uint64_t VaultService::epoch() const {
-  // Both counters only grow, and a passphrase change is rarer than 2^32 key changes.
-  return (replacements_.load() << 32) + cipher_.generation();
+void VaultService::invalidate(const std::string& account_id) {
+  std::lock_guard lock(mutex_);
+  ++replacements_[account_id];
+}
+
+std::uint64_t VaultService::epoch(const std::string& account_id) {
+  std::uint64_t replaced = 0;
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = replacements_.find(account_id); it != replacements_.end()) replaced = it->second;
+  }
+  // Both counters only grow, and a process sees fewer than 2^32 key changes.
+  return (replaced << 32) + cipher_.generation();
 }
 
 std::map<std::string, sdk::StoredRecord> VaultService::fetch(
     Poco::Data::Session& s, const std::string& account, const std::string& holder,
     const std::vector<std::string>& records) {
   // Taken before reading: a change that lands while the rows are read makes them stale.
-  const std::uint64_t epoch_now = epoch();
+  const std::uint64_t epoch_now = epoch(account);
   std::map<std::string, std::string> given;  // stored id → id as the caller gave it
   for (const auto& r : records) given[Poco::toLower(r)] = r;
   std::vector<std::string> ids;
@@ -122,7 +132,7 @@ std::map<std::string, sdk::StoredRecord> VaultService::fetch(
 }
 
 std::optional<sdk::ProtectedFields> VaultService::open(const sdk::StoredRecord& stored) {
-  if (stored.epoch != epoch()) return std::nullopt;
+  if (stored.epoch != epoch(stored.account)) return std::nullopt;
   sdk::ProtectedFields out;
   for (const auto& f : stored.fields) {
     const ValueRow row{stored.holder, stored.record, f.name, stored.account, "",
@@ -130,7 +140,7 @@ std::optional<sdk::ProtectedFields> VaultService::open(const sdk::StoredRecord& 
     auto plain = cipher_.open({row.key_id, row.sealed}, associatedData(row));
     if (!plain) {
       // A key retired since the fetch (this process just learned of another's rotation): stale.
-      if (stored.epoch != epoch()) return std::nullopt;
+      if (stored.epoch != epoch(stored.account)) return std::nullopt;
       undecryptable(row);
     }
     out[f.name] = std::move(*plain);
@@ -157,13 +167,13 @@ void VaultService::undecryptable(const ValueRow& row) {
   throw std::runtime_error("a vault value does not decrypt");
 }
 
-std::optional<std::string> VaultService::tryOpen(const ValueRow& row) {
+std::optional<std::string> VaultService::tryOpenRow(const ValueRow& row) {
   auto plain = cipher_.open({row.key_id, row.sealed}, associatedData(row));
   if (!plain) report(row);
   return plain;
 }
 
-std::string VaultService::open(const ValueRow& row) {
+std::string VaultService::openRow(const ValueRow& row) {
   auto plain = cipher_.open({row.key_id, row.sealed}, associatedData(row));
   if (!plain) undecryptable(row);
   return std::move(*plain);

@@ -9,9 +9,11 @@
 
 #include <Poco/Logger.h>
 
-#include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <optional>
+#include <string>
+#include <unordered_map>
 
 namespace svc::plugins::vault {
 
@@ -36,16 +38,16 @@ class VaultService : public sdk::Vault {
   void erase(Poco::Data::Session& transaction, const std::string& account,
              const std::string& holder, const std::string& record) override;
 
-  /// Makes every StoredRecord fetched so far stale: an account's values were replaced (a
-  /// passphrase change, here or in another svcd).
-  void replaced() { replacements_.fetch_add(1); }
+  /// Makes the account's StoredRecords fetched so far stale: its values were all replaced (a
+  /// passphrase change, here or in another svcd). @param account_id the account.
+  void invalidate(const std::string& account_id);
 
   /// @param row a stored value. @return its plaintext. @throws std::runtime_error (logged) when
   /// it does not decrypt.
-  std::string open(const ValueRow& row);
+  std::string openRow(const ValueRow& row);
   /// @param row a stored value. @return its plaintext, or nullopt (logged) when it does not
   /// decrypt.
-  std::optional<std::string> tryOpen(const ValueRow& row);
+  std::optional<std::string> tryOpenRow(const ValueRow& row);
   /// @param row where a value goes (its sealed and key_id are filled in). @param value the value.
   void seal(ValueRow& row, const std::string& value);
   /// @throws sdk::HttpError 409 `vault_rekeying` while a passphrase change holds the account.
@@ -57,14 +59,16 @@ class VaultService : public sdk::Vault {
   void report(const ValueRow& row);
   /// Logs that row does not decrypt and throws std::runtime_error.
   [[noreturn]] void undecryptable(const ValueRow& row);
-  /// @return what a StoredRecord fetched now carries: it changes with every passphrase change
-  /// and every change of the master keys this process knows.
-  std::uint64_t epoch() const;
+  /// @return what a StoredRecord of the account fetched now carries: it changes with each of the
+  /// account's passphrase changes and every change of the master keys this process knows. Only
+  /// this process's: never stored, never compared with another's.
+  std::uint64_t epoch(const std::string& account_id);
 
   VaultStore& store_;
   AtRestCipher& cipher_;
   Poco::Logger& log_;
-  std::atomic<std::uint64_t> replacements_{0};
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::uint64_t> replacements_;  ///< by account
 };
 
 }  // namespace svc::plugins::vault

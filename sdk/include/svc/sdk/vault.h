@@ -59,7 +59,9 @@ struct StoredRecord {
     std::string name, key_id, sealed;
   };
   std::string account, holder, record;
-  std::uint64_t epoch = 0;    ///< The vault's count of passphrase changes and key changes.
+  /// What open() compares: this process's count of the account's passphrase changes and of key
+  /// changes. Never stored, never compared across processes.
+  std::uint64_t epoch = 0;
   std::vector<Field> fields;  ///< Empty when the record has no protected value.
   /// @return roughly the memory it holds, for a cache's bound.
   std::size_t bytes() const {

@@ -35,10 +35,11 @@ TEST(ReplayGuard, ASecondGuardOnTheSameDatabaseRemembersToo) {
 
 TEST(ReplayGuard, ForgetsKeysOlderThanItsWindow) {
   SeenDatabase seen;
-  ReplayGuard guard(*seen.db, 50000);  // 50 ms
+  // A window wide enough that the second admit falls inside it on a loaded machine (50 ms did not).
+  ReplayGuard guard(*seen.db, 400000);  // 400 ms
   EXPECT_TRUE(guard.admit("a"));
   EXPECT_FALSE(guard.admit("a"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  std::this_thread::sleep_for(std::chrono::milliseconds(900));
   EXPECT_TRUE(guard.admit("a"));
   EXPECT_FALSE(guard.admit("a"));
 }

@@ -358,7 +358,9 @@ TEST_P(VaultServiceTest, AFetchedRecordOpensUntilAPassphraseChangeOrKeyChangeMak
   const sdk::ProtectedFields want{{"password", "hunter2"}, {"notes", "n"}};
   EXPECT_EQ(service_->open(stored[r1_]), std::optional<sdk::ProtectedFields>(want));
   EXPECT_EQ(service_->open(stored[r1_]), std::optional<sdk::ProtectedFields>(want));
-  service_->replaced();  // a passphrase change, here or (its event) in another svcd
+  service_->invalidate("other");  // another account's passphrase change
+  EXPECT_EQ(service_->open(stored[r1_]), std::optional<sdk::ProtectedFields>(want));
+  service_->invalidate("acct");  // its own, here or (its event) in another svcd
   EXPECT_FALSE(service_->open(stored[r1_]));
   stored = fetched();
   EXPECT_EQ(service_->open(stored[r1_]), std::optional<sdk::ProtectedFields>(want));
