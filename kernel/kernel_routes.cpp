@@ -155,7 +155,22 @@ sdk::Response advanceClock(sdk::Request& r) {
 }  // namespace
 
 void addKernelRoutes(Router& router, EventLog& events, EventTypeRegistry& event_types,
-                     PluginHost& host, SqlDatabase& db) {
+                     PluginHost& host, SqlDatabase& db, const ApiInfo& info) {
+  // Routes are fixed once svcd serves: the description is made once, on first request.
+  auto description_once = std::make_shared<std::once_flag>();
+  auto description = std::make_shared<std::string>();
+  router.add({"GET", "/api/schema/", sdk::AuthNeed::kNone, sdk::BodyKind::kJson, 0,
+              "This API's description: OpenAPI 3.1, every route of every enabled plugin.",
+              [&router, &event_types, info, description_once, description](sdk::Request&) {
+                std::call_once(*description_once, [&] {
+                  std::ostringstream out;
+                  openApiDocument(router, event_types, info)->stringify(out);
+                  *description = out.str();
+                });
+                return sdk::Response::text(200, *description, "application/json");
+              },
+              std::nullopt, std::vector<sdk::Param>{}},
+             "kernel");
   router.add(
       {"GET", "/api/events/stream/", sdk::AuthNeed::kAnyKey, sdk::BodyKind::kJson, 0,
        "Live events (Server-Sent Events), resumable with Last-Event-ID.",

@@ -162,6 +162,7 @@ sdk::Response Pipeline::dispatchMatched(const RouteMatch& match, sdk::Request& r
     }
     parseBody(entry, req);
     authenticate(entry, req);
+    checkShapes(entry, req);
     return entry.route.handler(req);
   } catch (const sdk::HttpError& e) {
     return errorResponse(e, req.request_id);
@@ -251,6 +252,27 @@ void Pipeline::parseBody(const RouteEntry& entry, sdk::Request& req) {
     // Poco's messages quote the offending text whole (a number of any length, for one).
     throw invalidBody("The body is not valid JSON: " + sdk::quoteForDetail(e.message()));
   }
+}
+
+void Pipeline::checkShapes(const RouteEntry& entry, const sdk::Request& req) {
+  const sdk::Route& route = entry.route;
+  if (!route.query && !route.request) return;
+  sdk::FieldErrors errors;
+  if (route.query) {
+    // `identity` is the kernel's own on every route that reads a credential (authenticate()).
+    const bool kernels = route.auth != sdk::AuthNeed::kNone &&
+                         route.auth != sdk::AuthNeed::kOperator && req.query.count("identity");
+    if (kernels) {
+      auto rest = req.query;
+      rest.erase("identity");
+      sdk::validateQuery(*route.query, rest, errors);
+    } else {
+      sdk::validateQuery(*route.query, req.query, errors);
+    }
+  }
+  // A form-encoded body is the handler's (OAuth's token endpoint).
+  if (route.request && req.form.empty()) route.request->validate(req.json, "", errors);
+  errors.throwIfAny();
 }
 
 void Pipeline::authenticate(const RouteEntry& entry, sdk::Request& req) {

@@ -70,6 +70,8 @@ class Pipeline {
   sdk::Response dispatchMatched(const RouteMatch& match, sdk::Request& req);
   void authenticate(const RouteEntry& entry, sdk::Request& req);
   void parseBody(const RouteEntry& entry, sdk::Request& req);
+  /// Checks the query and body against the route's declared shapes: 400 naming every problem.
+  void checkShapes(const RouteEntry& entry, const sdk::Request& req);
   Runtime& rt_;
 };
 

@@ -369,7 +369,8 @@ int SvcdApp::serve() {
   Metrics metrics;
   StreamHub hub(static_cast<std::size_t>(conf.getInt("server.stream_buffer_bytes")));
 
-  addKernelRoutes(router, events, event_types, host, *db);
+  addKernelRoutes(router, events, event_types, host, *db,
+                  ApiInfo{kVersion, conf.getString("public.base_url")});
 
   // The operator listener's routes: the kernel's, then any plugin's kOperator routes.
   Router operator_router;

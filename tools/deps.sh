@@ -29,7 +29,7 @@ svc_install_packages() {
   fi
 }
 
-# Node and npm for the browser tests and the Twilio stand-in, from Debian unless the machine already has them (a newer
+# Node and npm for the browser tests, the Twilio stand-in and examples/e2e-node (which a test runs), from Debian unless the machine already has them (a newer
 # Node from elsewhere is kept: installing Debian's npm would replace it). Then the tests' own
 # packages, exactly as package-lock.json pins them.
 svc_install_node() {
@@ -37,7 +37,7 @@ svc_install_node() {
     svc_install_packages nodejs npm
   fi
   local dir
-  for dir in "$SVC_ROOT/tests/browser" "$SVC_ROOT/tests/twilio"; do
+  for dir in "$SVC_ROOT/tests/browser" "$SVC_ROOT/tests/twilio" "$SVC_ROOT/examples/e2e-node"; do
     if [ ! -f "$dir/node_modules/.package-lock.json" ] ||
       [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
       (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)

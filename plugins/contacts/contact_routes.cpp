@@ -43,26 +43,81 @@ Poco::JSON::Array::Ptr jsonArray(const std::vector<ContactRow>& rows) {
 
 }  // namespace
 
+namespace {
+
+sdk::Schema contactInputSchema() {
+  using sdk::Schema;
+  const auto name =
+      Schema::string()
+          .nullable()
+          .maxLength(kMaxNameCharacters)
+          .pattern("^[^\\x00-\\x1f\\x7f]*$", "must be text without control characters");
+  return Schema::object("ContactInput")
+      .optional("email", Schema::string().nullable().format("email").describe(
+                             "An email address, unique per identity in any case; null clears."))
+      .optional("phone_number",
+                Schema::string().nullable().format("e164").describe(
+                    "A phone number, stored in E.164 (+14155550100), unique per identity."))
+      .optional("display_name", name)
+      .optional("nickname", name);
+}
+
+sdk::Schema contactSchema() {
+  using sdk::Schema;
+  const auto text = Schema::string().nullable();
+  return Schema::object("Contact")
+      .required("uuid", Schema::string().format("uuid"))
+      .required("identity", Schema::string().format("uuid"))
+      .required("email", text)
+      .required("display_name", text)
+      .required("nickname", text)
+      .required("phone_number", text)
+      .required("created_dt", Schema::string().format("date-time"))
+      .required("updated_dt", Schema::string().format("date-time"));
+}
+
+}  // namespace
+
 void ContactRoutes::registerIn(sdk::RouteRegistry& routes) {
   using sdk::AuthNeed;
+  using sdk::Schema;
+  const Schema contact = contactSchema(), input = contactInputSchema();
+  const sdk::RouteError taken{409, "conflict",
+                              "the identity has a contact with that email or phone number"};
   auto add = [&](const char* method, const char* pattern, AuthNeed need, const char* summary,
-                 sdk::Handler h) {
-    routes.add({method, pattern, need, sdk::BodyKind::kJson, 0, summary, std::move(h)});
+                 sdk::Handler h, std::optional<Schema> request, std::vector<sdk::Param> query,
+                 std::map<int, Schema> responses, std::vector<sdk::RouteError> errors = {}) {
+    routes.add({method, pattern, need, sdk::BodyKind::kJson, 0, summary, std::move(h),
+                std::move(request), std::move(query), std::move(responses), std::move(errors)});
   };
-  add("POST", "/api/contacts/", AuthNeed::kIdentity, "Add a contact to the identity.",
-      sdk::bindHandler(*this, &ContactRoutes::create));
+  add("POST", "/api/contacts/", AuthNeed::kIdentity,
+      "Add a contact to the identity (an email or a phone_number, or both).",
+      sdk::bindHandler(*this, &ContactRoutes::create), input, {}, {{201, contact}}, {taken});
   add("GET", "/api/contacts/", AuthNeed::kAnyKey, "Contacts, newest first.",
-      sdk::bindHandler(*this, &ContactRoutes::list));
+      sdk::bindHandler(*this, &ContactRoutes::list), std::nullopt, sdk::pageParams(),
+      {{200, sdk::pageOf(contact, "ContactList")}});
   add("GET", "/api/contacts/find/", AuthNeed::kIdentity,
       "The identity's contact with an email (any case) or phone_number.",
-      sdk::bindHandler(*this, &ContactRoutes::find));
+      sdk::bindHandler(*this, &ContactRoutes::find), std::nullopt,
+      {{"email", Schema::string(), false, "An email address (give this or phone_number)."},
+       {"phone_number", Schema::string(), false, "A phone number (give this or email)."}},
+      {{200, contact}});
+  std::vector<sdk::Param> search = {
+      {"q", Schema::string().minLength(1).maxLength(kMaxQueryCharacters), true,
+       "Text in the email, display name, nickname or phone number (any case)."}};
+  for (auto& p : sdk::pageParams()) search.push_back(std::move(p));
   add("GET", "/api/contacts/search/", AuthNeed::kAnyKey,
       "Contacts whose email, display name, nickname or phone number contains q.",
-      sdk::bindHandler(*this, &ContactRoutes::search));
-  for (const char* method : {"GET", "PATCH", "DELETE"}) {
-    add(method, "/api/contacts/{uuid}/", AuthNeed::kAnyKey, "One contact.",
-        sdk::bindHandler(*this, &ContactRoutes::one));
-  }
+      sdk::bindHandler(*this, &ContactRoutes::search), std::nullopt, search,
+      {{200, sdk::pageOf(contact, "ContactSearchPage")}});
+  const auto one = sdk::bindHandler(*this, &ContactRoutes::one);
+  add("GET", "/api/contacts/{uuid}/", AuthNeed::kAnyKey, "One contact.", one, std::nullopt, {},
+      {{200, contact}});
+  add("PATCH", "/api/contacts/{uuid}/", AuthNeed::kAnyKey,
+      "Change a contact's fields (null clears; an email or a phone_number must remain).", one,
+      input, {}, {{200, contact}}, {taken});
+  add("DELETE", "/api/contacts/{uuid}/", AuthNeed::kAnyKey, "Delete a contact.", one, std::nullopt,
+      {}, {{204, Schema::any()}});
 }
 
 sdk::Response ContactRoutes::create(sdk::Request& r) {

@@ -1,7 +1,10 @@
 // The secrets plugin's svcctl commands: `svcctl secrets list|get|set|delete`, through the routes,
 // naming a secret by its key. A value is printed only with --reveal (`--json` too leaves values
-// and notes out without it). Values pass as given: sealing them end to end in svcctl is to come.
+// and notes out without it). With end-to-end encryption set up for the account, `set` seals the
+// value and notes on this machine and `get --reveal` opens them (the passphrase from
+// --passphrase-file, SVC_VAULT_PASSPHRASE_FILE or the terminal); without it values pass as given.
 #include <svc/sdk/cli.h>
+#include <svc/sdk/e2e_cli.h>
 #include <svc/sdk/util.h>
 
 #include <Poco/JSON/Array.h>
@@ -19,6 +22,8 @@ using sdk::CliArgs;
 using sdk::CliCommand;
 using sdk::CliContext;
 using sdk::identityQuery;
+
+const std::vector<std::string> kProtected = {"value", "notes"};
 
 std::string encoded(const std::string& text) {
   std::string out;
@@ -98,6 +103,7 @@ int list(CliContext& cli, const CliArgs& args) {
 int get(CliContext& cli, const CliArgs& args) {
   auto secret = mustFind(cli, args, args.arg(0));
   const bool reveal = args.has("--reveal");
+  if (reveal) sdk::e2e::CliVault(cli, args).openFields(*secret, kProtected);
   sdk::CliReply reply;
   reply.status = 200;
   reply.content_type = "application/json";
@@ -127,7 +133,9 @@ int set(CliContext& cli, const CliArgs& args) {
   if (!value.empty() && value.back() == '\r') value.pop_back();
   Poco::JSON::Object body;
   body.set("value", value);
+  sdk::e2e::wipe(value);
   if (args.has("--notes")) body.set("notes", args.value("--notes"));
+  sdk::e2e::CliVault(cli, args).sealFields(body, kProtected);
   auto update = [&](const Poco::JSON::Object& existing) {
     return cli.api("PATCH", path(existing, args), sdk::jsonText(body));
   };
@@ -165,17 +173,22 @@ int remove(CliContext& cli, const CliArgs& args) {
 
 std::vector<CliCommand> commands() {
   const sdk::CliOption identity{"--identity", "UUID", "the identity (needed with an account key)"};
+  const sdk::CliOption passphrase = sdk::e2e::passphraseFileOption();
   return {CliCommand::group(
       "secrets", "an identity's key-value secrets: list, get, set, delete",
       {CliCommand::leaf("list", "secrets by key, newest first (never their values)", {},
                         {identity, {"--key", "KEY", "only this key"}}, list),
        CliCommand::leaf("get", "whether a secret is set; its value with --reveal", {"KEY"},
-                        {identity, {"--reveal", "", "print the value"}}, get,
+                        {identity, {"--reveal", "", "print the value"}, passphrase}, get,
                         "With --reveal the value is printed as stored, then a line break (on a "
-                        "terminal, without control characters)."),
+                        "terminal, without control characters). With end-to-end encryption set "
+                        "up it is opened here, with the vault passphrase."),
        CliCommand::leaf("set", "create a secret, or change the one with that key", {"KEY"},
-                        {identity, {"--notes", "TEXT", "its notes"}}, set,
-                        "The value is read from stdin, without its final line break."),
+                        {identity, {"--notes", "TEXT", "its notes"}, passphrase}, set,
+                        "The value is read from stdin, without its final line break. With "
+                        "end-to-end encryption set up, value and notes are sealed here to the "
+                        "account's key (checked against the vault passphrase first): the server "
+                        "never sees them."),
        CliCommand::leaf("delete", "delete a secret", {"KEY"}, {identity}, remove)})};
 }
 

@@ -21,6 +21,32 @@ bool isValidSecretKey(std::string_view key) {
   return true;
 }
 
+sdk::Schema secretInputSchema() {
+  using sdk::Schema;
+  return Schema::object("SecretInput")
+      .required("key", Schema::string()
+                           .pattern(kKeyPattern, kKeyRule)
+                           .describe("Unique per identity, case-sensitive.")
+                           .example("OPENAI_API_KEY"))
+      .required("value", Schema::string().minLength(1).describe(
+                             "Up to 65,536 bytes; once the account has end-to-end encryption, an "
+                             "`e2e::` sealed box of them."))
+      .optional("notes", Schema::string().nullable().describe(
+                             "Up to 16,384 bytes, sealed likewise; null or \"\" is none."));
+}
+
+sdk::Schema secretSchema() {
+  using sdk::Schema;
+  return Schema::object("Secret")
+      .required("uuid", Schema::string().format("uuid"))
+      .required("identity", Schema::string().format("uuid"))
+      .required("key", Schema::string())
+      .optional("value", Schema::string().describe("Absent from a names-only list."))
+      .optional("notes", Schema::string().describe("Absent from a names-only list."))
+      .required("created_dt", Schema::string().format("date-time"))
+      .required("updated_dt", Schema::string().format("date-time"));
+}
+
 namespace {
 
 // The bound on a protected field as sent: a sealed value is longer than what it seals.

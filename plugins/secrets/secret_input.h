@@ -8,6 +8,7 @@
 #pragma once
 
 #include <svc/sdk/http.h>
+#include <svc/sdk/schema.h>
 
 #include <cstddef>
 #include <optional>
@@ -28,8 +29,9 @@ constexpr std::size_t sealedLength(std::size_t plain_bytes) {
 
 /// @param key a candidate key. @return whether it follows the key rule above.
 bool isValidSecretKey(std::string_view key);
-/// The key rule, as a 400 says it.
+/// The key rule, as a 400 says it, and as a JSON Schema pattern.
 extern const char* const kKeyRule;
+inline constexpr const char* kKeyPattern = "^[A-Za-z0-9_.:/-]{1,128}$";
 
 /// How a request writes a secret: create and PUT need key and value, PATCH needs nothing.
 enum class WriteMode { kCreate, kReplace, kPatch };
@@ -39,6 +41,12 @@ struct SecretInput {
   std::optional<std::string> key, value, notes;
   bool empty() const { return !key && !value && !notes; }
 };
+
+/// @return what create and PUT take (PATCH takes it partial()): the kernel checks bodies
+/// against it before the handler runs.
+sdk::Schema secretInputSchema();
+/// @return a secret as the API answers it (a names-only list leaves out value and notes).
+sdk::Schema secretSchema();
 
 /// @param request a request with a JSON body (or none). @param mode what it does.
 /// @return its fields. @throws HttpError 400 `invalid` naming every bad field.

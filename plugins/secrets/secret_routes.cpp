@@ -11,24 +11,42 @@ namespace svc::plugins::secrets {
 
 void SecretRoutes::registerIn(sdk::RouteRegistry& routes) {
   using sdk::AuthNeed;
+  using sdk::Schema;
+  const Schema secret = secretSchema(), input = secretInputSchema();
+  const sdk::RouteError conflict{409, "conflict", "the identity has a secret with that key"};
+  const sdk::RouteError rekeying{409, "vault_rekeying",
+                                 "the account's passphrase is being changed (Retry-After)"};
+  const sdk::RouteError sealed{400, "invalid",
+                               "the account has end-to-end encryption and a value is not sealed"};
   auto add = [&](const std::string& method, const std::string& pattern, AuthNeed need,
-                 const char* summary, sdk::Handler h) {
-    routes.add({method, pattern, need, sdk::BodyKind::kJson, 0, summary, std::move(h)});
+                 const char* summary, sdk::Handler h, std::optional<Schema> request,
+                 std::vector<sdk::Param> query, std::map<int, Schema> responses,
+                 std::vector<sdk::RouteError> errors) {
+    routes.add({method, pattern, need, sdk::BodyKind::kJson, 0, summary, std::move(h),
+                std::move(request), std::move(query), std::move(responses), std::move(errors)});
   };
+  std::vector<sdk::Param> list_query = sdk::pageParams();
+  list_query.push_back({"key", Schema::string().pattern(kKeyPattern, kKeyRule), false,
+                        "Exactly this key (an identity's secret by key)."});
+  list_query.push_back({"values", Schema::boolean(), false,
+                        "false: names only, nothing decrypted or sent (default true)."});
   // The contract serves the same resource under both prefixes.
   for (const std::string prefix : {"/api/secrets/", "/api/vault/"}) {
     add("GET", prefix, AuthNeed::kAnyKey, "Secrets, newest first (identity, key).",
-        sdk::bindHandler(*this, &SecretRoutes::list));
+        sdk::bindHandler(*this, &SecretRoutes::list), std::nullopt, list_query,
+        {{200, sdk::pageOf(secret, "SecretList")}}, {});
     add("POST", prefix, AuthNeed::kIdentity, "Create a secret {key, value, notes?}.",
-        sdk::bindHandler(*this, &SecretRoutes::create));
-    for (const auto& [method, summary] :
-         {std::pair("GET", "One secret."),
-          std::pair("PUT", "Replace a secret {key, value, notes?}."),
-          std::pair("PATCH", "Change a secret's key, value or notes."),
-          std::pair("DELETE", "Delete a secret.")}) {
-      add(method, prefix + "{uuid}/", AuthNeed::kAnyKey, summary,
-          sdk::bindHandler(*this, &SecretRoutes::one));
-    }
+        sdk::bindHandler(*this, &SecretRoutes::create), input, {}, {{201, secret}},
+        {conflict, rekeying, sealed});
+    const auto one = sdk::bindHandler(*this, &SecretRoutes::one);
+    const std::string item = prefix + "{uuid}/";
+    add("GET", item, AuthNeed::kAnyKey, "One secret.", one, std::nullopt, {}, {{200, secret}}, {});
+    add("PUT", item, AuthNeed::kAnyKey, "Replace a secret {key, value, notes?}.", one, input, {},
+        {{200, secret}}, {conflict, rekeying, sealed});
+    add("PATCH", item, AuthNeed::kAnyKey, "Change a secret's key, value or notes.", one,
+        input.partial("SecretPatch"), {}, {{200, secret}}, {conflict, rekeying, sealed});
+    add("DELETE", item, AuthNeed::kAnyKey, "Delete a secret.", one, std::nullopt, {},
+        {{204, Schema::any()}}, {rekeying});
   }
 }
 

@@ -1,5 +1,10 @@
-// The vault plugin's svcctl commands: `svcctl vault ...`, through the routes.
+// The vault plugin's svcctl commands: `svcctl vault ...`, through the routes. The end-to-end
+// ones derive keys from the passphrase here, on the client; the server gets the salt, the public
+// key, the verifier and sealed values, never the passphrase.
+#include "cli_rekey.h"
+
 #include <svc/sdk/cli.h>
+#include <svc/sdk/e2e_cli.h>
 #include <svc/sdk/util.h>
 
 #include <Poco/JSON/Array.h>
@@ -11,6 +16,90 @@ namespace {
 using sdk::CliArgs;
 using sdk::CliCommand;
 using sdk::CliContext;
+namespace e2e = sdk::e2e;
+
+// A new passphrase shorter than this is refused: Argon2id slows each guess, it cannot make a
+// short passphrase long.
+constexpr std::size_t kMinPassphrase = 8;
+
+e2e::SecretBytes newPassphrase(e2e::SecretBytes passphrase) {
+  if (passphrase.size() < kMinPassphrase) {
+    throw sdk::CliError("the new passphrase must have at least " + std::to_string(kMinPassphrase) +
+                        " characters");
+  }
+  return passphrase;
+}
+
+e2e::Metadata mustHave(const CliContext& cli) {
+  auto metadata = e2e::fetchMetadata(cli);
+  if (!metadata) {
+    throw sdk::CliError(
+        "this account has no end-to-end encryption set up: svcctl vault init sets it up");
+  }
+  return std::move(*metadata);
+}
+
+int init(CliContext& cli, const CliArgs& args) {
+  if (e2e::fetchMetadata(cli)) {
+    throw sdk::CliError(
+        "end-to-end encryption is already set up for this account: svcctl vault "
+        "change-passphrase changes its passphrase");
+  }
+  const auto passphrase = newPassphrase(e2e::readPassphrase(args, "New vault passphrase: ", true));
+  e2e::NewKeys made = e2e::createKeys(passphrase);
+  // An empty vault is set up at once; one holding values stored before (plaintext) must go
+  // through the lease, which seals them all in the same change.
+  auto reply = cli.api("PUT", "/api/encryption/", sdk::jsonText(*made.metadata.toJson()));
+  std::size_t sealed = 0;
+  if (reply.status == 409 && reply.body.find("rekey_required") != std::string::npos) {
+    sealed = resealUnderLease(cli, nullptr, [&] {
+      // Under the lease nobody else sets it up; someone may have just before.
+      if (e2e::fetchMetadata(cli)) {
+        throw sdk::CliError("end-to-end encryption was set up meanwhile, by another client");
+      }
+      return std::move(made);
+    });
+  } else {
+    cli.expect(reply, 200);
+  }
+  if (!cli.json()) {
+    cli.out() << "end-to-end encryption set up";
+    if (sealed > 0) cli.out() << ": " << sealed << " stored values sealed";
+    cli.out() << "\n";
+  }
+  return 0;
+}
+
+int unlock(CliContext& cli, const CliArgs& args) {
+  const e2e::Metadata metadata = mustHave(cli);
+  e2e::unlock(metadata, e2e::readPassphrase(args, "Vault passphrase: ", false));
+  if (!cli.json()) {
+    cli.out() << "the passphrase opens this account's vault\n";
+    if (metadata.rekeying) {
+      cli.out() << "a passphrase change holds the vault (writes wait until it ends or lapses)\n";
+    }
+  }
+  return 0;
+}
+
+int changePassphrase(CliContext& cli, const CliArgs& args) {
+  const e2e::Metadata metadata = mustHave(cli);
+  // Both passphrases first, the current one checked: nothing holds the vault before they are.
+  // The new key is derived under the lease (writes wait half a second longer): that is the
+  // window in which the integration test interrupts a change.
+  const auto old_keys =
+      e2e::unlock(metadata, e2e::readPassphrase(args, "Current vault passphrase: ", false));
+  const auto passphrase =
+      newPassphrase(args.has("--new-passphrase-file")
+                        ? e2e::readPassphraseFile(args.value("--new-passphrase-file"))
+                        : e2e::promptPassphrase("New vault passphrase: ", true));
+  const std::size_t count =
+      resealUnderLease(cli, &old_keys, [&] { return e2e::createKeys(passphrase, metadata.kdf); });
+  if (!cli.json()) {
+    cli.out() << "passphrase changed: " << count << " values sealed to the new key\n";
+  }
+  return 0;
+}
 
 int status(CliContext& cli, const CliArgs&) {
   auto reply = cli.api("GET", "/api/encryption/");
@@ -24,6 +113,11 @@ int status(CliContext& cli, const CliArgs&) {
     cli.out() << "end-to-end encryption: set up " << m.getValue<std::string>("created_dt")
               << ", argon2id t=" << kdf->getValue<int>("t") << " m=" << kdf->getValue<int>("m")
               << " KiB\n";
+    if (auto lease = m.getObject("rekey")) {
+      cli.out() << "a passphrase change holds the vault until "
+                << lease->getValue<std::string>("expires_dt")
+                << " (svcctl vault change-passphrase takes it over)\n";
+    }
   });
   return 0;
 }
@@ -51,10 +145,31 @@ int rotateKey(CliContext& cli, const CliArgs&) {
 }
 
 std::vector<CliCommand> commands() {
+  const sdk::CliOption passphrase = e2e::passphraseFileOption();
   return {CliCommand::group(
-      "vault", "the vault: end-to-end encryption status; master key rotation (operator)",
+      "vault",
+      "the vault: end-to-end encryption (set up, check, change the passphrase); master key "
+      "rotation (operator)",
       {CliCommand::leaf("status", "whether the account has end-to-end encryption set up", {}, {},
                         status),
+       CliCommand::leaf(
+           "init", "set up end-to-end encryption with a passphrase", {}, {passphrase}, init,
+           "Asks for the passphrase twice (no echo) unless --passphrase-file or "
+           "SVC_VAULT_PASSPHRASE_FILE gives it, makes a salt, the key pair and the verifier on "
+           "this machine and sets them. Values the account stored before are sealed in the same "
+           "change. Keep the passphrase: nobody, the server included, can open the values "
+           "without it."),
+       CliCommand::leaf("unlock", "check a passphrase against the account's verifier", {},
+                        {passphrase}, unlock, "Exits 1, saying so, when the passphrase is wrong."),
+       CliCommand::leaf(
+           "change-passphrase", "re-seal every value of the account under a new passphrase", {},
+           {passphrase,
+            {"--new-passphrase-file", "FILE",
+             "the new passphrase from this file (else asked twice)"}},
+           changePassphrase,
+           "Opens every protected value with the current passphrase and seals it to the new one "
+           "in one atomic change: interrupted, the current passphrase keeps working and nothing "
+           "is half changed (run it again). Writes to the vault wait while it runs."),
        CliCommand::leaf("rotate-key",
                         "re-encrypt every vault value under a new master key while svcd serves "
                         "(operator)",

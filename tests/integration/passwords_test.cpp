@@ -391,7 +391,7 @@ TEST_F(Passwords, NoProtectedValueIsInTheDatabase) {
 TEST_F(Passwords, SvcctlCommands) {
   const std::string ann = identity("Ann");
   auto [rc, added] = ctl("passwords add Example.org --identity " + ann +
-                             " --username ann --notes 'a note' --password-stdin",
+                             " --username ann --notes 'a note' --password-stdin --reveal",
                          "from stdin\n");
   ASSERT_EQ(rc, 0) << added;
   EXPECT_NE(added.find("domain:   example.org"), std::string::npos) << added;
@@ -412,10 +412,19 @@ TEST_F(Passwords, SvcctlCommands) {
   auto [rc4, edited] = ctl("passwords edit " + uuid + " --domain new.example");
   EXPECT_EQ(rc4, 0) << edited;
   EXPECT_NE(edited.find("domain:   new.example"), std::string::npos) << edited;
-  auto [rc5, got] = ctl("passwords get " + uuid);
+  // Into a pipe, the protected fields only with --reveal (--json too).
+  auto [rc5, got] = ctl("passwords get " + uuid + " --reveal");
   EXPECT_EQ(rc5, 0) << got;
   EXPECT_NE(got.find("password: from stdin"), std::string::npos) << got;
   EXPECT_NE(got.find("a note"), std::string::npos) << got;
+  auto [hidden_rc, hidden] = ctl("passwords get " + uuid);
+  EXPECT_EQ(hidden_rc, 0) << hidden;
+  EXPECT_NE(hidden.find("password: (hidden: --reveal prints it)"), std::string::npos) << hidden;
+  EXPECT_EQ(hidden.find("from stdin"), std::string::npos) << hidden;
+  EXPECT_EQ(hidden.find("a note"), std::string::npos) << hidden;
+  auto [json_rc, json] = ctl("--json passwords get " + uuid);
+  EXPECT_EQ(json.find("from stdin"), std::string::npos) << json;
+  EXPECT_NE(json.find("new.example"), std::string::npos) << json;
 
   auto [rc6, password] = ctl("passwords generate --length 30 --no-special --exclude abc");
   EXPECT_EQ(rc6, 0) << password;

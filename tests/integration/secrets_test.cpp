@@ -282,6 +282,30 @@ TEST_F(Secrets, TheKeyFilterIsExact) {
   EXPECT_EQ(call("GET", "/api/secrets/?values=maybe").status, 400);
 }
 
+TEST_F(Secrets, TheDeclaredShapesRefuseUnknownFieldsAndParametersNamingEveryProblem) {
+  // The route's declaration (Route::request, Route::query), checked by the kernel.
+  auto bad = call("POST", "/api/secrets/?identity=" + ann_,
+                  R"({"key":"a b","value":3,"subject":"x","notes":[]})");
+  ASSERT_EQ(bad.status, 400) << bad.body;
+  auto errors = bad.json()->getObject("errors");
+  for (const char* field : {"key", "value", "subject", "notes"}) {
+    EXPECT_TRUE(errors->has(field)) << field << " " << bad.body;
+  }
+  EXPECT_NE(errors->getArray("subject")->getElement<std::string>(0).find("key, value, notes"),
+            std::string::npos)
+      << bad.body;
+  auto patch = call("PATCH", "/api/secrets/" + created(ann_, "K", "v") + "/", R"({"valu":"w"})");
+  EXPECT_EQ(patch.status, 400) << patch.body;
+  auto list = call("GET", "/api/secrets/?identity=" + ann_ + "&wait=true&values=maybe&limit=0");
+  ASSERT_EQ(list.status, 400) << list.body;
+  errors = list.json()->getObject("errors");
+  EXPECT_EQ(errors->size(), 3u) << list.body;
+  for (const char* p : {"wait", "values", "limit"}) EXPECT_TRUE(errors->has(p)) << p;
+  // Above 200 a page is clamped, as the contract says; `identity` is the kernel's own.
+  EXPECT_EQ(call("GET", "/api/secrets/?identity=" + ann_ + "&limit=500").status, 200);
+  EXPECT_EQ(count(), 1) << "nothing bad was stored";
+}
+
 TEST_F(Secrets, EventsCarryNoValuesOrNotes) {
   auto made = call("POST", "/api/secrets/?identity=" + ann_,
                    R"({"key":"STRIPE","value":"sk_live_VALUE1","notes":"NOTES1"})");

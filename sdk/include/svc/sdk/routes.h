@@ -7,9 +7,12 @@
 #pragma once
 
 #include <svc/sdk/http.h>
+#include <svc/sdk/schema.h>
 
 #include <cstddef>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +45,13 @@ Handler bindHandler(T& object, Response (T::*member)(Request&)) {
   return [&object, member](Request& r) { return (object.*member)(r); };
 }
 
+/// An error a route may answer: its status, its code, and when (for the API description).
+struct RouteError {
+  int status = 400;
+  std::string code;  ///< `conflict`, `vault_rekeying`, ...
+  std::string when;  ///< `the identity has a secret with that key`
+};
+
 /// One route.
 struct Route {
   std::string method;                  ///< GET, POST, PUT, PATCH or DELETE.
@@ -51,6 +61,16 @@ struct Route {
   std::size_t max_body_bytes = 0;      ///< 0: server.max_body_bytes.
   std::string summary;                 ///< One line for the API reference.
   Handler handler;                     ///< Called for matching, authorized requests.
+  /// The JSON body's shape. When set, the kernel checks the body against it after authentication
+  /// and answers 400 naming every problem (unknown fields included) before the handler runs.
+  std::optional<Schema> request{};
+  /// The query parameters it takes. When set, the kernel refuses any other (400 naming it) and
+  /// checks each against its schema; nullopt takes any (a route not yet declared).
+  std::optional<std::vector<Param>> query{};
+  /// Its answers: status → body shape (the API description; the test suites check answers).
+  std::map<int, Schema> responses{};
+  /// The errors it may answer besides the kernel's own (400 `invalid`, 401, 403, 404, 413, 415).
+  std::vector<RouteError> errors{};
 };
 
 /// Where a plugin registers its routes (during the register step only).

@@ -1,0 +1,297 @@
+// End-to-end encryption in svcctl against a real svcd (issue 18): `vault init` sealing what was
+// stored before, `vault unlock` with a wrong and a right passphrase, passwords and secrets sealed
+// and opened transparently (the server answering only `e2e::` values, its database holding no
+// plaintext), `vault change-passphrase` killed after it took the lease and then run again, and
+// values sealed by node's libsodium (examples/e2e-node) opening in svcctl and the other way round.
+//
+// svcctl runs under `setsid`, without a controlling terminal: it can never wait on a prompt, and a
+// command that needs the passphrase without being given it must say so. Each Argon2id run costs
+// about half a second, so the tests derive a key only where a command must.
+#include "harness.h"
+
+#include <Poco/File.h>
+#include <Poco/JSON/Array.h>
+#include <Poco/JSON/Parser.h>
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+namespace svc::testing {
+namespace {
+
+bool sealed(const std::string& value) {
+  return value.rfind("e2e::", 0) == 0;
+}
+
+class SvcctlE2e : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Svcd::Options o;
+    o.plugins = {"auth", "identities", "vault", "passwords", "secrets"};
+    svcd_ = std::make_unique<Svcd>(o);
+    ASSERT_TRUE(svcd_->start()) << svcd_->log();
+    key_ = operatorLogin(*svcd_, "e2e@example.com")->optValue<std::string>("management_key", "");
+    ASSERT_FALSE(key_.empty());
+    auto r = call("POST", "/api/identities/", R"({"name":"Ann"})");
+    ASSERT_EQ(r.status, 201) << r.body;
+    ann_ = r.json()->getValue<std::string>("uuid");
+    right_ = file("right", "correct horse battery staple\n");
+    wrong_ = file("wrong", "correct horse battery stapler\n");
+    next_ = file("next", "a whole new passphrase\n");
+  }
+
+  HttpReply call(const std::string& method, const std::string& path, const std::string& body = "") {
+    return http(svcd_->port(), method, path, body, bearer(key_));
+  }
+  // A file beside svcd's data directory holding `text`. @return its path.
+  std::string file(const std::string& name, const std::string& text) {
+    const std::string path = svcd_->dataDir() + "/../" + name + ".txt";
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+    return path;
+  }
+  std::string svcctl() const {
+    return "'" + binDir() + "/svcctl' --url http://127.0.0.1:" + std::to_string(svcd_->port()) +
+           " --key " + key_ + " ";
+  }
+  // Runs svcctl ARGS with `input` on stdin, no terminal and no passphrase from the environment
+  // unless `env` sets it. @return its exit code and everything it printed.
+  std::pair<int, std::string> ctl(const std::string& args, const std::string& input = "",
+                                  const std::string& env = "", bool stdout_only = false) {
+    const std::string in = file("stdin", input);
+    return runCommand("(env -u SVC_VAULT_PASSPHRASE_FILE " + env + " setsid -w " + svcctl() + args +
+                      " < '" + in + "'" + (stdout_only ? " 2>/dev/null)" : ")"));
+  }
+  // svcctl's stdout alone, as a script would read it.
+  std::string stdoutOf(const std::string& args, const std::string& input = "") {
+    auto [rc, out] = ctl(args, input, "", true);
+    EXPECT_EQ(rc, 0) << args;
+    return out;
+  }
+  Poco::JSON::Object::Ptr json(const std::string& args) {
+    const std::string out = stdoutOf("--json " + args);
+    try {
+      return Poco::JSON::Parser().parse(out).extract<Poco::JSON::Object::Ptr>();
+    } catch (const Poco::Exception&) {
+      ADD_FAILURE() << args << " printed no JSON object: " << out;
+      return new Poco::JSON::Object;
+    }
+  }
+  std::string pass(const std::string& file) const { return " --passphrase-file '" + file + "'"; }
+  std::string id() const { return " --identity " + ann_; }
+
+  // Every protected value the server answers is a sealed box (an empty one is no value): what it
+  // stored is what it answers.
+  void expectOnlySealedValues() {
+    auto secrets = call("GET", "/api/secrets/?identity=" + ann_).json()->getArray("results");
+    auto passwords = call("GET", "/api/passwords/?identity=" + ann_).json()->getArray("results");
+    ASSERT_TRUE(secrets && passwords);
+    for (std::size_t i = 0; i < secrets->size(); ++i) {
+      auto s = secrets->getObject(static_cast<unsigned>(i));
+      EXPECT_TRUE(sealed(s->getValue<std::string>("value"))) << s->getValue<std::string>("key");
+    }
+    for (std::size_t i = 0; i < passwords->size(); ++i) {
+      auto p = passwords->getObject(static_cast<unsigned>(i));
+      for (const char* field : {"username", "password", "notes"}) {
+        const std::string value = p->optValue<std::string>(field, "");
+        EXPECT_TRUE(value.empty() || sealed(value)) << field << ": " << value;
+      }
+    }
+  }
+
+  std::unique_ptr<Svcd> svcd_;
+  std::string key_, ann_, right_, wrong_, next_;
+};
+
+TEST_F(SvcctlE2e, InitSealsWhatWasStoredThenCommandsSealAndOpen) {
+  // Before: values pass as given; a password is not printed into a pipe without --reveal.
+  ASSERT_EQ(ctl("secrets set OLD_TOKEN" + id(), "old-plain-5e1d\n").first, 0);
+  auto [old_rc, old] =
+      ctl("passwords add before.example --username old-user-77 --password-stdin" + id(),
+          "old-pass-9a0c\n");
+  ASSERT_EQ(old_rc, 0) << old;
+  EXPECT_NE(old.find("password: (hidden: --reveal prints it)"), std::string::npos) << old;
+  EXPECT_EQ(old.find("old-pass-9a0c"), std::string::npos) << old;
+
+  auto [init_rc, init] = ctl("vault init" + pass(right_));
+  ASSERT_EQ(init_rc, 0) << init;
+  EXPECT_EQ(init, "end-to-end encryption set up: 3 stored values sealed\n");
+  expectOnlySealedValues();
+  auto [again_rc, again] = ctl("vault init" + pass(right_));
+  EXPECT_EQ(again_rc, 1);
+  EXPECT_NE(again.find("already set up"), std::string::npos) << again;
+
+  auto [wrong_rc, wrong] = ctl("vault unlock" + pass(wrong_));
+  EXPECT_EQ(wrong_rc, 1);
+  EXPECT_EQ(wrong, "svcctl: wrong passphrase: it does not open this account's vault\n");
+  auto [right_rc, right] = ctl("vault unlock", "", "SVC_VAULT_PASSPHRASE_FILE='" + right_ + "'");
+  EXPECT_EQ(right_rc, 0) << right;
+  EXPECT_EQ(right, "the passphrase opens this account's vault\n");
+  auto [tty_rc, tty] = ctl("vault unlock");
+  EXPECT_EQ(tty_rc, 1);
+  EXPECT_NE(tty.find("no terminal to ask it on: give --passphrase-file FILE or set "
+                     "SVC_VAULT_PASSPHRASE_FILE"),
+            std::string::npos)
+      << tty;
+
+  // What init sealed opens; what svcctl sets is sealed here.
+  EXPECT_EQ(stdoutOf("secrets get OLD_TOKEN --reveal" + id() + pass(right_)), "old-plain-5e1d\n");
+  auto [set_rc, set] = ctl("secrets set API_KEY" + id() + pass(right_), "sk-live-e2e-31f7\n");
+  ASSERT_EQ(set_rc, 0) << set;
+  auto stored = call("GET", "/api/secrets/?key=API_KEY&identity=" + ann_).json();
+  const std::string value =
+      stored->getArray("results")->getObject(0)->getValue<std::string>("value");
+  EXPECT_TRUE(sealed(value)) << value;
+  EXPECT_EQ(
+      json("secrets get API_KEY --reveal" + id() + pass(right_))->getValue<std::string>("value"),
+      "sk-live-e2e-31f7");
+  EXPECT_FALSE(json("secrets get API_KEY" + id())->has("value")) << "no --reveal, no value";
+  auto [refused_rc, refused] = ctl("secrets set OTHER" + id() + pass(wrong_), "never-stored\n");
+  EXPECT_EQ(refused_rc, 1);
+  EXPECT_NE(refused.find("wrong passphrase"), std::string::npos) << refused;
+
+  // Passwords: the server must not make one; add, get and edit seal and open here.
+  auto [gen_rc, gen] = ctl("passwords add generated.example" + id() + pass(right_));
+  EXPECT_EQ(gen_rc, 1);
+  EXPECT_NE(gen.find("--password-stdin"), std::string::npos) << gen;
+  auto [add_rc, added] =
+      ctl("passwords add site.example --username ann-e2e --notes 'note e2e' "
+          "--password-stdin --reveal" +
+              id() + pass(right_),
+          "pw-e2e-4b8d\n");
+  ASSERT_EQ(add_rc, 0) << added;
+  EXPECT_NE(added.find("username: ann-e2e\npassword: pw-e2e-4b8d\n"), std::string::npos) << added;
+  const std::string uuid = added.substr(added.find("uuid:") + 10, 36);
+  auto [hidden_rc, hidden] = ctl("passwords get " + uuid);
+  EXPECT_EQ(hidden_rc, 0) << hidden;
+  EXPECT_NE(hidden.find("password: (hidden: --reveal prints it)"), std::string::npos) << hidden;
+  EXPECT_EQ(hidden.find("e2e::"), std::string::npos) << hidden;
+  auto entry = json("passwords get " + uuid + " --reveal" + pass(right_));
+  EXPECT_EQ(entry->getValue<std::string>("password"), "pw-e2e-4b8d");
+  EXPECT_EQ(entry->getValue<std::string>("notes"), "note e2e");
+  EXPECT_FALSE(json("passwords get " + uuid)->has("password")) << "--json needs --reveal";
+  auto [edit_rc, edit] =
+      ctl("passwords edit " + uuid + " --password-stdin" + pass(right_), "pw-new-c3d2\n");
+  ASSERT_EQ(edit_rc, 0) << edit;
+  EXPECT_EQ(
+      json("passwords get " + uuid + " --reveal" + pass(right_))->getValue<std::string>("password"),
+      "pw-new-c3d2");
+  // On a terminal (script(1) gives svcctl one) the entry is shown opened without --reveal.
+  auto [term_rc, on_terminal] = runCommand("script -qec \"" + svcctl() + "passwords get " + uuid +
+                                           pass(right_) + "\" /dev/null < /dev/null");
+  EXPECT_EQ(term_rc, 0) << on_terminal;
+  EXPECT_NE(on_terminal.find("password: pw-new-c3d2\r\n"), std::string::npos) << on_terminal;
+  auto [list_rc, listed] = ctl("passwords list" + id());
+  EXPECT_NE(listed.find("(sealed)"), std::string::npos) << listed;
+  expectOnlySealedValues();
+
+  ASSERT_EQ(svcd_->terminate(), 0);
+  const std::string bytes = databaseBytes(svcd_->dbUrl());
+  ASSERT_NE(bytes.find("site.example"), std::string::npos) << "the right database";
+  for (const char* plain : {"old-plain-5e1d", "old-pass-9a0c", "sk-live-e2e-31f7", "pw-e2e-4b8d",
+                            "pw-new-c3d2", "note e2e", "never-stored", "correct horse"}) {
+    EXPECT_EQ(bytes.find(plain), std::string::npos) << plain;
+  }
+}
+
+TEST_F(SvcctlE2e, AChangeKilledAfterTakingTheLeaseLeavesTheOldPassphraseThenSucceeds) {
+  ASSERT_EQ(ctl("vault init" + pass(right_)).first, 0);
+  ASSERT_EQ(ctl("secrets set API_KEY" + id() + pass(right_), "sk-kept-8d21\n").first, 0);
+  auto [add_rc, added] =
+      ctl("passwords add site.example --password-stdin" + id() + pass(right_), "pw-kept-2f90\n");
+  ASSERT_EQ(add_rc, 0) << added;
+  const std::string uuid = added.substr(added.find("uuid:") + 10, 36);
+  const std::string before = call("GET", "/api/encryption/").json()->getValue<std::string>("salt");
+
+  // svcctl takes the lease, then derives the new key (half a second): killed in between.
+  const std::string log = svcd_->dataDir() + "/../change.log";
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::execl("/bin/sh", "sh", "-c",
+            ("exec " + svcctl() + "vault change-passphrase" + pass(right_) +
+             " --new-passphrase-file '" + next_ + "' > '" + log + "' 2>&1 < /dev/null")
+                .c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ASSERT_GT(child, 0);
+  bool leased = false;
+  for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+       !leased && std::chrono::steady_clock::now() < end;) {
+    auto m = call("GET", "/api/encryption/").json();
+    leased = m->has("rekey") && !m->isNull("rekey");
+    if (!leased) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(leased) << "svcctl never took the lease";
+  ASSERT_TRUE(WIFSIGNALED(status)) << "svcctl finished before it was killed";
+
+  // Nothing changed: the old passphrase opens everything; writes wait for the lease.
+  auto m = call("GET", "/api/encryption/").json();
+  EXPECT_EQ(m->getValue<std::string>("salt"), before);
+  EXPECT_FALSE(m->isNull("rekey"));
+  auto [lease_rc, lease] = ctl("vault status");
+  EXPECT_EQ(lease_rc, 0) << lease;
+  EXPECT_NE(lease.find("a passphrase change holds the vault until "), std::string::npos) << lease;
+  EXPECT_EQ(stdoutOf("secrets get API_KEY --reveal" + id() + pass(right_)), "sk-kept-8d21\n");
+  auto [held_rc, held] = ctl("secrets set API_KEY" + id() + pass(right_), "during\n");
+  EXPECT_EQ(held_rc, 1);
+  EXPECT_NE(held.find("409 vault_rekeying"), std::string::npos) << held;
+
+  // A second change takes the lease over and completes.
+  auto [change_rc, changed] =
+      ctl("vault change-passphrase" + pass(right_) + " --new-passphrase-file '" + next_ + "'");
+  ASSERT_EQ(change_rc, 0) << changed;
+  EXPECT_EQ(changed, "passphrase changed: 2 values sealed to the new key\n");
+  EXPECT_TRUE(call("GET", "/api/encryption/").json()->isNull("rekey"));
+  auto [old_rc, old] = ctl("vault unlock" + pass(right_));
+  EXPECT_EQ(old_rc, 1);
+  EXPECT_NE(old.find("wrong passphrase"), std::string::npos) << old;
+  EXPECT_EQ(stdoutOf("secrets get API_KEY --reveal" + id() + pass(next_)), "sk-kept-8d21\n");
+  EXPECT_EQ(
+      json("passwords get " + uuid + " --reveal" + pass(next_))->getValue<std::string>("password"),
+      "pw-kept-2f90");
+  expectOnlySealedValues();
+}
+
+// examples/e2e-node, on node's libsodium (libsodium-wrappers-sumo), is the independent
+// implementation: its metadata unlocks in svcctl, and each opens what the other sealed.
+TEST_F(SvcctlE2e, NodesLibsodiumAndSvcctlOpenWhatTheOtherSealed) {
+  const std::string example = SVC_TEST_E2E_NODE_EXAMPLE;
+  ASSERT_TRUE(Poco::File(example + "/node_modules/libsodium-wrappers-sumo").exists())
+      << "examples/e2e-node/node_modules is missing: run tools/test.sh (it runs npm ci there)";
+  auto node = [&](const std::string& args, const std::string& input = "") {
+    const std::string in = file("node-stdin", input);
+    return runCommand("SVC_URL=http://127.0.0.1:" + std::to_string(svcd_->port()) +
+                      " SVC_KEY=" + key_ + " SVC_VAULT_PASSPHRASE_FILE='" + right_ + "' node '" +
+                      example + "/vault.mjs' " + args + " < '" + in + "'");
+  };
+  auto [init_rc, init] = node("init");
+  ASSERT_EQ(init_rc, 0) << init;
+  auto [unlock_rc, unlocked] = ctl("vault unlock" + pass(right_));
+  EXPECT_EQ(unlock_rc, 0) << unlocked;
+
+  ASSERT_EQ(
+      ctl("secrets set FROM_SVCCTL" + id() + pass(right_), "made by svcctl \xE2\x9C\x93\n").first,
+      0);
+  auto [get_rc, got] = node("get FROM_SVCCTL --identity " + ann_);
+  EXPECT_EQ(get_rc, 0) << got;
+  EXPECT_EQ(got, "made by svcctl \xE2\x9C\x93\n");
+
+  auto [set_rc, set] = node("set FROM_NODE --identity " + ann_, "made by node\nsecond line\n");
+  ASSERT_EQ(set_rc, 0) << set;
+  EXPECT_EQ(stdoutOf("secrets get FROM_NODE --reveal" + id() + pass(right_)),
+            "made by node\nsecond line\n");
+  expectOnlySealedValues();
+}
+
+}  // namespace
+}  // namespace svc::testing
