@@ -2,12 +2,12 @@
 // the vault (passphrase twice; salt, key pair and verifier made in the page, values stored before
 // sealed through the rekey lease), unlocks it (a wrong passphrase says so), reveals, copies, edits
 // and adds passwords and secrets. Node's libsodium-wrappers-sumo, an independent libsodium, opens
-// what the browser sealed and seals what the browser opens. Every request the browser sends is
-// recorded: neither the passphrase nor the key nor any plaintext value crossed the network, and
-// the server's own database holds none of them.
+// what the browser sealed and seals what the browser opens, and so does svcctl. Every request the
+// browser sends is recorded: neither the passphrase nor the key nor any plaintext value crossed
+// the network, and the server's own database holds none of them.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -342,6 +342,51 @@ test('an empty vault is set up with one PUT, and a password generated in the pag
     assert.equal(open(pair, entry.password), generated);
     assert.deepEqual(errors, []);
     await context.close();
+  } finally {
+    await svcd.stop();
+  }
+});
+
+test('svcctl and the browser open what the other sealed', async () => {
+  const svcd = await Svcd.start({ 'email.domains': 'agents.test' });
+  const PASSPHRASE = 'copper violin 12 harbour';
+  const fromSvcctl = 'sealed-by-svcctl-4c1e', fromBrowser = 'sealed-in-browser-8d2a';
+  try {
+    const key = await svcd.managementKey('sol@example.com');
+    const bot = await svcd.api('POST', '/api/identities/', { key, body: { name: 'Sol' } });
+    assert.equal(bot.status, 201, bot.text);
+    const identity = bot.json.uuid;
+    const file = path.join(svcd.dataDir, 'vault-passphrase');
+    writeFileSync(file, `${PASSPHRASE}\n`, { mode: 0o600 });
+    const svcctl = (args, input) => svcd.svcctl(['--key', key, ...args, '--passphrase-file', file], input);
+    svcctl(['vault', 'init']);
+    svcctl(['secrets', 'set', 'FROM_SVCCTL', '--identity', identity], `${fromSvcctl}\n`);
+    const stored = await svcd.api('GET', `/api/secrets/?identity=${identity}&key=FROM_SVCCTL`, { key });
+    assert.match(stored.json.results[0].value, /^e2e::/);
+
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const sent = [];
+    page.on('request', (r) => sent.push(`${r.url()}\n${r.postData() || ''}`));
+    await page.goto(`${svcd.url}/dashboard/identities/${identity}/secrets`);
+    await page.fill('#email', 'sol@example.com');
+    await page.fill('#password', 'correct horse battery');
+    await Promise.all([page.waitForURL(/\/secrets$/), page.click('form[action$="/login"] button[type=submit]')]);
+    await page.locator('tr[data-secret]').first().waitFor();
+    await page.fill('#vault-passphrase', PASSPHRASE);
+    await page.click('#vault-unlock button[type=submit]');
+    await shown(page, page.locator('#vault-lock'));
+    await page.click('tr[data-secret] button[data-action=reveal]');
+    assert.equal(await page.locator('[data-value=value]').textContent(), fromSvcctl);
+    await page.click('#vault-add');
+    await page.fill('#vault-field-key', 'FROM_BROWSER');
+    await page.fill('#vault-field-value', fromBrowser);
+    await page.click('#vault-form button[type=submit]');
+    await shown(page, page.locator('tr[data-secret]', { hasText: 'FROM_BROWSER' }));
+    await context.close();
+    assert.equal(sent.some((s) => s.includes(fromBrowser) || s.includes(PASSPHRASE)), false);
+
+    assert.equal(svcctl(['secrets', 'get', 'FROM_BROWSER', '--identity', identity, '--reveal']), `${fromBrowser}\n`);
   } finally {
     await svcd.stop();
   }
