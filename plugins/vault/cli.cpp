@@ -52,13 +52,16 @@ int init(CliContext& cli, const CliArgs& args) {
   auto reply = cli.api("PUT", "/api/encryption/", sdk::jsonText(*made.metadata.toJson()));
   std::size_t sealed = 0;
   if (reply.status == 409 && reply.body.find("rekey_required") != std::string::npos) {
-    sealed = resealUnderLease(cli, nullptr, [&] {
-      // Under the lease nobody else sets it up; someone may have just before.
-      if (e2e::fetchMetadata(cli)) {
-        throw sdk::CliError("end-to-end encryption was set up meanwhile, by another client");
-      }
-      return std::move(made);
-    });
+    sealed = resealUnderLease(
+        cli, nullptr,
+        [&] {
+          // Under the lease nobody else sets it up; someone may have just before.
+          if (e2e::fetchMetadata(cli)) {
+            throw sdk::CliError("end-to-end encryption was set up meanwhile, by another client");
+          }
+          return std::move(made);
+        },
+        args.has("--drop-undecryptable"));
   } else {
     cli.expect(reply, 200);
   }
@@ -76,7 +79,8 @@ int unlock(CliContext& cli, const CliArgs& args) {
   if (!cli.json()) {
     cli.out() << "the passphrase opens this account's vault\n";
     if (metadata.rekeying) {
-      cli.out() << "a passphrase change holds the vault (writes wait until it ends or lapses)\n";
+      cli.out() << "a passphrase change holds the vault (writes get 409 vault_rekeying until it "
+                   "ends or lapses)\n";
     }
   }
   return 0;
@@ -85,16 +89,17 @@ int unlock(CliContext& cli, const CliArgs& args) {
 int changePassphrase(CliContext& cli, const CliArgs& args) {
   const e2e::Metadata metadata = mustHave(cli);
   // Both passphrases first, the current one checked: nothing holds the vault before they are.
-  // The new key is derived under the lease (writes wait half a second longer): that is the
-  // window in which the integration test interrupts a change.
+  // The new key is derived under the lease (writes get 409 about half a second longer): that is
+  // the window in which the integration test interrupts a change.
   const auto old_keys =
       e2e::unlock(metadata, e2e::readPassphrase(args, "Current vault passphrase: ", false));
   const auto passphrase =
       newPassphrase(args.has("--new-passphrase-file")
                         ? e2e::readPassphraseFile(args.value("--new-passphrase-file"))
                         : e2e::promptPassphrase("New vault passphrase: ", true));
-  const std::size_t count =
-      resealUnderLease(cli, &old_keys, [&] { return e2e::createKeys(passphrase, metadata.kdf); });
+  const std::size_t count = resealUnderLease(
+      cli, &old_keys, [&] { return e2e::createKeys(passphrase, metadata.kdf); },
+      args.has("--drop-undecryptable"));
   if (!cli.json()) {
     cli.out() << "passphrase changed: " << count << " values sealed to the new key\n";
   }
@@ -146,6 +151,8 @@ int rotateKey(CliContext& cli, const CliArgs&) {
 
 std::vector<CliCommand> commands() {
   const sdk::CliOption passphrase = e2e::passphraseFileOption();
+  const sdk::CliOption drop = {"--drop-undecryptable", "",
+                               "let the change delete values the server cannot decrypt"};
   return {CliCommand::group(
       "vault",
       "the vault: end-to-end encryption (set up, check, change the passphrase); master key "
@@ -153,7 +160,7 @@ std::vector<CliCommand> commands() {
       {CliCommand::leaf("status", "whether the account has end-to-end encryption set up", {}, {},
                         status),
        CliCommand::leaf(
-           "init", "set up end-to-end encryption with a passphrase", {}, {passphrase}, init,
+           "init", "set up end-to-end encryption with a passphrase", {}, {passphrase, drop}, init,
            "Asks for the passphrase twice (no echo) unless --passphrase-file or "
            "SVC_VAULT_PASSPHRASE_FILE gives it, makes a salt, the key pair and the verifier on "
            "this machine and sets them. Values the account stored before are sealed in the same "
@@ -165,11 +172,13 @@ std::vector<CliCommand> commands() {
            "change-passphrase", "re-seal every value of the account under a new passphrase", {},
            {passphrase,
             {"--new-passphrase-file", "FILE",
-             "the new passphrase from this file (else asked twice)"}},
+             "the new passphrase from this file (else asked twice)"},
+            drop},
            changePassphrase,
            "Opens every protected value with the current passphrase and seals it to the new one "
            "in one atomic change: interrupted, the current passphrase keeps working and nothing "
-           "is half changed (run it again). Writes to the vault wait while it runs."),
+           "is half changed (run it again). Writes to the vault get 409 vault_rekeying while it "
+           "runs."),
        CliCommand::leaf("rotate-key",
                         "re-encrypt every vault value under a new master key while svcd serves "
                         "(operator)",

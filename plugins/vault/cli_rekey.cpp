@@ -25,7 +25,8 @@ std::string resealed(const std::string& value, const e2e::KeyPair* old, const st
 
 // The records of the lease's answer, each value sealed to `to`.
 Poco::JSON::Array::Ptr resealAll(const Poco::JSON::Array& listed, const e2e::KeyPair* old,
-                                 const std::string& to, std::size_t& count) {
+                                 const std::string& to, std::size_t& count,
+                                 std::size_t& undecryptable) {
   Poco::JSON::Array::Ptr out = new Poco::JSON::Array;
   for (std::size_t i = 0; i < listed.size(); ++i) {
     auto record = listed.getObject(static_cast<unsigned>(i));
@@ -37,6 +38,7 @@ Poco::JSON::Array::Ptr resealAll(const Poco::JSON::Array& listed, const e2e::Key
     for (const auto& name : fields->getNames()) {
       if (fields->isNull(name)) {  // the server could not decrypt it at rest: dropped
         sealed->set(name, Poco::Dynamic::Var());
+        ++undecryptable;
         continue;
       }
       std::string value = fields->getValue<std::string>(name);
@@ -56,10 +58,12 @@ Poco::JSON::Array::Ptr resealAll(const Poco::JSON::Array& listed, const e2e::Key
 }  // namespace
 
 std::size_t resealUnderLease(sdk::CliContext& cli, const e2e::KeyPair* old,
-                             const std::function<e2e::NewKeys()>& make_new) {
+                             const std::function<e2e::NewKeys()>& make_new,
+                             bool drop_undecryptable) {
   auto lease = cli.api("POST", "/api/encryption/rekey/", "{}");
   sdk::CliContext::expect(lease, 201);
-  std::size_t count = 0;
+  std::size_t count = 0, undecryptable = 0;
+  bool sent = false;
   try {
     auto listed = lease.json();
     e2e::wipe(lease.body);  // it carries the plaintexts of values stored before encryption
@@ -67,13 +71,36 @@ std::size_t resealUnderLease(sdk::CliContext& cli, const e2e::KeyPair* old,
     auto body = fresh.metadata.toJson();
     body->set("rekey_token", listed->getValue<std::string>("rekey_token"));
     auto records = listed->getArray("records");
-    body->set("records", records ? resealAll(*records, old, fresh.keys.publicKey(), count)
-                                 : Poco::JSON::Array::Ptr(new Poco::JSON::Array));
-    sdk::CliContext::expect(cli.api("PUT", "/api/encryption/", sdk::jsonText(*body)), 200);
+    body->set("records",
+              records ? resealAll(*records, old, fresh.keys.publicKey(), count, undecryptable)
+                      : Poco::JSON::Array::Ptr(new Poco::JSON::Array));
+    if (undecryptable > 0 && !drop_undecryptable) {
+      throw sdk::CliError(
+          std::to_string(undecryptable) +
+          " values do not decrypt on this server (listed as null): the change would delete "
+          "them, so nothing was changed. Check that every svcd has the same "
+          "vault.master_key_file; to delete them, run again with --drop-undecryptable.");
+    }
+    sent = true;
+    sdk::CliReply put;
+    try {
+      put = cli.api("PUT", "/api/encryption/", sdk::jsonText(*body));
+    } catch (const sdk::CliError&) {
+      // The change may have been applied and only its answer lost: the lease is left alone and
+      // nobody is told that the old passphrase still holds.
+      throw sdk::CliError(
+          "no answer to the passphrase change: it may have been applied. Try `svcctl vault "
+          "unlock` with the NEW passphrase; if it is refused, the old one still holds (the "
+          "change's lease lapses after vault.rekey_seconds).");
+    }
+    sent = false;
+    sdk::CliContext::expect(put, 200);
   } catch (...) {
-    try {  // writes wait for the lease: give it back rather than let it lapse
-      cli.api("DELETE", "/api/encryption/rekey/");
-    } catch (const std::exception&) {  // it lapses on its own (vault.rekey_seconds)
+    if (!sent) {
+      try {  // writes get 409 while the lease holds: give it back rather than let it lapse
+        cli.api("DELETE", "/api/encryption/rekey/");
+      } catch (const std::exception&) {  // it lapses on its own (vault.rekey_seconds)
+      }
     }
     throw;
   }

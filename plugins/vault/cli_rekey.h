@@ -16,9 +16,14 @@ namespace svc::plugins::vault {
 /// is ended (`DELETE /api/encryption/rekey/`) so that writes go on under the old passphrase; a
 /// process killed meanwhile leaves the lease to lapse, and the next change takes it over.
 /// @param old the current key pair; null when the account has no end-to-end encryption yet.
+/// @param drop_undecryptable whether values the server cannot decrypt at rest (listed as null)
+/// may be dropped by the change; when not, their presence refuses it (a svcd with the wrong
+/// master key file must not delete what others can read).
 /// @return how many values were sealed to the new key. @throws CliError naming a value that does
-/// not open with `old` (then nothing is changed).
+/// not open with `old`, or counting the undecryptable ones (then nothing is changed); or saying
+/// that the change may have been applied when its answer was lost.
 std::size_t resealUnderLease(sdk::CliContext& cli, const sdk::e2e::KeyPair* old,
-                             const std::function<sdk::e2e::NewKeys()>& make_new);
+                             const std::function<sdk::e2e::NewKeys()>& make_new,
+                             bool drop_undecryptable);
 
 }  // namespace svc::plugins::vault

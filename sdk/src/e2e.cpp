@@ -124,8 +124,10 @@ KeyPair KeyPair::fromSeed(const SecretBytes& seed) {
   KeyPair keys;
   keys.public_key_.assign(crypto_box_PUBLICKEYBYTES, '\0');
   keys.secret_key_ = SecretBytes(crypto_box_SECRETKEYBYTES);
-  crypto_box_seed_keypair(reinterpret_cast<unsigned char*>(keys.public_key_.data()),
-                          keys.secret_key_.data(), seed.data());
+  if (crypto_box_seed_keypair(reinterpret_cast<unsigned char*>(keys.public_key_.data()),
+                              keys.secret_key_.data(), seed.data()) != 0) {
+    throw E2eError("libsodium could not make the key pair");
+  }
   return keys;
 }
 

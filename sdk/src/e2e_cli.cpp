@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <iostream>
 
 namespace svc::sdk::e2e {
@@ -63,6 +64,8 @@ std::optional<Metadata> fetchMetadata(const CliContext& cli) {
   m.salt = decoded(*o, "salt", kSaltBytes);
   m.public_key = decoded(*o, "public_key", kPublicKeyBytes);
   m.verifier = o->optValue<std::string>("verifier", "");
+  decoded(*o, "verifier",
+          kSealOverhead + kVerifierText.size());  // a sealed box of svc-e2e-verify, nothing larger
   auto kdf = o->getObject("kdf");
   if (!kdf || kdf->optValue<std::string>("alg", "") != "argon2id") {
     throw CliError("the server's end-to-end metadata names no argon2id KDF");
@@ -117,8 +120,22 @@ const KeyPair& CliVault::keys() {
   return *keys_;
 }
 
+bool CliVault::passphraseGiven() const {
+  return args_.has("--passphrase-file") || std::getenv("SVC_VAULT_PASSPHRASE_FILE") != nullptr;
+}
+
 std::string CliVault::seal(std::string_view plaintext) {
-  if (!endToEnd()) return std::string(plaintext);
+  if (!endToEnd()) {
+    // The server says "not set up": a client that came with a passphrase expected otherwise,
+    // and a server (or something between) must not get plaintext by saying so.
+    if (passphraseGiven()) {
+      throw CliError(
+          "a vault passphrase was given, but the server says this account has no end-to-end "
+          "encryption: nothing was sent. Run `svcctl vault init` to set it up, or leave out "
+          "--passphrase-file and SVC_VAULT_PASSPHRASE_FILE to store the value unsealed.");
+    }
+    return std::string(plaintext);
+  }
   return e2e::seal(plaintext, keys().publicKey());
 }
 
@@ -134,7 +151,17 @@ void CliVault::openFields(Poco::JSON::Object& record, const std::vector<std::str
   for (const auto& field : fields) {
     if (!record.has(field) || !record.get(field).isString()) continue;
     const std::string value = record.getValue<std::string>(field);
-    if (!isSealed(value)) continue;
+    if (value.empty()) continue;
+    if (!isSealed(value)) {
+      // Stored before encryption was set up it would have been sealed by the setup; so the
+      // server (or something between) altered it. Never shown as if it were the account's.
+      if (endToEnd()) {
+        throw CliError("the " + field +
+                       " is not sealed although the account has end-to-end encryption: it was "
+                       "altered on the server, and is not shown");
+      }
+      continue;
+    }
     const auto opened = keys().open(value);
     if (!opened) {
       throw CliError("the " + field +

@@ -10,6 +10,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -31,13 +32,45 @@ extern "C" void restoreAndReraise(int signo) {
   std::raise(signo);
 }
 
+// Echo off on a terminal for as long as it lives, given back on every way out: returns,
+// exceptions, and the signals that end a process at a prompt (a signal the process
+// ignored stays ignored).
+class EchoOff {
+ public:
+  explicit EchoOff(int fd) {
+    if (::tcgetattr(fd, &g_saved) != 0) return;  // not a terminal: nothing to hide
+    struct termios hidden = g_saved;
+    hidden.c_lflag &= static_cast<tcflag_t>(~ECHO);
+    hidden.c_lflag |= ECHONL;
+    g_tty = fd;
+    for (std::size_t i = 0; i < kSignals.size(); ++i) {
+      old_[i] = std::signal(kSignals[i], SIG_IGN);
+      if (old_[i] != SIG_IGN) std::signal(kSignals[i], restoreAndReraise);
+    }
+    ::tcsetattr(fd, TCSAFLUSH, &hidden);
+  }
+  ~EchoOff() {
+    if (g_tty < 0) return;
+    ::tcsetattr(g_tty, TCSAFLUSH, &g_saved);
+    g_tty = -1;
+    for (std::size_t i = 0; i < kSignals.size(); ++i) std::signal(kSignals[i], old_[i]);
+  }
+  EchoOff(const EchoOff&) = delete;
+  EchoOff& operator=(const EchoOff&) = delete;
+
+ private:
+  static constexpr std::array<int, 4> kSignals = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+  std::array<void (*)(int), 4> old_{};
+};
+
 class Terminal {
  public:
   Terminal() : fd_(::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)) {
     if (fd_ < 0) {
       throw CliError(
-          "the vault passphrase is needed and there is no terminal to ask it on: give "
-          "--passphrase-file FILE or set SVC_VAULT_PASSPHRASE_FILE");
+          "a vault passphrase is needed and there is no terminal to ask it on: give it in a file "
+          "(--passphrase-file FILE or SVC_VAULT_PASSPHRASE_FILE; a new passphrase: "
+          "--new-passphrase-file FILE)");
     }
   }
   ~Terminal() { ::close(fd_); }
@@ -55,17 +88,7 @@ class Terminal {
 
   // One line without echo. The line break is not part of it.
   SecretBytes readHidden(const std::string& prompt) {
-    struct termios hidden;
-    const bool is_tty = ::tcgetattr(fd_, &g_saved) == 0;
-    if (is_tty) {
-      hidden = g_saved;
-      hidden.c_lflag &= static_cast<tcflag_t>(~ECHO);
-      hidden.c_lflag |= ECHONL;
-      g_tty = fd_;
-      old_int_ = std::signal(SIGINT, restoreAndReraise);
-      old_term_ = std::signal(SIGTERM, restoreAndReraise);
-      ::tcsetattr(fd_, TCSAFLUSH, &hidden);
-    }
+    EchoOff quiet(fd_);
     // Asked once echo is off: what is typed from then on is not shown (and not flushed).
     write(prompt);
     SecretBytes line;
@@ -80,12 +103,7 @@ class Terminal {
       }
       line.push_back(c);
     }
-    if (is_tty) {
-      ::tcsetattr(fd_, TCSAFLUSH, &g_saved);
-      g_tty = -1;
-      std::signal(SIGINT, old_int_);
-      std::signal(SIGTERM, old_term_);
-    }
+    if (line.size() > kMaxPassphrase) throw CliError("the passphrase is over 4 KiB");
     if (!line.empty() && line.view().back() == '\r') line.pop_back();
     if (!complete) throw CliError("no passphrase was entered");
     return line;
@@ -93,8 +111,6 @@ class Terminal {
 
  private:
   int fd_;
-  void (*old_int_)(int) = SIG_DFL;
-  void (*old_term_)(int) = SIG_DFL;
 };
 
 }  // namespace
@@ -122,18 +138,27 @@ SecretBytes readPassphraseFile(const std::string& file) {
   }
   SecretBytes text;
   unsigned char buffer[256];
-  for (;;) {
+  int error = 0;
+  // Up to one byte past the bound, then stop: /dev/zero is refused, not read forever.
+  while (text.size() <= kMaxPassphrase) {
     const ssize_t n = ::read(fd, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0) error = errno;
     if (n <= 0) break;
     for (ssize_t i = 0; i < n && text.size() <= kMaxPassphrase; ++i) text.push_back(buffer[i]);
   }
   sodium_memzero(buffer, sizeof buffer);
   ::close(fd);
+  // A read that failed midway must not leave a shorter passphrase that then becomes the real one.
+  if (error != 0) {
+    throw CliError("cannot read the passphrase file " + file + ": " + std::strerror(error));
+  }
   if (text.size() > kMaxPassphrase) throw CliError("the passphrase file holds over 4 KiB");
-  // `echo PASSPHRASE > file` adds a line break that is not the passphrase's.
-  if (!text.empty() && text.view().back() == '\n') text.pop_back();
-  if (!text.empty() && text.view().back() == '\r') text.pop_back();
+  // `echo PASSPHRASE > file` adds a line break (\n or \r\n) that is not the passphrase's.
+  if (!text.empty() && text.view().back() == '\n') {
+    text.pop_back();
+    if (!text.empty() && text.view().back() == '\r') text.pop_back();
+  }
   if (text.empty()) throw CliError("the passphrase file " + file + " is empty");
   return text;
 }

@@ -119,6 +119,17 @@ TEST_F(SvcctlE2e, InitSealsWhatWasStoredThenCommandsSealAndOpen) {
   EXPECT_NE(old.find("password: (hidden: --reveal prints it)"), std::string::npos) << old;
   EXPECT_EQ(old.find("old-pass-9a0c"), std::string::npos) << old;
 
+  // A passphrase given to an account the server says has no end-to-end encryption: nothing is
+  // sent unsealed (a server must not get plaintext by saying "not set up").
+  auto [unsealed_rc, unsealed] =
+      ctl("secrets set EXPECTED_SEALED" + id() + pass(right_), "must-not-leak-3c1f\n");
+  EXPECT_EQ(unsealed_rc, 1) << unsealed;
+  EXPECT_NE(unsealed.find("nothing was sent"), std::string::npos) << unsealed;
+  EXPECT_EQ(call("GET", "/api/secrets/?identity=" + ann_ + "&key=EXPECTED_SEALED")
+                .json()
+                ->getValue<int>("count"),
+            0);
+
   auto [init_rc, init] = ctl("vault init" + pass(right_));
   ASSERT_EQ(init_rc, 0) << init;
   EXPECT_EQ(init, "end-to-end encryption set up: 3 stored values sealed\n");
@@ -135,7 +146,7 @@ TEST_F(SvcctlE2e, InitSealsWhatWasStoredThenCommandsSealAndOpen) {
   EXPECT_EQ(right, "the passphrase opens this account's vault\n");
   auto [tty_rc, tty] = ctl("vault unlock");
   EXPECT_EQ(tty_rc, 1);
-  EXPECT_NE(tty.find("no terminal to ask it on: give --passphrase-file FILE or set "
+  EXPECT_NE(tty.find("no terminal to ask it on: give it in a file (--passphrase-file FILE or "
                      "SVC_VAULT_PASSPHRASE_FILE"),
             std::string::npos)
       << tty;

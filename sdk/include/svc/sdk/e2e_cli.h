@@ -87,16 +87,21 @@ class CliVault {
   /// (wrong passphrase, no terminal, no end-to-end encryption).
   const KeyPair& keys();
   /// @return `plaintext` sealed to the account's key (checked against the passphrase first), or
-  /// `plaintext` itself when the account has no end-to-end encryption.
+  /// `plaintext` itself when the account has no end-to-end encryption. @throws CliError when the
+  /// account has none but a passphrase was given (the server must not get plaintext by saying
+  /// "not set up").
   std::string seal(std::string_view plaintext);
   /// Seals each of `fields` present in `body` as a non-empty string (seal()).
   void sealFields(Poco::JSON::Object& body, const std::vector<std::string>& fields);
   /// Replaces each of `fields` of `record` that is an `e2e::` value with what it seals (asking for
   /// the passphrase only when there is one). @throws CliError naming the field when one does
-  /// not open with the account's key.
+  /// not open with the account's key, or is not sealed although the account has end-to-end
+  /// encryption (altered on the server).
   void openFields(Poco::JSON::Object& record, const std::vector<std::string>& fields);
 
  private:
+  bool passphraseGiven() const;
+
   const CliContext& cli_;
   const CliArgs& args_;
   bool fetched_ = false;
