@@ -226,10 +226,9 @@ Poco::JSON::Object::Ptr openApiDocument(const Router& router, const EventTypeReg
   about->set("title", "svc: the agent identity service");
   about->set("version", info.version);
   about->set("description",
-             "Accounts, identities with their own inbox and phone number, contacts, an "
-             "end-to-end encrypted vault and a live event stream, for AI agents. Every error "
-             "answers the `Error` shape; lists answer `{count, next, previous, results}`. Every "
-             "path also answers with a trailing slash (`/api/secrets/`), as the contract writes "
+             "Every route of every plugin this server has enabled, and the events they publish. "
+             "Every error answers the `Error` shape; lists answer `{count, next, previous, "
+             "results}`. Every path also answers with a trailing slash, as the contract writes "
              "them.");
   ObjectPtr license = object();
   license->set("name", "Proprietary");
@@ -284,7 +283,7 @@ Poco::JSON::Object::Ptr openApiDocument(const Router& router, const EventTypeReg
   doc->set("webhooks", hooks);
   sdk::Schema::object("Event")
       .required("id", sdk::Schema::string().format("uuid").describe("The event's id."))
-      .required("type", sdk::Schema::string().describe("For example `email.received`."))
+      .required("type", sdk::Schema::string().describe("`<noun>.<verb>`, as declared."))
       .required("created_dt", sdk::Schema::string().format("date-time"))
       .required("account", sdk::Schema::string().format("uuid"))
       .required("identity", sdk::Schema::string().format("uuid").nullable())
