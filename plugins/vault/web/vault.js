@@ -247,12 +247,12 @@ var svcVault = (function () {
       });
     };
     // The server refused what was sealed (409 e2e_key_changed), or the page saw the key change:
-    // locks, and @return the Error to show.
+    // locks and says why in the unlock form. @return an Error to show elsewhere, or null when
+    // the unlock form says it.
     this.staleKey = function () {
       if (!self.sealed) return new Error('End-to-end encryption was set up elsewhere: nothing was saved. Reload the page and unlock the vault.');
-      var why = 'The vault\'s passphrase was changed elsewhere: nothing was saved. Unlock again with the current passphrase.';
-      lock(why);
-      return new Error(why);
+      lock('The vault\'s passphrase was changed elsewhere: nothing was saved. Unlock again with the current passphrase.');
+      return null;
     };
     // fn runs when the person locks the page: what was opened must go.
     this.onLock = function (fn) { onLock.push(fn); };
@@ -494,12 +494,13 @@ var svcVault = (function () {
     }
     function throughLease() {
       // Only for a vault without a passphrase: the lease replaces whatever change holds it.
+      var places = [], values = [];
       return notSetUpYet().then(function () {
         return svc.send('POST', '/api/encryption/rekey/', {});
       }).then(function (lease) {
         token = lease.rekey_token;
         return notSetUpYet().then(function () {
-          var places = [], values = [], undecryptable = 0;
+          var undecryptable = 0;
           lease.records.forEach(function (r, i) {
             Object.keys(r.fields).forEach(function (name) {
               var v = r.fields[name];
