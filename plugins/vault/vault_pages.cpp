@@ -2,37 +2,43 @@
 
 #include <svc/sdk/vault.h>
 
+#include <initializer_list>
+
 namespace svc::plugins::vault {
 
 namespace {
 
 constexpr std::string_view kPlugin = "vault";
 
-// libsodium.js and then `own`, as one script named `full` (`vault/<name>`).
-sdk::DashboardScript withLibsodium(std::string_view full, std::string_view own) {
-  sdk::DashboardScript script;
-  script.plugin = std::string(kPlugin);
-  script.name = std::string(full.substr(kPlugin.size() + 1));
-  for (std::string_view part : {web::libsodiumSumo(), web::libsodiumWrappers(), own}) {
-    script.body.append(part.data(), part.size());
-    script.body += '\n';
+// `vault/<name>` of this plugin, its body `parts` in order, each followed by a line break.
+sdk::DashboardScript script(std::string_view full, std::initializer_list<std::string_view> parts) {
+  sdk::DashboardScript out;
+  out.plugin = std::string(kPlugin);
+  out.name = std::string(full.substr(kPlugin.size() + 1));
+  for (std::string_view part : parts) {
+    out.body.append(part.data(), part.size());
+    out.body += '\n';
   }
-  // Argon2id at 64 MiB takes about a second in WebAssembly and over half a minute in
-  // libsodium.js's JavaScript fallback, which is what a page without 'wasm-unsafe-eval' gets.
-  script.webassembly = true;
-  return script;
+  return out;
 }
 
 }  // namespace
 
 sdk::DashboardScript dashboardScript() {
-  return withLibsodium(sdk::kVaultDashboardScript, web::vaultScript());
+  // No cryptography in the page: the worker does it all.
+  return script(sdk::kVaultDashboardScript, {web::vaultScript()});
 }
 
 sdk::DashboardScript workerScript() {
-  sdk::DashboardScript script = withLibsodium(sdk::kVaultWorkerScript, web::workerScript());
-  script.worker = true;
-  return script;
+  sdk::DashboardScript out =
+      script(sdk::kVaultWorkerScript,
+             {web::libsodiumSumo(), web::libsodiumWrappers(), web::workerScript()});
+  // Argon2id at 64 MiB takes about a second in WebAssembly and over half a minute in
+  // libsodium.js's JavaScript fallback, which is what a worker whose policy forbids compiling
+  // WebAssembly gets.
+  out.webassembly = true;
+  out.worker = true;
+  return out;
 }
 
 sdk::DashboardPage dashboardPage() {

@@ -1,6 +1,7 @@
 // svcVault: end-to-end encryption in the dashboard's pages, the vault plugin's shared script. It
-// is served after libsodium.js (libsodium-wrappers-sumo, which defines `sodium`), in one script,
-// so nothing runs between them.
+// holds no cryptography itself and loads no libsodium: all of that is in its Web Worker
+// (vault-worker.js, libsodium.js before it in one script), so the page compiles no WebAssembly
+// and nothing secret passes through a libsodium heap of the page's.
 //
 // The scheme is the contract's: Argon2id(passphrase, salt, t, m KiB, p 1) gives a 32-byte seed,
 // the seed an X25519 key pair (crypto_box_seed_keypair); a value is `e2e::` and the standard
@@ -28,7 +29,7 @@ var svcVault = (function () {
   // The header naming the public key a write's values were sealed to (sdk::kSealedToHeader): the
   // server refuses them (409 e2e_key_changed) when the passphrase changed meanwhile.
   var SEALED_TO = 'X-Svc-E2e-Public-Key';
-  var ready = sodium.ready;
+  var ready = Promise.resolve();
 
   // A Web Worker of vault-worker.js: derives and holds a key pair, opens and seals with it. call()
   // is a Promise of an operation's result; it rejects with an Error carrying the worker's `code`.
@@ -265,10 +266,14 @@ var svcVault = (function () {
   }
 
   // A random password drawn in the page (the server's generator would know it): 20 characters,
-  // each an unbiased draw from the 94 printable ASCII characters but space.
+  // each an unbiased draw (rejection sampling over the browser's CSPRNG) from the 94 printable
+  // ASCII characters but space.
   function generatePassword() {
-    var out = '';
-    for (var i = 0; i < 20; i++) out += String.fromCharCode(33 + sodium.randombytes_uniform(94));
+    var out = '', byte = new Uint8Array(1);
+    while (out.length < 20) {
+      window.crypto.getRandomValues(byte);
+      if (byte[0] < 188) out += String.fromCharCode(33 + byte[0] % 94);  // 188 = 2 * 94
+    }
     return out;
   }
 

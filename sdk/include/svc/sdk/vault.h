@@ -40,12 +40,12 @@ namespace svc::sdk {
 inline constexpr std::string_view kSealedValuePrefix = "e2e::";
 
 /// The dashboard script the vault plugin adds (svc/sdk/dashboard.h; name it in
-/// DashboardPage::scripts, with kVaultWorkerScript): libsodium.js and `svcVault`, with which a
-/// page opens and seals an account's values in the browser. `svcVault.records(svc, spec)` renders
-/// an identity's records of one kind (the passwords and secrets plugins' pages): names only, each
-/// revealed, copied and edited, and new ones added, on request, after the person unlocks the
-/// vault with the passphrase; the passphrase and key never leave the page.
-/// plugins/vault/web/vault.js documents spec.
+/// DashboardPage::scripts, with kVaultWorkerScript): `svcVault`, with which a page opens and
+/// seals an account's values in the browser (through the worker, which holds the cryptography).
+/// `svcVault.records(svc, spec)` renders an identity's records of one kind (the passwords and
+/// secrets plugins' pages): names only, each revealed, copied and edited, and new ones added, on
+/// request, after the person unlocks the vault with the passphrase; the passphrase and key never
+/// leave the page. plugins/vault/web/vault.js documents spec.
 inline constexpr const char* kVaultDashboardScript = "vault/vault.js";
 /// The worker script `svcVault` starts (a page naming kVaultDashboardScript names it too): the
 /// key derivation runs there, off the page's thread, and the key pair lives only there, so that
