@@ -106,7 +106,15 @@ var svcVault = (function () {
   function clearClipboard() {
     var value = copied;
     copied = null;
-    if (value === null || !navigator.clipboard || !window.isSecureContext) return;
+    if (value === null) return;
+    if (!navigator.clipboard || !window.isSecureContext) {
+      // Copied with execCommand (plain http): only a copy of nothing replaces it, and the page
+      // cannot read what is there.
+      var empty = function (e) { e.clipboardData.setData('text/plain', ''); e.preventDefault(); };
+      document.addEventListener('copy', empty);
+      try { document.execCommand('copy'); } finally { document.removeEventListener('copy', empty); }
+      return;
+    }
     var clear = function () { return navigator.clipboard.writeText('').catch(function () {}); };
     var mayRead = navigator.permissions && navigator.permissions.query
       ? navigator.permissions.query({ name: 'clipboard-read' }).then(function (p) { return p.state === 'granted'; }, function () { return false; })
