@@ -69,8 +69,9 @@ struct VaultWrite {
   std::string record;      ///< The record's id: a uuid.
   ProtectedFields fields;  ///< The fields to set; fields not named keep their values.
   /// The public key the client says it sealed the values to (the kSealedToHeader header), or
-  /// empty when it does not say. When given it must be the account's current key.
-  std::string sealed_to;
+  /// empty when it does not say. When given it must be the account's current key. Initialised,
+  /// so that `{account, identity, holder, record, fields}` stays complete.
+  std::string sealed_to{};
 };
 
 /// One record's protected fields as the vault keeps them: still encrypted at rest. fetch() reads
