@@ -6,6 +6,7 @@
 #include "event_log.h"
 #include "kernel_routes.h"
 #include "logging.h"
+#include "mcp.h"
 #include "memory_release.h"
 #include "plugin_host.h"
 #include "services.h"
@@ -371,8 +372,10 @@ int SvcdApp::serve() {
   Metrics metrics;
   StreamHub hub(static_cast<std::size_t>(conf.getInt("server.stream_buffer_bytes")));
 
-  addKernelRoutes(router, events, event_types, host, *db,
-                  ApiInfo{kVersion, conf.getString("public.base_url")});
+  const ApiInfo api_info{kVersion, conf.getString("public.base_url")};
+  addKernelRoutes(router, events, event_types, host, *db, api_info);
+  McpServer mcp(router, api_info);
+  addMcpRoutes(router, mcp);
 
   // The operator listener's routes: the kernel's, then any plugin's kOperator routes.
   Router operator_router;
@@ -404,6 +407,7 @@ int SvcdApp::serve() {
   }
   Runtime runtime = apiRuntime(conf, router, services, hub, metrics, access_log.get());
   runtime.dormant_paths = host.dormantPaths();
+  mcp.setRuntime(&runtime);
 
   std::unique_ptr<ApiServer> api;
   try {
