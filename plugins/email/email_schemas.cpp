@@ -24,10 +24,12 @@ Schema addresses() {
 // An address field of a request: one address or a list of them. The schema language the SDK
 // builds has no "string or array", so the handler checks the type (400 naming the field).
 Schema recipients(const char* what) {
-  return Schema::any().describe(std::string(what) +
-                                ": an address (`name@example.com` or `Name <name@example.com>`) "
-                                "or a list of them; at most " +
-                                std::to_string(kMaxRecipients) + " recipients in all.");
+  return Schema::any()
+      .describe(std::string(what) +
+                ": an address (`name@example.com` or `Name <name@example.com>`) "
+                "or a list of them; at most " +
+                std::to_string(kMaxRecipients) + " recipients in all.")
+      .example("bob@example.com");
 }
 
 Schema attachmentUuids() {
