@@ -17,6 +17,7 @@
 #include "inboxes.h"
 #include "ingest.h"
 #include "mail_store.h"
+#include "message_wait.h"
 #include "messages.h"
 #include "outgoing.h"
 #include "relay.h"
@@ -94,6 +95,7 @@ class EmailPlugin : public sdk::Plugin {
         std::make_unique<Domains>(context.database(), config_.platform_domains, config_.dns_server);
     inboxes_ = std::make_unique<Inboxes>(context, *store_, *domains_);
     messages_ = std::make_unique<Messages>(context.database(), *store_, config_.exact_count_limit);
+    wait_ = std::make_unique<MessageWait>(context.database(), *store_, context.events());
     outgoing_ = std::make_unique<Outgoing>(context.database(), *store_, *blobs_, *relay_, *domains_,
                                            *inboxes_, *messages_, dkim_.get(), config_);
     attachments_ = std::make_unique<Attachments>(context.database(), *store_, *blobs_,
@@ -108,6 +110,7 @@ class EmailPlugin : public sdk::Plugin {
 
   void registerRoutes(sdk::RouteRegistry& routes) override {
     registerEmailRoutes(routes, {*domains_, *inboxes_, *messages_, *outgoing_, *attachments_});
+    routes.add(wait_->route());  // its shapes are declared beside it (message_wait.cpp)
   }
 
   void registerServices(sdk::ServiceRegistry&) override {}
@@ -115,6 +118,7 @@ class EmailPlugin : public sdk::Plugin {
   void start() override {
     inboxes_->start();
     ingest_->start();
+    wait_->start();
     smtp_server_ = std::make_unique<SmtpServer>(config_.smtp, *ingest_, context_->logger());
     smtp_server_->start(context_->listeners());
     const auto& domains = config_.platform_domains;
@@ -128,6 +132,7 @@ class EmailPlugin : public sdk::Plugin {
   }
 
   void stop() override {
+    if (wait_) wait_->stop();
     if (smtp_server_) smtp_server_->stop();
     ingest_->stop();
     relay_->stop();
@@ -184,6 +189,7 @@ class EmailPlugin : public sdk::Plugin {
   std::unique_ptr<Domains> domains_;
   std::unique_ptr<Inboxes> inboxes_;
   std::unique_ptr<Messages> messages_;
+  std::unique_ptr<MessageWait> wait_;
   std::unique_ptr<Outgoing> outgoing_;
   std::unique_ptr<Attachments> attachments_;
   std::unique_ptr<SmtpServer> smtp_server_;

@@ -16,6 +16,7 @@
 #include "sms_routes.h"
 #include "sms_schemas.h"
 #include "sms_store.h"
+#include "sms_wait.h"
 #include "twilio_config.h"
 #include "twilio_provider.h"
 
@@ -79,6 +80,7 @@ class SmsPlugin : public sdk::Plugin {
     phones_ =
         std::make_unique<Phones>(*store_, *provider_, context.logger(), config_.phones_per_account);
     messages_ = std::make_unique<SmsMessages>(*store_, config_);
+    wait_ = std::make_unique<SmsWait>(*store_, context.events());
     outgoing_ = std::make_unique<SmsOutgoing>(*store_, *provider_, *carrier_, config_);
     context.services()
         .require(sdk::kIdentityExtensionsService)
@@ -93,6 +95,7 @@ class SmsPlugin : public sdk::Plugin {
 
   void registerRoutes(sdk::RouteRegistry& routes) override {
     registerSmsRoutes(routes, *phones_, *messages_, *outgoing_);
+    routes.add(wait_->route());  // its shapes are declared beside it (sms_wait.cpp)
     provider_->registerRoutes(routes);
   }
 
@@ -109,8 +112,11 @@ class SmsPlugin : public sdk::Plugin {
     if (auto pages = context_->services().find(sdk::kDashboardPagesService)) {
       for (auto& page : dashboardPages()) pages->add(std::move(page));
     }
+    wait_->start();
   }
-  void stop() override {}
+  void stop() override {
+    if (wait_) wait_->stop();
+  }
 
  private:
   std::unique_ptr<SmsProvider> makeProvider(sdk::PluginContext& context) {
@@ -132,6 +138,7 @@ class SmsPlugin : public sdk::Plugin {
   std::unique_ptr<SmsProvider> provider_;
   std::unique_ptr<Phones> phones_;
   std::unique_ptr<SmsMessages> messages_;
+  std::unique_ptr<SmsWait> wait_;
   std::unique_ptr<SmsOutgoing> outgoing_;
 };
 

@@ -171,7 +171,7 @@ export class Svcd {
     }
     this.db.drop();
     rmSync(this.dataDir, { recursive: true, force: true });
-    const mismatches = this.log.split('\n').filter((l) => l.includes('response_mismatch'));
+    const mismatches = this.log.split('\n').filter((l) => /response_mismatch|event_mismatch/.test(l));
     if (mismatches.length) throw new Error(`answers that do not fit their declaration:\n${mismatches.join('\n')}`);
   }
 }
