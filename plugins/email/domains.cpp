@@ -106,10 +106,7 @@ sdk::Response Domains::list(sdk::Request& r) {
 }
 
 sdk::Response Domains::add(sdk::Request& r) {
-  auto raw = r.stringField("name");
-  if (!raw) raw = r.stringField("domain");
-  if (!raw) throw sdk::HttpError::invalid("name", "this field is required");
-  std::string name = requestedDomain(*raw);
+  std::string name = requestedDomain(r.requiredString("name"));
   if (isPlatform(name)) {
     throw sdk::HttpError(409, "conflict", name + " is a platform domain of this server.");
   }

@@ -11,6 +11,8 @@
 #include "dkim.h"
 #include "domains.h"
 #include "email_config.h"
+#include "email_routes.h"
+#include "email_schemas.h"
 #include "identity_fields.h"
 #include "inboxes.h"
 #include "ingest.h"
@@ -42,18 +44,24 @@ class EmailPlugin : public sdk::Plugin {
     info_.name = "email";
     info_.version = "0.1.0";
     info_.description = "Email: inboxes, threads, sending and receiving over SMTP.";
+    // Every event's object is the message as a list shows it: no bodies, no attachments.
+    const sdk::Schema message = messageSchema();
     info_.events = {
         {"email.received",
          "A message arrived in an inbox; object: the message as GET shows it, without its body.",
-         {"thread_id"}},
+         {"thread_id"},
+         message},
         {"email.sent",
          "A message was sent (or queued for the relay); object: the message without its body.",
-         {"thread_id"}},
+         {"thread_id"},
+         message},
         {"email.updated",
-         "A message changed (read, labels, delivery status); object: the message without its "
+         "A message changed (read state, delivery status); object: the message without its "
          "body.",
-         {"thread_id"}},
+         {"thread_id"},
+         message},
     };
+    info_.paths = emailPaths();
     info_.uses_services = {sdk::kIdentityDirectoryService.name, sdk::kPlanService.name,
                            sdk::kIdentityExtensionsService.name, sdk::kDashboardPagesService.name};
     info_.requires_plugins = {"identities"};
@@ -101,61 +109,8 @@ class EmailPlugin : public sdk::Plugin {
   std::vector<sdk::Migration> migrations() const override { return MailStore::migrations(); }
 
   void registerRoutes(sdk::RouteRegistry& routes) override {
-    using sdk::AuthNeed;
-    auto add = [&](const char* method, const char* pattern, AuthNeed need, const char* summary,
-                   sdk::Handler h) {
-      routes.add({method, pattern, need, sdk::BodyKind::kJson, 0, summary, std::move(h)});
-    };
-    Domains& d = *domains_;
-    add("GET", "/api/domains/", AuthNeed::kAnyKey, "Platform and custom email domains.",
-        sdk::bindHandler(d, &Domains::list));
-    add("POST", "/api/domains/", AuthNeed::kAccount, "Add a custom domain (pending).",
-        sdk::bindHandler(d, &Domains::add));
-    add("GET", "/api/domains/{name}/", AuthNeed::kAnyKey, "One domain.",
-        sdk::bindHandler(d, &Domains::one));
-    add("DELETE", "/api/domains/{name}/", AuthNeed::kAccount, "Remove a custom domain.",
-        sdk::bindHandler(d, &Domains::remove));
-    add("POST", "/api/domains/{name}/verify/", AuthNeed::kAccount,
-        "Verify a custom domain by its DNS TXT record.", sdk::bindHandler(d, &Domains::verify));
-    Inboxes& i = *inboxes_;
-    add("GET", "/api/email/", AuthNeed::kAnyKey, "Inboxes, newest first.",
-        sdk::bindHandler(i, &Inboxes::list));
-    add("POST", "/api/email/", AuthNeed::kAnyKey, "Add an inbox to an identity.",
-        sdk::bindHandler(i, &Inboxes::create));
-    add("GET", "/api/email/check-availability/", AuthNeed::kAnyKey, "Whether an address is free.",
-        sdk::bindHandler(i, &Inboxes::availability));
-    add("GET", "/api/email/{id}/", AuthNeed::kAnyKey, "One inbox.",
-        sdk::bindHandler(i, &Inboxes::one));
-    Messages& m = *messages_;
-    add("GET", "/api/email-inbox/", AuthNeed::kAnyKey, "Threads, newest first.",
-        sdk::bindHandler(m, &Messages::listThreads));
-    add("GET", "/api/email-inbox/{id}/", AuthNeed::kAnyKey, "A thread with its messages.",
-        sdk::bindHandler(m, &Messages::oneThread));
-    add("GET", "/api/email-messages/", AuthNeed::kAnyKey, "Messages, oldest first.",
-        sdk::bindHandler(m, &Messages::list));
-    Outgoing& o = *outgoing_;
-    add("POST", "/api/email-messages/compose/", AuthNeed::kAnyKey, "Send a new message.",
-        sdk::bindHandler(o, &Outgoing::compose));
-    for (const char* method : {"GET", "PUT", "PATCH"}) {
-      add(method, "/api/email-messages/{id}/", AuthNeed::kAnyKey, "One message.",
-          sdk::bindHandler(m, &Messages::one));
-    }
-    add("POST", "/api/email-messages/{id}/reply/", AuthNeed::kAnyKey, "Reply to the sender.",
-        [&o](sdk::Request& r) { return o.reply(r, false); });
-    add("POST", "/api/email-messages/{id}/reply-all/", AuthNeed::kAnyKey,
-        "Reply to the sender and every recipient.",
-        [&o](sdk::Request& r) { return o.reply(r, true); });
-    add("POST", "/api/email-messages/{id}/forward/", AuthNeed::kAnyKey, "Forward a message.",
-        sdk::bindHandler(o, &Outgoing::forward));
-    routes.add(wait_->route());
-    Attachments& a = *attachments_;
-    routes.add({"POST", "/api/email-attachments/", AuthNeed::kAnyKey, sdk::BodyKind::kAny,
-                a.maxBodyBytes(), "Upload an attachment.",
-                sdk::bindHandler(a, &Attachments::upload)});
-    add("GET", "/api/email-attachments/{uuid}/", AuthNeed::kAnyKey, "An attachment's record.",
-        sdk::bindHandler(a, &Attachments::record));
-    add("GET", "/api/email-attachments/{uuid}/download/", AuthNeed::kAnyKey,
-        "An attachment's bytes.", sdk::bindHandler(a, &Attachments::download));
+    registerEmailRoutes(routes, {*domains_, *inboxes_, *messages_, *outgoing_, *attachments_});
+    routes.add(wait_->route());  // its shapes are declared beside it (message_wait.cpp)
   }
 
   void registerServices(sdk::ServiceRegistry&) override {}

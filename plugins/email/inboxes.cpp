@@ -134,7 +134,11 @@ std::string Inboxes::generatedAddress(Poco::Data::Session& s, const std::string&
     std::string address = slug + "-" + suffix + "@" + domain;
     if (!store_.inboxByAddress(s, address)) return address;
   }
-  throw sdk::HttpError(503, "service_unavailable", "No free address could be generated; retry.");
+  // Twenty random suffixes all taken: a passing streak of bad luck, not a full namespace.
+  throw sdk::HttpError(503, "service_unavailable",
+                       "No free address could be generated this time; retry, or ask for an "
+                       "address of your own with `email`.")
+      .header("Retry-After", "1");
 }
 
 sdk::Response Inboxes::list(sdk::Request& r) {
@@ -168,9 +172,8 @@ sdk::Response Inboxes::list(sdk::Request& r) {
 }
 
 sdk::Response Inboxes::availability(sdk::Request& r) {
-  auto raw = r.queryParam("email");
-  if (!raw || raw->empty()) throw sdk::HttpError::invalid("email", "this parameter is required");
-  std::string address = requestedAddress("email", *raw, domains_.defaultDomain());
+  std::string address =
+      requestedAddress("email", r.queryParam("email").value_or(""), domains_.defaultDomain());
   Poco::Data::Session s = context_.database().session();
   bool available = domains_.usableBy(s, r.principal.account_id, domainOf(address)) &&
                    !store_.inboxByAddress(s, address);
@@ -205,7 +208,10 @@ sdk::Response Inboxes::create(sdk::Request& r) {
     }
   }
   if (!plans_ || !plans_->isActive(r.principal.account_id)) {
-    throw sdk::HttpError(402, "subscription_required", "An active subscription is required.");
+    throw sdk::HttpError(402, "subscription_required",
+                         "An active subscription is required. The account's plan is set by "
+                         "this server's operator (svcctl accounts plan ACCOUNT_ID active): ask "
+                         "them to activate it, then retry.");
   }
   Inbox inbox;
   inbox.id = sdk::newUuid();

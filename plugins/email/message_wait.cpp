@@ -1,5 +1,7 @@
 #include "message_wait.h"
 
+#include "email_schemas.h"
+
 #include <svc/sdk/util.h>
 
 #include <Poco/String.h>
@@ -51,9 +53,7 @@ sdk::Route MessageWait::route() {
       {"body", text(), false, "Part of the text or HTML body (any case)."},
       {"timeout", Schema::integer().minimum(1).maximum(kMaxTimeoutSeconds), false,
        "Seconds to wait at most (default 30)."}};
-  r.responses = {{200, Schema::any().describe("The message, as GET /api/email-messages/{id}/ "
-                                              "shows it.")},
-                 {204, Schema::any()}};
+  r.responses = {{200, messageSchema()}, {204, Schema::any()}};
   return r;
 }
 

@@ -325,12 +325,15 @@ sdk::Response Outgoing::send(Draft& d) {
     to = route(s, d);
   }
   if (!to.remote.empty() && !relay_.configured()) {
+    // Permanent until the operator configures a relay: a 4xx, so agents do not retry it.
     throw sdk::HttpError(
-        503, "service_unavailable",
-        "This server has no mail relay configured, so it can only deliver to "
+        422, "relay_not_configured",
+        "This server has no mail relay configured (email.relay.host), so it delivers only to "
         "its own addresses (" +
             Poco::cat(std::string(", "), domains_.platform().begin(), domains_.platform().end()) +
-            ").");
+            "), not to " + to.remote.front() +
+            "; nothing was sent. Send to this server's addresses, or ask its operator to "
+            "configure a relay.");
   }
   const OutgoingMail out = outgoingMail(d, !to.remote.empty());
   auto addresses = [](const std::vector<Mailbox>& list) {

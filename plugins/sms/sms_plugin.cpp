@@ -13,6 +13,8 @@
 #include "replay_guard.h"
 #include "sms_config.h"
 #include "sms_messages.h"
+#include "sms_routes.h"
+#include "sms_schemas.h"
 #include "sms_store.h"
 #include "sms_wait.h"
 #include "twilio_config.h"
@@ -33,21 +35,33 @@ class SmsPlugin : public sdk::Plugin {
     info_.name = "sms";
     info_.version = "0.1.0";
     info_.description = "SMS: phone numbers for identities, messages both ways, calls.";
+    // A message event's object is the message without its body.
+    const sdk::Schema message = smsMessageSchema();
     info_.events = {
-        {"phone.provisioned", "An identity got a phone number; object: the phone.", {}},
+        {"phone.provisioned",
+         "An identity got a phone number; object: the phone.",
+         {},
+         phoneSchema()},
         {"sms.received",
          "An SMS arrived at an identity's number; object: the message without its body.",
-         {"conversation_id"}},
+         {"conversation_id"},
+         message},
         {"sms.sent",
          "An identity sent an SMS (the carrier took it, or refused it: see status); object: the "
          "message without its body.",
-         {"conversation_id"}},
+         {"conversation_id"},
+         message},
         {"sms.updated",
          "An SMS changed (read state, or a carrier's delivery report); object: the message "
          "without its body.",
-         {"conversation_id"}},
-        {"call.received", "A call reached an identity's number; object: the call.", {}},
+         {"conversation_id"},
+         message},
+        {"call.received",
+         "A call reached an identity's number; object: the call.",
+         {},
+         callSchema()},
     };
+    info_.paths = smsPaths();
     info_.uses_services = {sdk::kIdentityExtensionsService.name, sdk::kVoiceAgentService.name,
                            sdk::kDashboardPagesService.name};
     info_.requires_plugins = {"identities"};
@@ -80,34 +94,8 @@ class SmsPlugin : public sdk::Plugin {
   }
 
   void registerRoutes(sdk::RouteRegistry& routes) override {
-    using sdk::AuthNeed;
-    auto add = [&](const char* method, const char* pattern, AuthNeed need, const char* summary,
-                   sdk::Handler h) {
-      routes.add({method, pattern, need, sdk::BodyKind::kJson, 0, summary, std::move(h)});
-    };
-    Phones& p = *phones_;
-    add("GET", "/api/phone/", AuthNeed::kAnyKey, "Phone numbers, newest first.",
-        sdk::bindHandler(p, &Phones::list));
-    add("GET", "/api/phone/{id}/", AuthNeed::kAnyKey, "One phone number.",
-        sdk::bindHandler(p, &Phones::one));
-    SmsMessages& m = *messages_;
-    SmsOutgoing& o = *outgoing_;
-    add("POST", "/api/messages/send/", AuthNeed::kIdentity,
-        "Send an SMS from the identity's number.", sdk::bindHandler(o, &SmsOutgoing::send));
-    add("GET", "/api/messages/", AuthNeed::kAnyKey, "SMS messages, newest first.",
-        sdk::bindHandler(m, &SmsMessages::list));
-    routes.add(wait_->route());
-    for (const char* method : {"GET", "PUT", "PATCH"}) {
-      add(method, "/api/messages/{id}/", AuthNeed::kAnyKey, "One SMS message.",
-          sdk::bindHandler(m, &SmsMessages::one));
-    }
-    add("GET", "/api/sms-inbox/", AuthNeed::kAnyKey, "SMS conversations, newest first.",
-        sdk::bindHandler(m, &SmsMessages::inbox));
-    add("GET", "/api/sms-inbox/{id}/", AuthNeed::kAnyKey, "A conversation with its messages.",
-        sdk::bindHandler(m, &SmsMessages::conversation));
-    add("POST", "/admin/sms/inject/", AuthNeed::kOperator,
-        "Deliver an inbound SMS to a number of this server, as a carrier would.",
-        sdk::bindHandler(o, &SmsOutgoing::inject));
+    registerSmsRoutes(routes, *phones_, *messages_, *outgoing_);
+    routes.add(wait_->route());  // its shapes are declared beside it (sms_wait.cpp)
     provider_->registerRoutes(routes);
   }
 

@@ -1,5 +1,7 @@
 #include "sms_wait.h"
 
+#include "sms_schemas.h"
+
 #include <svc/sdk/util.h>
 
 #include <Poco/String.h>
@@ -54,8 +56,7 @@ sdk::Route SmsWait::route() {
       {"body", Schema::string().minLength(1).maxLength(256), false, "Part of the text (any case)."},
       {"timeout", Schema::integer().minimum(1).maximum(kMaxTimeoutSeconds), false,
        "Seconds to wait at most (default 30)."}};
-  r.responses = {{200, Schema::any().describe("The message, as GET /api/messages/{id}/ shows it.")},
-                 {204, Schema::any()}};
+  r.responses = {{200, smsMessageSchema()}, {204, Schema::any()}};
   return r;
 }
 

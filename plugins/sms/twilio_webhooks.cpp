@@ -82,8 +82,13 @@ TwilioWebhooks::TwilioWebhooks(const TwilioConfig& config, CarrierEvents& events
       seen_(db) {}
 
 void TwilioWebhooks::registerRoutes(sdk::RouteRegistry& routes) {
+  // Twilio posts forms (which the kernel leaves to the handler) and reads TwiML back: the
+  // declarations say what parameters a URL may carry and what may be answered.
+  const sdk::RouteError unsigned_request{
+      403, "permission_denied", "the request is not signed by Twilio, or was received before"};
   const auto add = [&](const char* path, const char* summary,
-                       sdk::Response (TwilioWebhooks::*handler)(const sdk::Request&)) {
+                       sdk::Response (TwilioWebhooks::*handler)(const sdk::Request&),
+                       std::vector<sdk::Param> query, int status, const char* answer) {
     sdk::Route route;
     route.method = "POST";
     route.pattern = path;
@@ -91,13 +96,20 @@ void TwilioWebhooks::registerRoutes(sdk::RouteRegistry& routes) {
     route.body = sdk::BodyKind::kJsonOrForm;
     route.summary = summary;
     route.handler = [this, handler](sdk::Request& request) { return (this->*handler)(request); };
+    route.query = std::move(query);
+    route.responses = {{status, sdk::Schema::any().describe(answer)}};
+    route.errors = {unsigned_request};
     routes.add(std::move(route));
   };
-  add(kTwilioSmsPath, "Twilio's inbound SMS webhook (signed by Twilio)", &TwilioWebhooks::sms);
+  add(kTwilioSmsPath, "Twilio's inbound SMS webhook (signed by Twilio)", &TwilioWebhooks::sms, {},
+      200, "An empty TwiML document.");
   add(kTwilioStatusPath, "Twilio's message status callback (signed by Twilio)",
-      &TwilioWebhooks::status);
-  add(kTwilioVoicePath, "Twilio's incoming call webhook (signed by Twilio)",
-      &TwilioWebhooks::voice);
+      &TwilioWebhooks::status,
+      {{kTwilioMessageParam, sdk::Schema::string(), false,
+        "Our id of the message, which the callback URL carries."}},
+      204, "Nothing.");
+  add(kTwilioVoicePath, "Twilio's incoming call webhook (signed by Twilio)", &TwilioWebhooks::voice,
+      {}, 200, "TwiML: a redirect to the identity's voice agent, or a message and a hang-up.");
 }
 
 sdk::Response TwilioWebhooks::verified(

@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <regex>
 #include <set>
@@ -131,7 +132,10 @@ TEST_F(Email, IdentitiesGetTheirInboxInTheSameTransaction) {
   auto unpaid = call("POST", "/api/email/", "{\"identity\":\"" + sales.uuid + "\"}");
   EXPECT_EQ(unpaid.status, 402);
   EXPECT_EQ(unpaid.code(), "subscription_required");
-  EXPECT_EQ(unpaid.json()->getValue<std::string>("detail"), "An active subscription is required.");
+  // The contract's sentence, then what to do about it.
+  const std::string unpaid_detail = unpaid.json()->getValue<std::string>("detail");
+  EXPECT_EQ(unpaid_detail.rfind("An active subscription is required.", 0), 0u) << unpaid_detail;
+  EXPECT_NE(unpaid_detail.find("svcctl accounts plan"), std::string::npos) << unpaid_detail;
   EXPECT_EQ(call("POST", "/api/email/", "{}").code(), "identity_required");
 
   // Another account sees none of it.
@@ -536,10 +540,16 @@ TEST_F(Email, SendingValidationAndFences) {
                  R"({"to_email":"bob@agents.test","subject":"s","content":"c"})")
                 .code(),
             "identity_required");
-  // No relay configured: mail for other servers is refused before anything is stored.
+  // No relay configured: mail for other servers is refused before anything is stored, with a
+  // 4xx an agent does not retry (it stays so until the operator configures a relay).
   auto remote =
       call("POST", compose, R"({"to_email":"x@remote.example","subject":"s","content":"c"})");
-  EXPECT_EQ(remote.status, 503);
+  EXPECT_EQ(remote.status, 422) << remote.body;
+  EXPECT_EQ(remote.code(), "relay_not_configured");
+  EXPECT_EQ(remote.header("retry-after"), "") << "nothing passes by waiting";
+  const std::string remote_detail = remote.json()->getValue<std::string>("detail");
+  EXPECT_NE(remote_detail.find("x@remote.example"), std::string::npos) << remote_detail;
+  EXPECT_NE(remote_detail.find("operator"), std::string::npos) << remote_detail;
   EXPECT_EQ(messages("identity=" + a.uuid)->size(), 0u);
 
   // Fences: another account cannot see or answer Alice's mail; an identity key sees only its own.
@@ -635,6 +645,77 @@ TEST_F(Email, ReadStateListsFiltersAndCursor) {
                 ->getValue<int>("count"),
             0);
   EXPECT_EQ(call("GET", "/api/email-inbox/00000000-0000-4000-8000-000000000000/").status, 404);
+}
+
+// The routes' declarations, checked by the kernel before a handler runs: an unknown field or
+// parameter is refused naming it (the issue's PATCH {"subject"} answered 200 and changed nothing),
+// every problem is reported in one answer, and an enum's error lists what it allows.
+TEST_F(Email, DeclaredShapesRefuseUnknownFieldsAndParametersAllAtOnce) {
+  Ident a = identity("Alice", "alice");
+  identity("Bob", "bob");
+  // @return the refusal's errors, field by field (its first message); {} when not a 400.
+  auto refusal = [](const HttpReply& r) {
+    std::map<std::string, std::string> out;
+    EXPECT_EQ(r.status, 400) << r.body;
+    EXPECT_EQ(r.code(), "invalid") << r.body;
+    if (r.status != 400) return out;
+    auto errors = r.json()->getObject("errors");
+    for (const auto& name : errors ? errors->getNames() : std::vector<std::string>{}) {
+      out[name] = errors->getArray(name)->getElement<std::string>(0);
+    }
+    return out;
+  };
+  const std::string compose = "/api/email-messages/compose/?identity=" + a.uuid;
+
+  // Unknown fields, on a body that is otherwise right: nothing is sent.
+  auto extra = refusal(
+      call("POST", compose,
+           R"({"to_email":"bob@agents.test","subject":"s","content":"c","html":"<p>c</p>"})"));
+  ASSERT_EQ(extra.size(), 1u);
+  EXPECT_NE(extra["html"].find("unknown field"), std::string::npos) << extra["html"];
+  EXPECT_NE(extra["html"].find("to_email"), std::string::npos) << "names what it takes";
+  EXPECT_EQ(messages("identity=" + a.uuid)->size(), 0u);
+
+  // Several problems in one answer: a missing field, two wrong types, a bad element, an unknown.
+  auto many = refusal(call(
+      "POST", compose, R"({"subject":5,"content":null,"attachment_uuids":["x"],"sender":"a"})"));
+  EXPECT_EQ(many.size(), 5u);
+  EXPECT_EQ(many["to_email"], "this field is required");
+  EXPECT_EQ(many["subject"], "must be a string");
+  EXPECT_EQ(many["content"], "must be a string, not null");
+  EXPECT_EQ(many["attachment_uuids[0]"], "must be a UUID");
+  EXPECT_NE(many["sender"].find("unknown field"), std::string::npos);
+
+  // Unknown and bad query parameters, all named; an enum's error lists the values it allows.
+  auto query = refusal(call("GET", "/api/email-messages/?wait=true&q=&limit=0&direction=sideways"));
+  EXPECT_EQ(query.size(), 4u);
+  EXPECT_NE(query["wait"].find("unknown parameter"), std::string::npos) << query["wait"];
+  EXPECT_NE(query["wait"].find("created_after"), std::string::npos) << "names what it takes";
+  EXPECT_NE(query["q"].find("unknown parameter"), std::string::npos);
+  EXPECT_EQ(query["limit"], "must be at least 1");
+  EXPECT_EQ(query["direction"], "must be one of: incoming, outgoing");
+  EXPECT_EQ(refusal(call("GET", "/api/email-inbox/?unread=true")).count("unread"), 1u);
+  EXPECT_EQ(refusal(call("GET", "/api/email/?identity=" + a.uuid + "&address=x")).count("address"),
+            1u);
+  EXPECT_EQ(refusal(call("GET", "/api/domains/?kind=custom")).count("kind"), 1u);
+  EXPECT_EQ(refusal(call("GET", "/api/email/check-availability/"))["email"],
+            "this parameter is required");
+
+  // The issue's PATCH: a field a message does not have is refused, not ignored.
+  composeMany(a, "bob@agents.test", 1);
+  const std::string id = messages("identity=" + a.uuid)->getObject(0)->getValue<std::string>("id");
+  auto patch = refusal(call("PATCH", "/api/email-messages/" + id + "/", R"({"subject":"x"})"));
+  EXPECT_NE(patch["subject"].find("this object takes: is_read"), std::string::npos)
+      << patch["subject"];
+  EXPECT_EQ(refusal(call("PUT", "/api/email-messages/" + id + "/", "{}"))["is_read"],
+            "this field is required");
+  auto reply = refusal(call("POST", "/api/email-messages/" + id + "/reply/",
+                            R"({"content":"c","to_email":"x@agents.test","subject":"s"})"));
+  EXPECT_EQ(reply.size(), 2u) << "a reply's recipients and subject come from its parent";
+  auto domain = refusal(call("POST", "/api/domains/", R"({"domain":"example.org"})"));
+  EXPECT_EQ(domain["name"], "this field is required");
+  EXPECT_NE(domain["domain"].find("unknown field"), std::string::npos);
+  EXPECT_EQ(refusal(call("POST", "/api/email/", R"({"identity":"nope","email":""})")).size(), 2u);
 }
 
 TEST_F(Email, AttachmentUploadsAndLimits) {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <future>
 #include <iostream>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -342,6 +343,63 @@ TEST_F(Sms, BadInputIsRefusedAndStoresNothing) {
   EXPECT_EQ(messageCount(), 1);
 }
 
+// The routes' declarations, checked by the kernel before a handler runs: unknown fields and
+// parameters are refused naming them, every problem comes in one answer, an enum's error lists
+// what it allows; a conversation id of the wrong form keeps the contract's own code.
+TEST_F(Sms, DeclaredShapesRefuseUnknownFieldsAndParametersAllAtOnce) {
+  Ident a = identity("A");
+  auto refusal = [](const HttpReply& r) {
+    std::map<std::string, std::string> out;
+    EXPECT_EQ(r.status, 400) << r.body;
+    EXPECT_EQ(r.code(), "invalid") << r.body;
+    if (r.status != 400) return out;
+    auto errors = r.json()->getObject("errors");
+    for (const auto& name : errors ? errors->getNames() : std::vector<std::string>{}) {
+      out[name] = errors->getArray(name)->getElement<std::string>(0);
+    }
+    return out;
+  };
+  const std::string send = "/api/messages/send/?identity=" + a.uuid;
+  auto extra =
+      refusal(call("POST", send, R"({"to_number":"+12025550101","body":"x","media_url":"x"})"));
+  ASSERT_EQ(extra.size(), 1u);
+  EXPECT_NE(extra["media_url"].find("unknown field; this object takes: to_number, body"),
+            std::string::npos)
+      << extra["media_url"];
+  auto many = refusal(call("POST", send, R"({"to_number":"12025550101","body":"","from":"x"})"));
+  EXPECT_EQ(many.size(), 3u);
+  EXPECT_NE(many["to_number"].find("E.164"), std::string::npos) << many["to_number"];
+  EXPECT_EQ(many["body"], "must not be empty");
+  EXPECT_NE(many["from"].find("unknown field"), std::string::npos);
+  EXPECT_EQ(refusal(call("POST", send,
+                         "{\"to_number\":\"+12025550101\",\"body\":\"a\\u0000b\"}"))["body"],
+            "must not contain NUL characters");
+  EXPECT_EQ(messageCount(), 0);
+
+  auto query = refusal(call("GET", "/api/messages/?wait=true&direction=sideways&phone=1"));
+  EXPECT_EQ(query.size(), 3u);
+  EXPECT_NE(query["wait"].find("unknown parameter"), std::string::npos) << query["wait"];
+  EXPECT_EQ(query["direction"], "must be one of: incoming, outgoing");
+  EXPECT_EQ(query["phone"], "must be a UUID");
+  EXPECT_EQ(refusal(call("GET", "/api/sms-inbox/?q=x")).count("q"), 1u);
+  EXPECT_EQ(refusal(call("GET", "/api/phone/?number=x")).count("number"), 1u);
+
+  ASSERT_EQ(sendSms(a, "+12025550101", "hello").status, 201);
+  const std::string id = call("GET", "/api/messages/?identity=" + a.uuid)
+                             .json()
+                             ->getArray("results")
+                             ->getObject(0)
+                             ->getValue<std::string>("id");
+  auto patch =
+      refusal(call("PATCH", "/api/messages/" + id + "/", R"({"is_read":true,"body":"x"})"));
+  EXPECT_NE(patch["body"].find("this object takes: is_read"), std::string::npos) << patch["body"];
+  EXPECT_EQ(refusal(call("PUT", "/api/messages/" + id + "/", "{}"))["is_read"],
+            "this field is required");
+  auto bad_id = call("GET", "/api/sms-inbox/not-a-conversation/");
+  EXPECT_EQ(bad_id.status, 400);
+  EXPECT_EQ(bad_id.code(), "invalid_conversation_id");
+}
+
 TEST_F(Sms, SendingIsLimitedPerIdentity) {
   svcd_.reset();
   key_.clear();  // a new database: a new account
@@ -414,6 +472,34 @@ TEST_F(Sms, AMessageNeverHandedToTheCarrierIsFailedAtTheNextStart) {
   EXPECT_EQ(m.json()->getValue<std::string>("status"), "failed");
   EXPECT_EQ(m.json()->getValue<std::string>("error_code"), "not_handed_over");
   EXPECT_NE(svcd_->waitForLog("by a stop").find("1 SMS"), std::string::npos);
+}
+
+// A server with the email and sms plugins installed but not enabled: their paths (PluginInfo::
+// paths) answer 404 feature_not_enabled naming the plugin, not the not_found of a typo.
+TEST(MailAndSmsPaths, AnInstalledPluginNotEnabledIsNamedOnItsPaths) {
+  Svcd::Options o;
+  o.plugins = {"auth", "identities", "email", "sms"};
+  o.args = {"--set", "plugins.enabled=auth,identities"};
+  Svcd svcd(o);
+  ASSERT_TRUE(svcd.start()) << svcd.log();
+  const std::string key =
+      operatorLogin(svcd, "owner@example.com")->optValue<std::string>("management_key", "");
+  const std::vector<std::pair<std::string, std::string>> paths = {
+      {"/api/email-messages/", "email"},
+      {"/api/email/check-availability/", "email"},
+      {"/api/domains/", "email"},
+      {"/api/email-attachments/x/download/", "email"},
+      {"/api/messages/", "sms"},
+      {"/api/sms-inbox/", "sms"},
+      {"/api/phone", "sms"},
+      {"/api/sms/webhooks/twilio/sms/", "sms"}};
+  for (const auto& [path, plugin] : paths) {
+    auto r = http(svcd.port(), "GET", path, "", bearer(key));
+    EXPECT_EQ(r.status, 404) << path << " " << r.body;
+    EXPECT_EQ(r.code(), "feature_not_enabled") << path << " " << r.body;
+    EXPECT_NE(r.body.find("'" + plugin + "'"), std::string::npos) << path << " " << r.body;
+  }
+  EXPECT_EQ(http(svcd.port(), "GET", "/api/emails/", "", bearer(key)).code(), "not_found");
 }
 
 }  // namespace

@@ -1,10 +1,14 @@
-// The list filters of threads and messages: which query parameters they accept, what they refuse,
-// and the SQL condition and bind order they produce.
+// The list filters of threads and messages: which query parameters their routes declare (the
+// kernel refuses what does not fit before the filter reads it), and the SQL condition and bind
+// order they produce.
 #include "messages.h"
+#include "email_routes.h"
 
 #include <svc/sdk/util.h>
 
 #include <gtest/gtest.h>
+
+#include <map>
 
 namespace svc::plugins::email {
 namespace {
@@ -19,16 +23,19 @@ sdk::Request request(std::multimap<std::string, std::string> query, std::string 
   return r;
 }
 
-// The field a 400 names, or "" when the call did not throw one.
-template <typename F>
-std::string refusedField(F&& f) {
+// The parameters the declaration refuses in a query, each with its first problem.
+std::map<std::string, std::string> refused(const std::vector<sdk::Param>& declared,
+                                           std::multimap<std::string, std::string> query) {
+  sdk::FieldErrors errors;
+  sdk::validateQuery(declared, query, errors);
+  std::map<std::string, std::string> out;
   try {
-    f();
+    errors.throwIfAny();
   } catch (const sdk::HttpError& e) {
     EXPECT_EQ(e.status(), 400);
-    return e.errors().empty() ? "?" : e.errors().begin()->first;
+    for (const auto& [field, messages] : e.errors()) out[field] = messages.front();
   }
-  return "";
+  return out;
 }
 
 constexpr const char* kUuid = "0B6D1C8E-2F7A-4C1B-9E3D-5A4F6B7C8D9E";
@@ -46,9 +53,13 @@ TEST(ThreadFilter, ScopesToTheAccountAndTheIdentityThenFilters) {
             "WHERE account_id = ? AND unread_count = 0");
 }
 
-TEST(ThreadFilter, RefusesParametersItCannotRead) {
-  EXPECT_EQ(refusedField([] { threadFilter(request({{"inbox", "nope"}})); }), "inbox");
-  EXPECT_EQ(refusedField([] { threadFilter(request({{"has_unread", "yes"}})); }), "has_unread");
+TEST(ThreadFilter, TheRouteRefusesParametersItCannotRead) {
+  auto bad = refused(threadListQuery(), {{"inbox", "nope"}, {"has_unread", "yes"}, {"q", "x"}});
+  EXPECT_EQ(bad.size(), 3u);
+  EXPECT_EQ(bad["inbox"], "must be a UUID");
+  EXPECT_EQ(bad["has_unread"], "must be true or false");
+  EXPECT_NE(bad["q"].find("unknown parameter"), std::string::npos) << bad["q"];
+  EXPECT_TRUE(refused(threadListQuery(), {{"inbox", kUuid}, {"has_unread", "TRUE"}}).empty());
 }
 
 TEST(MessageFilter, ScopedListsUseTheIdentityAloneAndTheRestTheAccount) {
@@ -80,16 +91,22 @@ TEST(MessageFilter, EveryFilterAddsItsConditionInBindOrder) {
   EXPECT_EQ(f.is_read, 0);
 }
 
-TEST(MessageFilter, RefusesParametersItCannotRead) {
-  EXPECT_EQ(refusedField([] {
-              messageFilter(request({{"created_after", "yesterday"}}));
-            }),
-            "created_after");
-  EXPECT_EQ(refusedField([] { messageFilter(request({{"direction", "sideways"}})); }), "direction");
-  EXPECT_EQ(refusedField([] { messageFilter(request({{"is_read", "maybe"}})); }), "is_read");
-  EXPECT_EQ(refusedField([] { messageFilter(request({{"thread_id", "x"}})); }), "thread_id");
-  EXPECT_EQ(refusedField([] { messageFilter(request({{"inbox", "x"}})); }), "inbox");
-  EXPECT_EQ(refusedField([] { messageFilter(request({{"is_read", "1"}})); }), "");
+TEST(MessageFilter, TheRouteRefusesParametersItCannotReadAllAtOnce) {
+  auto bad = refused(messageListQuery(), {{"created_after", "yesterday"},
+                                          {"direction", "sideways"},
+                                          {"is_read", "maybe"},
+                                          {"thread_id", "x"},
+                                          {"inbox", ""}});
+  EXPECT_EQ(bad.size(), 5u);
+  EXPECT_NE(bad["created_after"].find("date and time"), std::string::npos);
+  EXPECT_EQ(bad["direction"], "must be one of: incoming, outgoing");
+  EXPECT_EQ(bad["is_read"], "must be true or false");
+  EXPECT_EQ(bad["thread_id"], "must be a UUID");
+  EXPECT_EQ(bad["inbox"], "must not be empty");
+  EXPECT_TRUE(refused(messageListQuery(), {{"is_read", "1"},
+                                           {"created_after", "2026-11-22T10:40:38.5+01:00"},
+                                           {"from_email", "a@b.example"}})
+                  .empty());
 }
 
 }  // namespace

@@ -107,6 +107,10 @@ TEST(TwilioWebhooks, RegistersThreePublicFormRoutes) {
     EXPECT_EQ(r.method, "POST");
     EXPECT_EQ(r.auth, sdk::AuthNeed::kNone);
     EXPECT_EQ(r.body, sdk::BodyKind::kJsonOrForm);
+    // Declared: the kernel refuses a parameter the URL Twilio was given never carries.
+    ASSERT_TRUE(r.query.has_value()) << r.pattern;
+    EXPECT_EQ(r.query->size(), r.pattern == kTwilioStatusPath ? 1u : 0u) << r.pattern;
+    EXPECT_FALSE(r.responses.empty()) << r.pattern;
     patterns.push_back(r.pattern);
   }
   EXPECT_EQ(patterns, (std::vector<std::string>{"/api/sms/webhooks/twilio/sms/",
