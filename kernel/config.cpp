@@ -50,6 +50,8 @@ const std::vector<sdk::ConfigKey>& kernelConfigKeys() {
        "held-response bytes queued before a slow peer "
        "is disconnected",
        false},
+      {"server.check_responses", "false",
+       "tests: check every answer against its route's declaration (500 response_mismatch)", false},
       {"server.tls.cert", "", "PEM certificate file; with server.tls.key, serve HTTPS", false},
       {"server.tls.key", "", "PEM private key file for server.tls.cert", false},
       {"data.dir", "", "directory for the database and files (default: <prefix>/var/lib/svc)",
@@ -247,8 +249,10 @@ std::vector<std::string> ConfigLayers::validate() const {
   if (!isInt(get("server.max_connections_per_address"), 0, 1000000)) {
     problems.push_back("server.max_connections_per_address must be 0-1000000");
   }
-  if (get("server.reuse_port") != "true" && get("server.reuse_port") != "false") {
-    problems.push_back("server.reuse_port must be true or false");
+  for (const char* key : {"server.reuse_port", "server.check_responses"}) {
+    if (get(key) != "true" && get(key) != "false") {
+      problems.push_back(std::string(key) + " must be true or false");
+    }
   }
   if (!isInt(get("server.stream_buffer_bytes"), 1024, 1 << 30)) {
     problems.push_back("server.stream_buffer_bytes must be 1024-1073741824");

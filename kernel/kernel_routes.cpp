@@ -1,5 +1,7 @@
 #include "kernel_routes.h"
 
+#include "api_reference.h"
+
 #include <svc/sdk/util.h>
 
 #include <Poco/JSON/Array.h>
@@ -7,6 +9,7 @@
 #include <Poco/String.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -156,21 +159,50 @@ sdk::Response advanceClock(sdk::Request& r) {
 
 void addKernelRoutes(Router& router, EventLog& events, EventTypeRegistry& event_types,
                      PluginHost& host, SqlDatabase& db, const ApiInfo& info) {
-  // Routes are fixed once svcd serves: the description is made once, on first request.
-  auto description_once = std::make_shared<std::once_flag>();
-  auto description = std::make_shared<std::string>();
-  router.add({"GET", "/api/schema/", sdk::AuthNeed::kNone, sdk::BodyKind::kJson, 0,
-              "This API's description: OpenAPI 3.1, every route of every enabled plugin.",
-              [&router, &event_types, info, description_once, description](sdk::Request&) {
-                std::call_once(*description_once, [&] {
-                  std::ostringstream out;
-                  openApiDocument(router, event_types, info)->stringify(out);
-                  *description = out.str();
-                });
-                return sdk::Response::text(200, *description, "application/json");
-              },
-              std::nullopt, std::vector<sdk::Param>{}},
-             "kernel");
+  // Routes are fixed once svcd serves: the description is made once, on first request, in its
+  // three forms.
+  struct Description {
+    std::once_flag once;
+    std::string json, text, html;
+  };
+  auto description = std::make_shared<Description>();
+  auto made = [&router, &event_types, info, description]() -> const Description& {
+    std::call_once(description->once, [&] {
+      const auto doc = openApiDocument(router, event_types, info);
+      std::ostringstream out;
+      doc->stringify(out);
+      description->json = out.str();
+      description->text = textReference(doc);
+      description->html = htmlReference(doc);
+    });
+    return *description;
+  };
+  auto describeRoute = [&router](const char* pattern, const char* summary, const char* type,
+                                 std::function<std::string(const Description&)> pick,
+                                 std::function<const Description&()> get) {
+    router.add(
+        {"GET",
+         pattern,
+         sdk::AuthNeed::kNone,
+         sdk::BodyKind::kJson,
+         0,
+         summary,
+         [type, pick, get](sdk::Request&) { return sdk::Response::text(200, pick(get()), type); },
+         std::nullopt,
+         std::vector<sdk::Param>{},
+         {{200, sdk::Schema::any()}}},
+        "kernel");
+  };
+  describeRoute(
+      "/api/schema/", "This API's description: OpenAPI 3.1, every route of every enabled plugin.",
+      "application/json", [](const Description& d) { return d.json; }, made);
+  describeRoute(
+      "/api/schema/reference.txt",
+      "The same as plain text, every route with an example call, to read in one go.",
+      "text/plain; charset=utf-8", [](const Description& d) { return d.text; }, made);
+  describeRoute(
+      "/api/docs/", "The same as a web page.", "text/html; charset=utf-8",
+      [](const Description& d) { return d.html; }, made);
   router.add(
       {"GET", "/api/events/stream/", sdk::AuthNeed::kAnyKey, sdk::BodyKind::kJson, 0,
        "Live events (Server-Sent Events), resumable with Last-Event-ID.",

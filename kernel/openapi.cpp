@@ -1,5 +1,8 @@
 #include "openapi.h"
 
+#include "response_check.h"
+
+#include <Poco/Ascii.h>
 #include <Poco/JSON/Array.h>
 #include <Poco/String.h>
 
@@ -30,19 +33,6 @@ ObjectPtr jsonContent(const ObjectPtr& schema) {
   ObjectPtr content = object();
   content->set("application/json", media);
   return content;
-}
-
-// The contract's error shape, every error of every route.
-sdk::Schema errorSchema() {
-  return sdk::Schema::object("Error")
-      .required("detail", sdk::Schema::string().describe(
-                              "What went wrong and what to do next, for a person or an agent."))
-      .required("code", sdk::Schema::string().describe("A stable machine code: `not_found`..."))
-      .optional("errors",
-                sdk::Schema::object()
-                    .additional(sdk::Schema::array(sdk::Schema::string()))
-                    .describe("For 400 `invalid`: every bad field or parameter with what is "
-                              "wrong with it, all at once."));
 }
 
 // The kernel's own errors a route may answer, by what it declares and needs.
@@ -196,6 +186,29 @@ ObjectPtr components(Components& schemas) {
   return c;
 }
 
+// An event of one type: the envelope, with `type` fixed and `object` as the type declares it.
+sdk::Schema eventSchema(const std::string& name, const sdk::EventType* type) {
+  std::string component;
+  bool upper = true;
+  for (const char c : name) {
+    const bool word = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    if (word) component += upper ? static_cast<char>(Poco::Ascii::toUpper(c)) : c;
+    upper = !word;
+  }
+  const sdk::Schema object =
+      type && type->object ? *type->object
+                           : sdk::Schema::object()
+                                 .additional(sdk::Schema::any())
+                                 .describe("The resource as its GET shows it, minus secrets.");
+  return sdk::Schema::object(component + "Event")
+      .required("id", sdk::Schema::string().format("uuid").describe("The event's id."))
+      .required("type", sdk::Schema::oneOf({name}))
+      .required("created_dt", sdk::Schema::string().format("date-time"))
+      .required("account", sdk::Schema::string().format("uuid"))
+      .required("identity", sdk::Schema::string().format("uuid").nullable())
+      .required("object", object);
+}
+
 }  // namespace
 
 std::string operationId(const std::string& method, const std::string& pattern) {
@@ -245,7 +258,7 @@ Poco::JSON::Object::Ptr openApiDocument(const Router& router, const EventTypeReg
   std::set<std::string> plugins;
   for (const auto& entry : router.routes()) {
     const sdk::Route& route = entry->route;
-    if (route.auth == sdk::AuthNeed::kOperator) continue;
+    if (route.auth == sdk::AuthNeed::kOperator || !route.described) continue;
     plugins.insert(entry->plugin);
     // Named without the trailing slash the contract writes: every path answers with or without
     // it, and OpenAPI tools take the slash-less form as the canonical one.
@@ -267,7 +280,7 @@ Poco::JSON::Object::Ptr openApiDocument(const Router& router, const EventTypeReg
     tags->add(std::string("events"));
     op->set("tags", tags);
     ObjectPtr body = object();
-    body->set("content", jsonContent(ref("#/components/schemas/Event")));
+    body->set("content", jsonContent(eventSchema(name, type).json(&schemas)));
     op->set("requestBody", body);
     // The receiver checks the delivery's signature, not a bearer credential of this API.
     op->set("security", Poco::JSON::Array::Ptr(new Poco::JSON::Array));
@@ -281,16 +294,6 @@ Poco::JSON::Object::Ptr openApiDocument(const Router& router, const EventTypeReg
     hooks->set(name, item);
   }
   doc->set("webhooks", hooks);
-  sdk::Schema::object("Event")
-      .required("id", sdk::Schema::string().format("uuid").describe("The event's id."))
-      .required("type", sdk::Schema::string().describe("`<noun>.<verb>`, as declared."))
-      .required("created_dt", sdk::Schema::string().format("date-time"))
-      .required("account", sdk::Schema::string().format("uuid"))
-      .required("identity", sdk::Schema::string().format("uuid").nullable())
-      .required("object", sdk::Schema::object()
-                              .additional(sdk::Schema::any())
-                              .describe("The resource as its GET shows it, minus secrets."))
-      .json(&schemas);
 
   doc->set("components", components(schemas));
   Poco::JSON::Array::Ptr tags = new Poco::JSON::Array;

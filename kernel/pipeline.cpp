@@ -1,6 +1,7 @@
 #include "pipeline.h"
 
 #include "database.h"
+#include "response_check.h"
 
 #include <svc/sdk/accounts.h>
 #include <svc/sdk/auth.h>
@@ -126,6 +127,15 @@ sdk::Response Pipeline::dispatchMatched(const RouteMatch& match, sdk::Request& r
   try {
     switch (match.status) {
       case RouteMatch::Status::kNotFound:
+        for (const auto& [prefix, plugin] : rt_.dormant_paths) {
+          if (req.path.rfind(prefix, 0) == 0 || req.path + "/" == prefix) {
+            throw sdk::HttpError(404, "feature_not_enabled",
+                                 "This server has the '" + plugin + "' plugin, which serves " +
+                                     prefix +
+                                     ", but has not enabled it; its operator can add it "
+                                     "to plugins.enabled.");
+          }
+        }
         throw sdk::HttpError(404, "not_found",
                              "No route matches " + sdk::quoteForDetail(req.path) + ".");
       case RouteMatch::Status::kBadPath: {
@@ -163,7 +173,17 @@ sdk::Response Pipeline::dispatchMatched(const RouteMatch& match, sdk::Request& r
     parseBody(entry, req);
     authenticate(entry, req);
     checkShapes(entry, req);
-    return entry.route.handler(req);
+    sdk::Response answer = entry.route.handler(req);
+    if (rt_.check_responses) {
+      if (auto mismatch = responseMismatch(entry.route, answer)) {
+        if (rt_.error_log) {
+          rt_.error_log->error("request " + req.request_id + " " + req.method + " " + req.path +
+                               ": response_mismatch: " + errorBody(*mismatch, req.request_id));
+        }
+        return errorResponse(*mismatch, req.request_id);
+      }
+    }
+    return answer;
   } catch (const sdk::HttpError& e) {
     return errorResponse(e, req.request_id);
   } catch (const std::exception& e) {

@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 
 namespace svc::kernel {
 
@@ -80,6 +81,15 @@ class RecordingRoutes : public sdk::RouteRegistry {
       : router_(router), operator_router_(operator_router), plugin_(plugin) {}
   void add(sdk::Route route) override {
     const bool for_operator = route.auth == sdk::AuthNeed::kOperator;
+    const auto& paths = plugin_.plugin->info().paths;
+    const bool inside = std::any_of(paths.begin(), paths.end(), [&](const std::string& prefix) {
+      return route.pattern.rfind(prefix, 0) == 0;
+    });
+    if (!for_operator && !paths.empty() && !inside) {
+      // A disabled plugin's paths answer feature_not_enabled; a route outside them would not.
+      throw std::invalid_argument("route " + route.method + " " + route.pattern +
+                                  " lies outside the plugin's declared paths");
+    }
     std::string label = route.method + " " + route.pattern + (for_operator ? " (operator)" : "");
     static const char* needs[] = {"none", "user", "account", "any", "identity", "operator"};
     plugin_.route_info.push_back(
@@ -249,6 +259,27 @@ void PluginHost::load(const std::string& dir, const std::string& enabled) {
   for (std::size_t i = 0; i < files.size(); ++i)
     loaded.push_back(loadPluginFile(files[i], names[i]));
   add(std::move(loaded));
+  if (list != "*") noteDormant(dir, files);
+}
+
+void PluginHost::noteDormant(const std::string& dir, const std::vector<std::string>& enabled) {
+  Poco::File folder(dir);
+  if (!folder.exists() || !folder.isDirectory()) return;
+  for (Poco::DirectoryIterator it(folder); it != Poco::DirectoryIterator(); ++it) {
+    const std::string file = it.name();
+    if (file.rfind(kFilePrefix, 0) != 0 || !Poco::endsWith(file, std::string(kFileSuffix)))
+      continue;
+    if (std::find(enabled.begin(), enabled.end(), it->path()) != enabled.end()) continue;
+    try {
+      // Created only to read what it says about itself; never configured or started.
+      auto plugin = loadPluginFile(it->path(), "");
+      for (const auto& prefix : plugin->plugin->info().paths) {
+        dormant_paths_.emplace_back(prefix, plugin->name);
+      }
+    } catch (const std::exception&) {
+      // A library that does not load is no feature of this server; load() reports enabled ones.
+    }
+  }
 }
 
 void checkDeclaredKeys(const std::vector<std::unique_ptr<LoadedPlugin>>& plugins) {

@@ -110,8 +110,15 @@ class PluginHost {
   const std::vector<std::unique_ptr<LoadedPlugin>>& plugins() const { return plugins_; }
   /// @return the event types the loaded plugins declare, and the kernel's own.
   EventTypeRegistry& eventTypes() { return event_types_; }
+  /// @return the path prefixes of plugins installed in the plugins directory but not enabled,
+  /// each with the plugin's name (requests there answer 404 `feature_not_enabled`).
+  const std::vector<std::pair<std::string, std::string>>& dormantPaths() const {
+    return dormant_paths_;
+  }
 
  private:
+  /// Notes the paths of the plugins in dir that are not among the enabled files.
+  void noteDormant(const std::string& dir, const std::vector<std::string>& enabled);
   /// @return what plugin may read of the configuration (see scoped_config.h).
   Poco::AutoPtr<ScopedConfiguration> scopedConfig(const LoadedPlugin& plugin) const;
 
@@ -121,6 +128,7 @@ class PluginHost {
   ListenerLoop listeners_;  // outlives the plugins, whose listeners it drives
   std::vector<std::unique_ptr<LoadedPlugin>> plugins_;
   EventTypeRegistry event_types_;
+  std::vector<std::pair<std::string, std::string>> dormant_paths_;
   Metrics unserved_metrics_;
 };
 

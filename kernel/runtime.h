@@ -12,6 +12,8 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace svc::kernel {
 
@@ -29,6 +31,9 @@ struct Runtime {
   std::string operator_token;       ///< what kOperator routes need (the admin listener's runtime)
   AccessLog* access_log = nullptr;  ///< null when log.level is above information
   Poco::Logger* error_log = nullptr;
+  bool check_responses = false;  ///< server.check_responses (response_check.h)
+  /// Path prefixes of installed plugins that are not enabled, with their names.
+  std::vector<std::pair<std::string, std::string>> dormant_paths;
 };
 
 }  // namespace svc::kernel

@@ -189,6 +189,7 @@ Runtime apiRuntime(const Poco::Util::AbstractConfiguration& conf, Router& router
   runtime.base_url = conf.getString("public.base_url");
   runtime.access_log = access_log;
   runtime.error_log = &Poco::Logger::get("svcd");
+  runtime.check_responses = conf.getBool("server.check_responses");
   return runtime;
 }
 
@@ -401,6 +402,7 @@ int SvcdApp::serve() {
     access_log = std::make_unique<AccessLog>(conf.getString("log.format") == "json");
   }
   Runtime runtime = apiRuntime(conf, router, services, hub, metrics, access_log.get());
+  runtime.dormant_paths = host.dormantPaths();
 
   std::unique_ptr<ApiServer> api;
   try {

@@ -30,9 +30,15 @@ void ContributedPages::registerIn(sdk::RouteRegistry& routes) {
               [this](sdk::Request& r, Visitor& v) { return serve(r, v); });
   }
   // Public: a script is code anyone may read, and the sign-in page could load one too.
-  routes.add({"GET", site_.prefix() + "/" + kScriptsSegment + "/{name}", sdk::AuthNeed::kNone,
-              sdk::BodyKind::kJson, 0, "A script plugins' dashboard pages share.",
-              [this](sdk::Request& r) { return script(r); }});
+  sdk::Route route{"GET",
+                   site_.prefix() + "/" + kScriptsSegment + "/{name}",
+                   sdk::AuthNeed::kNone,
+                   sdk::BodyKind::kJson,
+                   0,
+                   "A script plugins' dashboard pages share.",
+                   [this](sdk::Request& r) { return script(r); }};
+  route.described = false;
+  routes.add(std::move(route));
 }
 
 sdk::Response ContributedPages::script(sdk::Request& r) const {

@@ -38,11 +38,18 @@ Site::Site(const std::string& dashboard_url, std::shared_ptr<PageRegistry> pages
 
 void Site::add(sdk::RouteRegistry& routes, const char* method, const std::string& path,
                const char* summary, Handler handler) {
-  routes.add({method, prefix_ + path, sdk::AuthNeed::kNone, sdk::BodyKind::kJsonOrForm, 64 * 1024,
-              summary, [this, handler = std::move(handler)](sdk::Request& r) {
-                Visitor v = visitor(r);
-                return render(v, handler(r, v));
-              }});
+  sdk::Route route{method,
+                   prefix_ + path,
+                   sdk::AuthNeed::kNone,
+                   sdk::BodyKind::kJsonOrForm,
+                   64 * 1024,
+                   summary,
+                   [this, handler = std::move(handler)](sdk::Request& r) {
+                     Visitor v = visitor(r);
+                     return render(v, handler(r, v));
+                   }};
+  route.described = false;  // a page for a person's browser, not the API
+  routes.add(std::move(route));
 }
 
 Visitor Site::visitor(const sdk::Request& r) const {

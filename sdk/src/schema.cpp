@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <sstream>
+#include <stdexcept>
 
 namespace svc::sdk {
 
@@ -290,11 +292,20 @@ Poco::JSON::Object::Ptr Schema::json(
     std::map<std::string, Poco::JSON::Object::Ptr>* components) const {
   const Node& n = *node_;
   if (components && !n.name.empty()) {
-    if (!components->count(n.name)) {
+    auto known = components->find(n.name);
+    Schema inline_copy = *this;
+    inline_copy.edit().name.clear();
+    if (known == components->end()) {
       (*components)[n.name] = nullptr;  // claimed first: a schema that contains itself ends
-      Schema inline_copy = *this;
-      inline_copy.edit().name.clear();
       (*components)[n.name] = inline_copy.json(components);
+    } else if (known->second) {
+      // Two routes naming different shapes alike would publish one of them under both.
+      std::ostringstream mine, theirs;
+      inline_copy.json(components)->stringify(mine);
+      known->second->stringify(theirs);
+      if (mine.str() != theirs.str()) {
+        throw std::logic_error("two different schemas are named '" + n.name + "'");
+      }
     }
     Poco::JSON::Object::Ptr ref = new Poco::JSON::Object;
     ref->set("$ref", "#/components/schemas/" + n.name);
@@ -548,6 +559,17 @@ void validateQuery(const std::vector<Param>& declared,
   for (const auto& p : declared) {
     if (p.required && !query.count(p.name)) add(p.name, "this parameter is required");
   }
+}
+
+std::string formatExample(const std::string& format) {
+  static const std::map<std::string, std::string> examples = {
+      {"uuid", "0b6f1c8e-8a55-4f7e-9f63-2d1d4c1a9e70"},
+      {"email", "agent@example.com"},
+      {"date-time", "2026-01-01T00:00:00Z"},
+      {"uri", "https://example.com/"},
+      {"e164", "+15555550100"}};
+  auto it = examples.find(format);
+  return it == examples.end() ? std::string() : it->second;
 }
 
 }  // namespace svc::sdk

@@ -78,7 +78,9 @@ export class Svcd {
     s.admin = `http://127.0.0.1:${s.adminPort}`;
     const sets = { 'db.url': s.db.url, 'admin.listen': `127.0.0.1:${s.adminPort}`,
       'email.smtp.listen': '127.0.0.1:0',
-      'public.base_url': s.url, ...settings };
+      'public.base_url': s.url,
+      // Every answer is checked against its route's declaration; stop() fails on a mismatch.
+      'server.check_responses': 'true', ...settings };
     delete sets['server.port'];
     s.args = ['--port', String(s.port), '--data-dir', s.dataDir];
     for (const [k, v] of Object.entries(sets)) s.args.push('--set', `${k}=${v}`);
@@ -169,6 +171,8 @@ export class Svcd {
     }
     this.db.drop();
     rmSync(this.dataDir, { recursive: true, force: true });
+    const mismatches = this.log.split('\n').filter((l) => l.includes('response_mismatch'));
+    if (mismatches.length) throw new Error(`answers that do not fit their declaration:\n${mismatches.join('\n')}`);
   }
 }
 

@@ -27,6 +27,7 @@
 
 #include <boost/dll/alias.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,9 @@ struct EventType {
   /// always keeps): when a published object is too large to be an event (over 60 KB), the kernel
   /// keeps only these fields and sets `"truncated": true`. For example `{"thread_id"}`.
   std::vector<std::string> key_fields;
+  /// What `object` looks like (the API description's event types; the test suites check
+  /// published objects against it). nullopt: not described.
+  std::optional<Schema> object{};
 };
 
 /// What a plugin says about itself.
@@ -70,6 +74,10 @@ struct PluginInfo {
   /// The services it looks up, whoever offers them (shown as above). Looking up one not listed
   /// here or in offers_services still works, but the kernel logs it once as a warning.
   std::vector<std::string> uses_services;
+  /// The path prefixes its routes live under (`/api/things/`). A server that has the plugin
+  /// installed but not enabled answers requests under them 404 `feature_not_enabled` naming it,
+  /// not a bare `not_found`; the kernel refuses a route outside them when any are listed.
+  std::vector<std::string> paths;
 };
 
 /// What the kernel gives a plugin at configure time; valid until the plugin is destroyed.

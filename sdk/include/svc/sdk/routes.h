@@ -71,6 +71,8 @@ struct Route {
   std::map<int, Schema> responses{};
   /// The errors it may answer besides the kernel's own (400 `invalid`, 401, 403, 404, 413, 415).
   std::vector<RouteError> errors{};
+  /// false for pages a browser shows (HTML forms), which the API description leaves out.
+  bool described = true;
 };
 
 /// Where a plugin registers its routes (during the register step only).

@@ -138,6 +138,10 @@ std::vector<Param> pageParams();
 /// results}`.
 Schema pageOf(const Schema& item, std::string name);
 
+/// @param format a format Schema::format() checks. @return a value that passes the check (for
+/// examples: `+15555550100` for e164), or "" for a format it does not check.
+std::string formatExample(const std::string& format);
+
 /// Checks query parameters against a route's declaration: unknown ones, repeated ones, missing
 /// required ones and values that do not fit are each noted under the parameter's name.
 /// @param declared the parameters. @param query the request's. @param errors where problems go.
