@@ -86,18 +86,6 @@ Schema deviceTokensSchema() {
       .required("expires_in", Schema::integer().minimum(1));
 }
 
-Schema oauthErrorSchema() {
-  return Schema::object("OAuthError")
-      .required("error", Schema::oneOf({"authorization_pending", "slow_down", "access_denied",
-                                        "expired_token", "invalid_grant", "invalid_request",
-                                        "unsupported_grant_type"})
-                             .describe("authorization_pending: poll again; slow_down: poll "
-                                       "less often (interval); the others end the login."))
-      .required("error_description", Schema::string())
-      .optional("interval", Schema::integer().minimum(0).describe(
-                                "With slow_down: the seconds to wait between polls now."));
-}
-
 Schema refreshInputSchema() {
   return Schema::object("RefreshInput")
       .required("refresh", Schema::string().minLength(1).maxLength(200).describe(

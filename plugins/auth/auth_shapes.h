@@ -20,9 +20,6 @@ sdk::Schema newKeySchema();
 sdk::Schema deviceLoginSchema();
 /// @return the tokens a device login gives once approved.
 sdk::Schema deviceTokensSchema();
-/// @return an OAuth error (RFC 6749 section 5.2, RFC 8628 section 3.5): the device-token
-/// endpoint's 400s.
-sdk::Schema oauthErrorSchema();
 /// @return `{refresh}`: what refresh and logout take.
 sdk::Schema refreshInputSchema();
 /// @return `{access, refresh}`: what a refresh answers.

@@ -68,9 +68,17 @@ void DeviceFlow::registerRoutes(sdk::RouteRegistry& routes) {
                             Schema::string().describe("OAuth's `urn:ietf:params:oauth:grant-type:"
                                                       "device_code` (may be left out).")),
               none,
-              // Its refusals are OAuth's (400 `error`), not the contract's shape.
-              {{200, deviceTokensSchema()}, {400, oauthErrorSchema()}},
-              {throttled}});
+              {{200, deviceTokensSchema()}},
+              // OAuth's answers (RFC 8628 section 3.5): `error` and `error_description`, with
+              // the same as `code` and `detail`.
+              {{400, "authorization_pending", "the person has not decided yet: poll again"},
+               {400, "slow_down", "polled sooner than interval: wait `interval` seconds"},
+               {400, "access_denied", "the person denied the login"},
+               {400, "expired_token", "the device code expired: start again"},
+               {400, "invalid_grant", "the device code is unknown or was used"},
+               {400, "unsupported_grant_type", "a form's grant_type is not the device code's"},
+               {400, "invalid_request", "a form without device_code"},
+               throttled}});
 }
 
 void DeviceFlow::start() {
@@ -250,10 +258,8 @@ DeviceFlow::Evaluation DeviceFlow::evaluate(const std::string& code_hash, bool w
           now - d->last_poll_us < static_cast<std::int64_t>(d->interval_s) * 1000000) {
         int interval = d->interval_s + 5;
         store_.notePoll(s, d->id, now, interval);
-        Poco::JSON::Object::Ptr body = new Poco::JSON::Object;
-        body->set("error", "slow_down");
-        body->set("error_description",
-                  "Polling too fast; wait " + std::to_string(interval) + " s.");
+        auto body = oauthErrorBody("slow_down",
+                                   "Polling too fast; wait " + std::to_string(interval) + " s.");
         body->set("interval", interval);
         e.response = noStore(400, body);
         return;

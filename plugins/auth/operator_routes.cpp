@@ -51,7 +51,7 @@ void OperatorRoutes::registerRoutes(sdk::RouteRegistry& routes) {
               [this](sdk::Request& r) { return decide(r, true); },
               Schema::object("DeviceApproval")
                   .required("user_code", user_code)
-                  .required("user", email.describe("The approving user's email.")),
+                  .required("user", Schema(email).describe("The approving user's email.")),
               none,
               {{200, decision}},
               {no_code}});

@@ -46,7 +46,7 @@ Schema identityCreateSchema() {
   return Schema::object("IdentityInput")
       .required("name", name())
       .optional("email_identifier",
-                Schema::string().nullable().maxLength(64).describe(
+                Schema::string().nullable().describe(
                     "The inbox's local part: 1-64 of a-z 0-9 . _ -, starting and ending with a "
                     "letter or digit; left out, a readable unique one is made."))
       .optional("domain", Schema::string().nullable().describe(
@@ -55,11 +55,9 @@ Schema identityCreateSchema() {
                 Schema::boolean().nullable().describe("true: give the identity a phone number "
                                                       "too; nothing is created when none can "
                                                       "be had."))
-      .optional("country_code",
-                Schema::string()
-                    .nullable()
-                    .pattern("^[A-Za-z]{2}$", "must be an ISO 3166 alpha-2 code such as US")
-                    .describe("With provision_phone: the number's country (default US)."))
+      .optional("country_code", Schema::string().nullable().describe(
+                                    "With provision_phone: the number's country, ISO 3166 "
+                                    "alpha-2 (default US)."))
       .additional(otherPart());
 }
 
@@ -87,10 +85,8 @@ Schema voiceAgentSchema() {
 Schema identityActionSchema() {
   return Schema::object("IdentityActionInput")
       .optional("country_code",
-                Schema::string()
-                    .nullable()
-                    .pattern("^[A-Za-z]{2}$", "must be an ISO 3166 alpha-2 code such as US")
-                    .describe("provision-phone: the number's country (default US)."));
+                Schema::string().nullable().describe(
+                    "provision-phone: the number's country, ISO 3166 alpha-2 (default US)."));
 }
 
 }  // namespace svc::plugins::identities

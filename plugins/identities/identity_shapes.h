@@ -4,7 +4,9 @@
 // these routes are registered: the declarations hold what the contract fixes (`name`, and the
 // `email` and `phone` parts with their create fields) and let other members through
 // (`additionalProperties`); Extensions::refuseUnknownFields() then refuses, in the handler, a
-// field no enabled plugin takes.
+// field no enabled plugin takes. The rules of those parts' fields (an email identifier's
+// characters, a country code) are their plugins', which answer 503 naming the part when it is not
+// enabled: the declarations give those fields' types only.
 #pragma once
 
 #include <svc/sdk/schema.h>
