@@ -51,7 +51,9 @@ const std::vector<sdk::ConfigKey>& kernelConfigKeys() {
        "is disconnected",
        false},
       {"server.check_responses", "false",
-       "tests: check every answer against its route's declaration (500 response_mismatch)", false},
+       "tests: check every answer and event against its declaration (500 response_mismatch, "
+       "logged event_mismatch)",
+       false},
       {"server.tls.cert", "", "PEM certificate file; with server.tls.key, serve HTTPS", false},
       {"server.tls.key", "", "PEM private key file for server.tls.cert", false},
       {"data.dir", "", "directory for the database and files (default: <prefix>/var/lib/svc)",

@@ -1,5 +1,7 @@
 #include "event_log.h"
 
+#include <svc/sdk/http.h>
+#include <svc/sdk/schema.h>
 #include <svc/sdk/util.h>
 
 #include <Poco/Data/Statement.h>
@@ -146,6 +148,20 @@ sdk::Event EventLog::publish(const std::string& type, const std::string& account
   e.account = account;
   e.identity = identity;
   e.object = object ? object : Poco::JSON::Object::Ptr(new Poco::JSON::Object);
+  if (check_objects_ && declared && declared->object) {
+    sdk::FieldErrors problems;
+    declared->object->validate(e.object, "object", problems);
+    try {
+      problems.throwIfAny();
+    } catch (const sdk::HttpError& mismatch) {
+      std::string named;
+      for (const auto& [field, messages] : mismatch.errors()) {
+        for (const auto& m : messages) named += " " + field + ": " + m + ";";
+      }
+      Poco::Logger::get("svcd").error("event_mismatch: a published " + type +
+                                      " does not fit its declared object:" + named);
+    }
+  }
   std::ostringstream object_json;
   e.object->stringify(object_json);
   if (object_json.str().size() > 60000) {

@@ -48,6 +48,10 @@ class EventLog : public sdk::EventBus {
   /// undeclared type, and an oversized object keeps its type's key fields. Without it (tests),
   /// every type is accepted silently.
   void setEventTypes(EventTypeRegistry* types) { types_ = types; }
+  /// With server.check_responses: every published object is checked against its type's declared
+  /// object, and one that does not fit is logged as an error (`event_mismatch`), which the test
+  /// suites fail on.
+  void checkObjects(bool on) { check_objects_ = on; }
 
   void start();
   void stop();
@@ -88,6 +92,7 @@ class EventLog : public sdk::EventBus {
 
   SqlDatabase& db_;
   EventTypeRegistry* types_ = nullptr;
+  bool check_objects_ = false;
   const int retention_days_;
   const int ping_seconds_;
   std::atomic<bool> running_{false};

@@ -90,6 +90,16 @@ sdk::Response eventStream(sdk::Request& r, EventLog& events, EventTypeRegistry& 
   });
 }
 
+sdk::Schema healthSchema() {
+  using sdk::Schema;
+  return Schema::object("Health")
+      .required("status", Schema::oneOf({"ok", "unavailable"}))
+      .required("database", Schema::oneOf({"ok", "unreachable"}))
+      .required("plugins", Schema::array(Schema::object("PluginVersion")
+                                             .required("name", Schema::string())
+                                             .required("version", Schema::string())));
+}
+
 // The plugins' names and versions as JSON: fixed once svcd runs, so written once.
 std::string pluginVersions(PluginHost& host) {
   Poco::JSON::Array list;
@@ -203,15 +213,32 @@ void addKernelRoutes(Router& router, EventLog& events, EventTypeRegistry& event_
   describeRoute(
       "/api/docs/", "The same as a web page.", "text/html; charset=utf-8",
       [](const Description& d) { return d.html; }, made);
+  using sdk::Schema;
   router.add(
-      {"GET", "/api/events/stream/", sdk::AuthNeed::kAnyKey, sdk::BodyKind::kJson, 0,
-       "Live events (Server-Sent Events), resumable with Last-Event-ID.",
-       [&events, &event_types](sdk::Request& r) { return eventStream(r, events, event_types); }},
+      {"GET",
+       "/api/events/stream/",
+       sdk::AuthNeed::kAnyKey,
+       sdk::BodyKind::kJson,
+       0,
+       "Live events (Server-Sent Events, each `data` an event as the webhooks section shows), "
+       "resumable with Last-Event-ID.",
+       [&events, &event_types](sdk::Request& r) { return eventStream(r, events, event_types); },
+       std::nullopt,
+       std::vector<sdk::Param>{
+           {"types", Schema::string().maxLength(4096), false,
+            "Comma list of event types to receive (default: all)."},
+           {"last_event_id", Schema::string().pattern("^[0-9]{1,18}$", "must be an event's id"),
+            false, "Resume after this event (as the Last-Event-ID header does)."}},
+       {{200, Schema::any().describe("text/event-stream")}}},
       "kernel");
   auto health = std::make_shared<DatabaseHealth>(db);
   auto plugins_once = std::make_shared<std::once_flag>();
   auto plugins = std::make_shared<std::string>();
-  router.add({"GET", "/api/health/", sdk::AuthNeed::kNone, sdk::BodyKind::kJson, 0,
+  router.add({"GET",
+              "/api/health/",
+              sdk::AuthNeed::kNone,
+              sdk::BodyKind::kJson,
+              0,
               "Liveness, database reachability and the loaded plugins.",
               [&host, health, plugins_once, plugins](sdk::Request&) {
                 // The plugin list is fixed once svcd runs; only the database part changes.
@@ -223,7 +250,10 @@ void addKernelRoutes(Router& router, EventLog& events, EventTypeRegistry& event_
                                                "\",\"plugins\":" + *plugins + ",\"status\":\"" +
                                                (db_ok ? "ok" : "unavailable") + "\"}",
                                            "application/json");
-              }},
+              },
+              std::nullopt,
+              std::vector<sdk::Param>{},
+              {{200, healthSchema()}, {503, healthSchema()}}},
              "kernel");
 }
 

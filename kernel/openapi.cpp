@@ -39,22 +39,20 @@ ObjectPtr jsonContent(const ObjectPtr& schema) {
 std::map<int, std::string> kernelErrors(const sdk::Route& route, bool has_path_params) {
   std::map<int, std::string> out;
   if (route.request || route.query || route.body != sdk::BodyKind::kAny) {
-    out[400] =
-        "`invalid`: the body or a parameter does not fit (every problem named in "
-        "`errors`); the body is not JSON";
+    out[400] = "`invalid`: a field or parameter does not fit (all named in `errors`)";
   }
   if (route.auth != sdk::AuthNeed::kNone) {
-    out[401] = "`not_authenticated`: no credential, or one that is not accepted";
+    out[401] = "`not_authenticated`: no accepted credential";
   }
   if (route.auth == sdk::AuthNeed::kAccount || route.auth == sdk::AuthNeed::kUser) {
-    out[403] = "`permission_denied`: an identity key where the account's is needed";
+    out[403] = "`permission_denied`: needs the account's key, not an identity's";
   }
   if (has_path_params || route.auth == sdk::AuthNeed::kAnyKey ||
       route.auth == sdk::AuthNeed::kIdentity) {
-    out[404] = "`not_found`: no such resource in this account (or the named identity)";
+    out[404] = "`not_found`: no such resource in this account";
   }
   if (route.method != "GET" && route.method != "DELETE") {
-    out[413] = "`payload_too_large`: the body exceeds the route's limit";
+    out[413] = "`payload_too_large`: the body is over the route's limit";
   }
   return out;
 }

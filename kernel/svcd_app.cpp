@@ -367,6 +367,7 @@ int SvcdApp::serve() {
   EventLog events(*db, conf.getInt("events.retention_days"));
   EventTypeRegistry& event_types = host.eventTypes();
   events.setEventTypes(&event_types);
+  events.checkObjects(conf.getBool("server.check_responses"));
   Metrics metrics;
   StreamHub hub(static_cast<std::size_t>(conf.getInt("server.stream_buffer_bytes")));
 

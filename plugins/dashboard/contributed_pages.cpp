@@ -31,7 +31,7 @@ void ContributedPages::registerIn(sdk::RouteRegistry& routes) {
   }
   // Public: a script is code anyone may read, and the sign-in page could load one too.
   sdk::Route route{"GET",
-                   site_.prefix() + "/" + kScriptsSegment + "/{name}",
+                   site_.prefix() + "/" + kScriptsSegment + "/{plugin}/{name}",
                    sdk::AuthNeed::kNone,
                    sdk::BodyKind::kJson,
                    0,
@@ -42,7 +42,7 @@ void ContributedPages::registerIn(sdk::RouteRegistry& routes) {
 }
 
 sdk::Response ContributedPages::script(sdk::Request& r) const {
-  auto s = pages_->script(r.params.at("name"));
+  auto s = pages_->script(r.params.at("plugin") + "/" + r.params.at("name"));
   if (!s) {
     throw sdk::HttpError(404, "not_found", "No route matches " + sdk::quoteForDetail(r.path) + ".");
   }
@@ -53,6 +53,11 @@ sdk::Response ContributedPages::script(sdk::Request& r) const {
                                                 ? "public, max-age=31536000, immutable"
                                                 : "no-cache");
   out.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  // A page ignores a script's own policy; a worker runs under it. A worker computes: it loads,
+  // fetches and connects to nothing (what it holds, a key say, has no way out but the page).
+  out.headers.emplace_back(
+      "Content-Security-Policy",
+      s->webassembly ? "default-src 'none'; script-src 'wasm-unsafe-eval'" : "default-src 'none'");
   return out;
 }
 
@@ -85,6 +90,7 @@ Page ContributedPages::serve(sdk::Request& r, Visitor& v) {
     links.add(l);
   }
   Page p;
+  Poco::JSON::Object workers;
   for (const auto& name : page.scripts) {
     auto s = pages_->script(name);
     if (!s) {
@@ -92,16 +98,22 @@ Page ContributedPages::serve(sdk::Request& r, Visitor& v) {
                            "<p class=\"error\">This page needs the script " + escape(name) +
                                ", which no loaded plugin provides.</p>");
     }
-    p.script_urls.push_back(site_.prefix() + "/" + kScriptsSegment + "/" + s->name +
-                            "?v=" + s->version);
-    p.webassembly = p.webassembly || s->webassembly;
+    const std::string url =
+        site_.prefix() + "/" + kScriptsSegment + "/" + s->name + "?v=" + s->version;
+    if (s->worker) {
+      workers.set(s->name, url);
+      p.workers = true;
+    } else {
+      p.script_urls.push_back(url);
+      p.webassembly = p.webassembly || s->webassembly;
+    }
   }
   p.title = page.title;
   p.content = "<div class=\"card\"><h1 id=\"view-title\">" + escape(page.title) +
               "</h1><div id=\"view\" data-prefix=\"" + escape(site_.prefix()) +
               "\" data-params=\"" + escape(json(params)) + "\" data-links=\"" +
-              escape(json(links)) + "\" data-csrf=\"" + escape(v.csrf) +
-              "\"><p class=\"muted\">Loading…</p></div></div>";
+              escape(json(links)) + "\" data-workers=\"" + escape(json(workers)) +
+              "\" data-csrf=\"" + escape(v.csrf) + "\"><p class=\"muted\">Loading…</p></div></div>";
   p.script = page.script;
   return p;
 }

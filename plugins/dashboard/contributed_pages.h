@@ -2,7 +2,8 @@
 // prefix that none of its own routes takes (up to PageRegistry::kMaxSegments segments) here,
 // because plugins add pages in start(), after routes are registered. A path no page matches is
 // answered 404 exactly as the kernel answers a path no route matches. It also serves the shared
-// scripts plugins add (`prefix/scripts/{name}`), which pages load before their own.
+// scripts plugins add (`prefix/scripts/{plugin}/{name}`), which pages load before their own or
+// start as Web Workers.
 #pragma once
 
 #include "page_registry.h"
@@ -20,7 +21,7 @@ class ContributedPages {
   static constexpr const char* kScriptsSegment = "scripts";
 
   /// Registers GET prefix/{s1}, prefix/{s1}/{s2}, ... (static routes win in the kernel's router)
-  /// and GET prefix/scripts/{name}.
+  /// and GET prefix/scripts/{plugin}/{name}.
   void registerIn(sdk::RouteRegistry& routes);
 
  private:

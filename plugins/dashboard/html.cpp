@@ -87,6 +87,7 @@ var svc = (function () {
   return {
     prefix: prefix,
     params: JSON.parse(box.dataset.params || '{}'),
+    workers: JSON.parse(box.dataset.workers || '{}'),
     el: el,
     show: show,
     api: function (path) {
@@ -100,10 +101,11 @@ var svc = (function () {
           return r.json();
         });
     },
-    send: function (method, path, body) {
+    send: function (method, path, body, extra) {
+      var headers = { Accept: 'application/json', 'Content-Type': 'application/json', 'X-Svc-Csrf': csrf };
+      for (var h in (extra || {})) headers[h] = extra[h];
       return fetch(path, {
-        method: method, credentials: 'same-origin', body: JSON.stringify(body || {}),
-        headers: { Accept: 'application/json', 'Content-Type': 'application/json', 'X-Svc-Csrf': csrf }
+        method: method, credentials: 'same-origin', body: JSON.stringify(body || {}), headers: headers
       }).then(function (r) {
         return r.json().catch(function () { return {}; }).then(function (d) {
           if (!r.ok) {

@@ -111,6 +111,18 @@ void PageRegistry::add(sdk::DashboardPage page) {
       {std::make_shared<const sdk::DashboardPage>(std::move(page)), std::move(segments)});
 }
 
+namespace {
+
+// A plugin's name, as the kernel allows it in PluginInfo::name.
+bool isPluginName(const std::string& name) {
+  return !name.empty() && name.size() <= 64 && name[0] >= 'a' && name[0] <= 'z' &&
+         std::all_of(name.begin(), name.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+         });
+}
+
+}  // namespace
+
 void PageRegistry::addScript(sdk::DashboardScript script) {
   const std::string& name = script.name;
   const bool named =
@@ -124,14 +136,19 @@ void PageRegistry::addScript(sdk::DashboardScript script) {
                                 "': the name must be 1-64 of a-z 0-9 . _ -, starting with a "
                                 "letter or digit and ending in .js");
   }
+  if (!isPluginName(script.plugin)) {
+    throw std::invalid_argument("dashboard script '" + name + "': plugin '" + script.plugin +
+                                "' is not a plugin's name (a-z 0-9 _ -, starting with a letter)");
+  }
   if (script.body.empty()) {
     throw std::invalid_argument("dashboard script '" + name + "' is empty");
   }
   auto s = std::make_shared<Script>();
-  s->name = name;
+  s->name = script.plugin + "/" + name;
   s->version = sdk::sha256Hex(script.body).substr(0, 16);
   s->body = std::move(script.body);
   s->webassembly = script.webassembly;
+  s->worker = script.worker;
   std::unique_lock lock(mutex_);
   if (!scripts_.emplace(s->name, s).second) {
     throw std::invalid_argument("dashboard script '" + s->name + "' was added before");

@@ -28,12 +28,13 @@ class PageRegistry : public sdk::DashboardPages {
 
   /// A shared script as it is served.
   struct Script {
-    std::string name;
+    std::string name;  ///< `{plugin}/{name}`: what pages name and its path below `scripts/`.
     std::string body;
     std::string version;  ///< A hash of the body: its URL's `?v=`, so a browser may keep it.
     bool webassembly = false;
+    bool worker = false;  ///< Started by pages as a Web Worker, not loaded into them.
   };
-  /// @return the script added under name, or null.
+  /// @param name `{plugin}/{name}`. @return the script added under it, or null.
   std::shared_ptr<const Script> script(const std::string& name) const;
 
   /// A page and the parameters its path bound.

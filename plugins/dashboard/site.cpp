@@ -103,8 +103,9 @@ sdk::Response Site::render(const Visitor& v, Page p) const {
     out.headers.emplace_back("Content-Security-Policy",
                              "default-src 'none'; style-src 'nonce-" + nonce +
                                  "'; script-src 'nonce-" + nonce +
-                                 (p.webassembly ? "' 'wasm-unsafe-eval" : "") +
-                                 "'; img-src 'self'; connect-src 'self'; form-action 'self'; "
+                                 (p.webassembly ? "' 'wasm-unsafe-eval" : "") + "'; " +
+                                 (p.workers ? "worker-src 'self'; " : "") +
+                                 "img-src 'self'; connect-src 'self'; form-action 'self'; "
                                  "frame-ancestors 'none'; base-uri 'none'");
   }
   if (v.new_csrf_cookie && !v.user) {

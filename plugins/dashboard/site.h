@@ -34,6 +34,7 @@ struct Page {
   std::string script;                    ///< A contributed page's script, or empty.
   std::vector<std::string> script_urls;  ///< Shared scripts it loads first (same origin).
   bool webassembly = false;              ///< One of them compiles WebAssembly: the CSP allows it.
+  bool workers = false;                  ///< It may start same-origin worker scripts.
 };
 
 /// @return a form field of a form-encoded or JSON body, or "".

@@ -15,6 +15,7 @@
 #include "inboxes.h"
 #include "ingest.h"
 #include "mail_store.h"
+#include "message_wait.h"
 #include "messages.h"
 #include "outgoing.h"
 #include "relay.h"
@@ -86,6 +87,7 @@ class EmailPlugin : public sdk::Plugin {
         std::make_unique<Domains>(context.database(), config_.platform_domains, config_.dns_server);
     inboxes_ = std::make_unique<Inboxes>(context, *store_, *domains_);
     messages_ = std::make_unique<Messages>(context.database(), *store_, config_.exact_count_limit);
+    wait_ = std::make_unique<MessageWait>(context.database(), *store_, context.events());
     outgoing_ = std::make_unique<Outgoing>(context.database(), *store_, *blobs_, *relay_, *domains_,
                                            *inboxes_, *messages_, dkim_.get(), config_);
     attachments_ = std::make_unique<Attachments>(context.database(), *store_, *blobs_,
@@ -145,6 +147,7 @@ class EmailPlugin : public sdk::Plugin {
         [&o](sdk::Request& r) { return o.reply(r, true); });
     add("POST", "/api/email-messages/{id}/forward/", AuthNeed::kAnyKey, "Forward a message.",
         sdk::bindHandler(o, &Outgoing::forward));
+    routes.add(wait_->route());
     Attachments& a = *attachments_;
     routes.add({"POST", "/api/email-attachments/", AuthNeed::kAnyKey, sdk::BodyKind::kAny,
                 a.maxBodyBytes(), "Upload an attachment.",
@@ -160,6 +163,7 @@ class EmailPlugin : public sdk::Plugin {
   void start() override {
     inboxes_->start();
     ingest_->start();
+    wait_->start();
     smtp_server_ = std::make_unique<SmtpServer>(config_.smtp, *ingest_, context_->logger());
     smtp_server_->start(context_->listeners());
     const auto& domains = config_.platform_domains;
@@ -173,6 +177,7 @@ class EmailPlugin : public sdk::Plugin {
   }
 
   void stop() override {
+    if (wait_) wait_->stop();
     if (smtp_server_) smtp_server_->stop();
     ingest_->stop();
     relay_->stop();
@@ -229,6 +234,7 @@ class EmailPlugin : public sdk::Plugin {
   std::unique_ptr<Domains> domains_;
   std::unique_ptr<Inboxes> inboxes_;
   std::unique_ptr<Messages> messages_;
+  std::unique_ptr<MessageWait> wait_;
   std::unique_ptr<Outgoing> outgoing_;
   std::unique_ptr<Attachments> attachments_;
   std::unique_ptr<SmtpServer> smtp_server_;

@@ -121,7 +121,8 @@ int add(CliContext& cli, const CliArgs& args) {
   }
   Poco::JSON::Object body = entryBody(cli, args, vault);
   body.set("domain", args.arg(0));
-  auto reply = cli.api("POST", "/api/passwords/" + identityQuery(args), sdk::jsonText(body));
+  auto reply = cli.api("POST", "/api/passwords/" + identityQuery(args), sdk::jsonText(body),
+                       "application/json", vault.sealedToHeaders());
   cli.expect(reply, 201);
   showEntry(cli, args, vault, reply);
   return 0;
@@ -143,7 +144,7 @@ int edit(CliContext& cli, const CliArgs& args) {
   }
   auto reply =
       cli.api("PATCH", "/api/passwords/" + encoded(args.arg(0)) + "/" + identityQuery(args),
-              sdk::jsonText(body));
+              sdk::jsonText(body), "application/json", vault.sealedToHeaders());
   cli.expect(reply, 200);
   showEntry(cli, args, vault, reply);
   return 0;

@@ -27,6 +27,12 @@ sdk::ProtectedFields protectedFields(const EntryFields& f) {
   return out;
 }
 
+// The public key the client sealed the protected fields to, when it says (the vault refuses a
+// write sealed to a key that is no longer the account's).
+std::string sealedTo(const sdk::Request& r) {
+  return r.header(sdk::kSealedToHeader).value_or("");
+}
+
 }  // namespace
 
 sdk::Response PasswordEntries::list(sdk::Request& r) {
@@ -80,7 +86,8 @@ sdk::Response PasswordEntries::create(sdk::Request& r) {
   sdk::ProtectedFields fields = {{"username", f.username.value_or("")},
                                  {"password", *f.password},
                                  {"notes", f.notes.value_or("")}};
-  store_.database().transaction([&](Poco::Data::Session& tx) { store_.insert(tx, row, fields); });
+  store_.database().transaction(
+      [&](Poco::Data::Session& tx) { store_.insert(tx, row, fields, sealedTo(r)); });
   return secretJson(201, PasswordStore::entryJson(row, &fields));
 }
 
@@ -102,8 +109,9 @@ sdk::Response PasswordEntries::one(sdk::Request& r) {
         readEntryFields(r, r.method == "PUT" ? EntryWrite::kReplace : EntryWrite::kPatch);
     const sdk::ProtectedFields changed = protectedFields(f);
     if (f.domain || !changed.empty()) {
-      store_.database().transaction(
-          [&](Poco::Data::Session& tx) { row = store_.update(tx, *row, f.domain, changed); });
+      store_.database().transaction([&](Poco::Data::Session& tx) {
+        row = store_.update(tx, *row, f.domain, changed, sealedTo(r));
+      });
     }
   }
   Poco::Data::Session s = store_.database().session();

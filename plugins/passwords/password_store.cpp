@@ -110,20 +110,20 @@ std::map<std::string, sdk::ProtectedFields> PasswordStore::secrets(
 }
 
 void PasswordStore::insert(Poco::Data::Session& tx, const EntryRow& row,
-                           const sdk::ProtectedFields& fields) {
+                           const sdk::ProtectedFields& fields, const std::string& sealed_to) {
   EntryRow r = row;
   Poco::Int64 created = r.created_us, updated = r.updated_us;
   tx << "INSERT INTO password_entries (uuid, account_id, identity_uuid, domain, created_us, "
         "updated_us) VALUES (?, ?, ?, ?, ?, ?)",
       use(r.uuid), use(r.account_id), use(r.identity_uuid), use(r.domain), use(created),
       use(updated), now;
-  vault_.put(tx, {r.account_id, r.identity_uuid, kVaultHolder, r.uuid, fields});
+  vault_.put(tx, {r.account_id, r.identity_uuid, kVaultHolder, r.uuid, fields, sealed_to});
   events_.publish("password.created", r.account_id, r.identity_uuid, entryJson(r, nullptr), &tx);
 }
 
 EntryRow PasswordStore::update(Poco::Data::Session& tx, const EntryRow& row,
                                const std::optional<std::string>& domain,
-                               const sdk::ProtectedFields& fields) {
+                               const sdk::ProtectedFields& fields, const std::string& sealed_to) {
   // Never back in time, even when the clock steps: updated_dt is at least created_dt.
   Poco::Int64 at = std::max<std::int64_t>(sdk::nowMicros(), row.created_us);
   std::string uuid = row.uuid;
@@ -137,7 +137,8 @@ EntryRow PasswordStore::update(Poco::Data::Session& tx, const EntryRow& row,
   auto fresh = entry(tx, uuid);
   if (!fresh) throw sdk::HttpError::notFound("password entry");
   if (!fields.empty()) {
-    vault_.put(tx, {fresh->account_id, fresh->identity_uuid, kVaultHolder, uuid, fields});
+    vault_.put(tx,
+               {fresh->account_id, fresh->identity_uuid, kVaultHolder, uuid, fields, sealed_to});
   }
   events_.publish("password.updated", fresh->account_id, fresh->identity_uuid,
                   entryJson(*fresh, nullptr), &tx);

@@ -53,13 +53,17 @@ class PasswordStore {
                                                       const std::vector<EntryRow>& rows);
 
   /// Inserts an entry with its protected fields and publishes `password.created`.
-  /// @throws HttpError from the vault (400 naming a field, 409 `vault_rekeying`).
-  void insert(Poco::Data::Session& tx, const EntryRow& row, const sdk::ProtectedFields& fields);
+  /// @param sealed_to the public key the client sealed to (sdk::kSealedToHeader), or empty.
+  /// @throws HttpError from the vault (400 naming a field, 409 `vault_rekeying`,
+  /// `e2e_key_changed`).
+  void insert(Poco::Data::Session& tx, const EntryRow& row, const sdk::ProtectedFields& fields,
+              const std::string& sealed_to);
   /// Sets an entry's domain (when given) and the protected fields named in `fields`, and
   /// publishes `password.updated`. @return the row as it now is. @throws HttpError 404 when the
   /// entry is gone, or the vault's.
   EntryRow update(Poco::Data::Session& tx, const EntryRow& row,
-                  const std::optional<std::string>& domain, const sdk::ProtectedFields& fields);
+                  const std::optional<std::string>& domain, const sdk::ProtectedFields& fields,
+                  const std::string& sealed_to);
   /// Deletes an entry with its protected fields and publishes `password.deleted`.
   /// @throws HttpError 404 when it is gone already, or the vault's.
   void remove(Poco::Data::Session& tx, const EntryRow& row);

@@ -38,7 +38,7 @@ std::vector<sdk::DashboardPage> dashboardPages() {
   entries.title = "Passwords";
   entries.script = kEntriesScript;
   entries.accept = identityParam;
-  entries.scripts = {sdk::kVaultDashboardScript};
+  entries.scripts = {sdk::kVaultDashboardScript, sdk::kVaultWorkerScript};
   return {entries};
 }
 

@@ -70,6 +70,9 @@ class PasswordsPlugin : public sdk::Plugin {
         400, "invalid",
         "the account has end-to-end encryption and a protected field is not sealed, or a "
         "password is left out to be generated"};
+    const sdk::RouteError stale_key{409, "e2e_key_changed",
+                                    "the values were sealed to a public key "
+                                    "(X-Svc-E2e-Public-Key) that is no longer the account's"};
     add("GET", "/api/passwords/", AuthNeed::kAnyKey,
         "Password entries, newest first (domain, search).",
         sdk::bindHandler(e, &PasswordEntries::list), std::nullopt, listParams(),
@@ -77,7 +80,7 @@ class PasswordsPlugin : public sdk::Plugin {
     add("POST", "/api/passwords/", AuthNeed::kIdentity,
         "Store a password entry (without password: a generated one).",
         sdk::bindHandler(e, &PasswordEntries::create), entryInputSchema(EntryWrite::kCreate), {},
-        {{201, entry}}, {rekeying, sealed});
+        {{201, entry}}, {rekeying, sealed, stale_key});
     add("GET", "/api/passwords/generate-password/", AuthNeed::kAnyKey,
         "A random password (length, digits, lowercase, uppercase, special, exclude_chars).",
         sdk::bindHandler(e, &PasswordEntries::generate), std::nullopt, generatorParams(),
@@ -87,9 +90,9 @@ class PasswordsPlugin : public sdk::Plugin {
     add("GET", item, AuthNeed::kAnyKey, "One password entry.", one, std::nullopt, {},
         {{200, entry}});
     add("PUT", item, AuthNeed::kAnyKey, "Replace a password entry (every field).", one,
-        entryInputSchema(EntryWrite::kReplace), {}, {{200, entry}}, {rekeying, sealed});
+        entryInputSchema(EntryWrite::kReplace), {}, {{200, entry}}, {rekeying, sealed, stale_key});
     add("PATCH", item, AuthNeed::kAnyKey, "Change some of a password entry's fields.", one,
-        entryInputSchema(EntryWrite::kPatch), {}, {{200, entry}}, {rekeying, sealed});
+        entryInputSchema(EntryWrite::kPatch), {}, {{200, entry}}, {rekeying, sealed, stale_key});
     add("DELETE", item, AuthNeed::kAnyKey, "Delete a password entry.", one, std::nullopt, {},
         {{204, Schema::any()}}, {rekeying});
   }

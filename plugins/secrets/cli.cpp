@@ -135,9 +135,12 @@ int set(CliContext& cli, const CliArgs& args) {
   body.set("value", value);
   sdk::e2e::wipe(value);
   if (args.has("--notes")) body.set("notes", args.value("--notes"));
-  sdk::e2e::CliVault(cli, args).sealFields(body, kProtected);
+  sdk::e2e::CliVault vault(cli, args);
+  vault.sealFields(body, kProtected);
+  const sdk::CliHeaders sealed_to = vault.sealedToHeaders();
   auto update = [&](const Poco::JSON::Object& existing) {
-    return cli.api("PATCH", path(existing, args), sdk::jsonText(body));
+    return cli.api("PATCH", path(existing, args), sdk::jsonText(body), "application/json",
+                   sealed_to);
   };
   sdk::CliReply reply;
   std::string done = "updated";
@@ -145,7 +148,8 @@ int set(CliContext& cli, const CliArgs& args) {
     reply = update(*existing);
   } else {
     body.set("key", key);
-    reply = cli.api("POST", "/api/secrets/" + identityQuery(args), sdk::jsonText(body));
+    reply = cli.api("POST", "/api/secrets/" + identityQuery(args), sdk::jsonText(body),
+                    "application/json", sealed_to);
     done = "created";
     if (reply.status == 409) {  // another writer created it meanwhile: change that one
       body.remove("key");

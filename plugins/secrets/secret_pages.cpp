@@ -37,7 +37,7 @@ std::vector<sdk::DashboardPage> dashboardPages() {
   page.title = "Secrets";
   page.script = kSecretsScript;
   page.accept = identityParam;
-  page.scripts = {sdk::kVaultDashboardScript};
+  page.scripts = {sdk::kVaultDashboardScript, sdk::kVaultWorkerScript};
   return {page};
 }
 

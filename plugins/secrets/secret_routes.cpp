@@ -18,6 +18,9 @@ void SecretRoutes::registerIn(sdk::RouteRegistry& routes) {
                                  "the account's passphrase is being changed (Retry-After)"};
   const sdk::RouteError sealed{400, "invalid",
                                "the account has end-to-end encryption and a value is not sealed"};
+  const sdk::RouteError stale_key{409, "e2e_key_changed",
+                                  "the values were sealed to a public key (X-Svc-E2e-Public-Key) "
+                                  "that is no longer the account's"};
   auto add = [&](const std::string& method, const std::string& pattern, AuthNeed need,
                  const char* summary, sdk::Handler h, std::optional<Schema> request,
                  std::vector<sdk::Param> query, std::map<int, Schema> responses,
@@ -37,14 +40,14 @@ void SecretRoutes::registerIn(sdk::RouteRegistry& routes) {
         {{200, sdk::pageOf(secret, "SecretList")}}, {});
     add("POST", prefix, AuthNeed::kIdentity, "Create a secret {key, value, notes?}.",
         sdk::bindHandler(*this, &SecretRoutes::create), input, {}, {{201, secret}},
-        {conflict, rekeying, sealed});
+        {conflict, rekeying, sealed, stale_key});
     const auto one = sdk::bindHandler(*this, &SecretRoutes::one);
     const std::string item = prefix + "{uuid}/";
     add("GET", item, AuthNeed::kAnyKey, "One secret.", one, std::nullopt, {}, {{200, secret}}, {});
     add("PUT", item, AuthNeed::kAnyKey, "Replace a secret {key, value, notes?}.", one, input, {},
-        {{200, secret}}, {conflict, rekeying, sealed});
+        {{200, secret}}, {conflict, rekeying, sealed, stale_key});
     add("PATCH", item, AuthNeed::kAnyKey, "Change a secret's key, value or notes.", one,
-        input.partial("SecretPatch"), {}, {{200, secret}}, {conflict, rekeying, sealed});
+        input.partial("SecretPatch"), {}, {{200, secret}}, {conflict, rekeying, sealed, stale_key});
     add("DELETE", item, AuthNeed::kAnyKey, "Delete a secret.", one, std::nullopt, {},
         {{204, Schema::any()}}, {rekeying});
   }
@@ -131,7 +134,8 @@ sdk::Response SecretRoutes::create(sdk::Request& r) {
   const sdk::ProtectedFields fields = {{"value", *in.value}, {"notes", *in.notes}};
   db_.transaction([&](Poco::Data::Session& tx) {
     store_.insert(tx, row);
-    vault_.put(tx, {row.account_id, row.identity_uuid, kHolder, row.id, fields});
+    vault_.put(tx, {row.account_id, row.identity_uuid, kHolder, row.id, fields,
+                    r.header(sdk::kSealedToHeader).value_or("")});
   });
   return sdk::Response::noStore(sdk::Response::json(201, SecretStore::json(row, fields)));
 }
@@ -169,7 +173,8 @@ sdk::Response SecretRoutes::write(sdk::Request& r, const SecretInput& in) {
     if (in.value) changed["value"] = *in.value;
     if (in.notes) changed["notes"] = *in.notes;
     if (!changed.empty()) {
-      vault_.put(tx, {row.account_id, row.identity_uuid, kHolder, row.id, changed});
+      vault_.put(tx, {row.account_id, row.identity_uuid, kHolder, row.id, changed,
+                      r.header(sdk::kSealedToHeader).value_or("")});
     }
     body = SecretStore::json(row, fieldsOf(tx, row));
   });

@@ -14,6 +14,7 @@
 #include "sms_config.h"
 #include "sms_messages.h"
 #include "sms_store.h"
+#include "sms_wait.h"
 #include "twilio_config.h"
 #include "twilio_provider.h"
 
@@ -65,6 +66,7 @@ class SmsPlugin : public sdk::Plugin {
     phones_ =
         std::make_unique<Phones>(*store_, *provider_, context.logger(), config_.phones_per_account);
     messages_ = std::make_unique<SmsMessages>(*store_, config_);
+    wait_ = std::make_unique<SmsWait>(*store_, context.events());
     outgoing_ = std::make_unique<SmsOutgoing>(*store_, *provider_, *carrier_, config_);
     context.services()
         .require(sdk::kIdentityExtensionsService)
@@ -94,6 +96,7 @@ class SmsPlugin : public sdk::Plugin {
         "Send an SMS from the identity's number.", sdk::bindHandler(o, &SmsOutgoing::send));
     add("GET", "/api/messages/", AuthNeed::kAnyKey, "SMS messages, newest first.",
         sdk::bindHandler(m, &SmsMessages::list));
+    routes.add(wait_->route());
     for (const char* method : {"GET", "PUT", "PATCH"}) {
       add(method, "/api/messages/{id}/", AuthNeed::kAnyKey, "One SMS message.",
           sdk::bindHandler(m, &SmsMessages::one));
@@ -121,8 +124,11 @@ class SmsPlugin : public sdk::Plugin {
     if (auto pages = context_->services().find(sdk::kDashboardPagesService)) {
       for (auto& page : dashboardPages()) pages->add(std::move(page));
     }
+    wait_->start();
   }
-  void stop() override {}
+  void stop() override {
+    if (wait_) wait_->stop();
+  }
 
  private:
   std::unique_ptr<SmsProvider> makeProvider(sdk::PluginContext& context) {
@@ -144,6 +150,7 @@ class SmsPlugin : public sdk::Plugin {
   std::unique_ptr<SmsProvider> provider_;
   std::unique_ptr<Phones> phones_;
   std::unique_ptr<SmsMessages> messages_;
+  std::unique_ptr<SmsWait> wait_;
   std::unique_ptr<SmsOutgoing> outgoing_;
 };
 

@@ -88,18 +88,17 @@ int unlock(CliContext& cli, const CliArgs& args) {
 
 int changePassphrase(CliContext& cli, const CliArgs& args) {
   const e2e::Metadata metadata = mustHave(cli);
-  // Both passphrases first, the current one checked: nothing holds the vault before they are.
-  // The new key is derived under the lease (writes get 409 about half a second longer): that is
-  // the window in which the integration test interrupts a change.
+  // Both passphrases first, the current one checked, and the new key derived (the slow part):
+  // the lease holds every write of the account, so it is taken only when all that is done.
   const auto old_keys =
       e2e::unlock(metadata, e2e::readPassphrase(args, "Current vault passphrase: ", false));
   const auto passphrase =
       newPassphrase(args.has("--new-passphrase-file")
                         ? e2e::readPassphraseFile(args.value("--new-passphrase-file"))
                         : e2e::promptPassphrase("New vault passphrase: ", true));
+  e2e::NewKeys fresh = e2e::createKeys(passphrase, metadata.kdf);
   const std::size_t count = resealUnderLease(
-      cli, &old_keys, [&] { return e2e::createKeys(passphrase, metadata.kdf); },
-      args.has("--drop-undecryptable"));
+      cli, &old_keys, [&] { return std::move(fresh); }, args.has("--drop-undecryptable"));
   if (!cli.json()) {
     cli.out() << "passphrase changed: " << count << " values sealed to the new key\n";
   }

@@ -64,12 +64,14 @@ std::size_t resealUnderLease(sdk::CliContext& cli, const e2e::KeyPair* old,
   sdk::CliContext::expect(lease, 201);
   std::size_t count = 0, undecryptable = 0;
   bool sent = false;
+  std::string token;
   try {
     auto listed = lease.json();
     e2e::wipe(lease.body);  // it carries the plaintexts of values stored before encryption
+    token = listed->getValue<std::string>("rekey_token");
     const e2e::NewKeys fresh = make_new();
     auto body = fresh.metadata.toJson();
-    body->set("rekey_token", listed->getValue<std::string>("rekey_token"));
+    body->set("rekey_token", token);
     auto records = listed->getArray("records");
     body->set("records",
               records ? resealAll(*records, old, fresh.keys.publicKey(), count, undecryptable)
@@ -96,9 +98,11 @@ std::size_t resealUnderLease(sdk::CliContext& cli, const e2e::KeyPair* old,
     sent = false;
     sdk::CliContext::expect(put, 200);
   } catch (...) {
-    if (!sent) {
+    if (!sent && !token.empty()) {
       try {  // writes get 409 while the lease holds: give it back rather than let it lapse
-        cli.api("DELETE", "/api/encryption/rekey/");
+        Poco::JSON::Object end;
+        end.set("rekey_token", token);
+        cli.api("DELETE", "/api/encryption/rekey/", sdk::jsonText(end));
       } catch (const std::exception&) {  // it lapses on its own (vault.rekey_seconds)
       }
     }

@@ -9,11 +9,13 @@
 
 namespace svc::plugins::vault {
 
-/// Takes the lease (`POST /api/encryption/rekey/`), calls `make_new` for the new keys, opens
+/// Takes the lease (`POST /api/encryption/rekey/`), calls `make_new` for the new keys (derive
+/// them before: the lease holds every write of the account while this runs), opens
 /// each listed value with `old` (a plaintext value, stored before end-to-end encryption, is taken
 /// as it is), seals it to the new public key and sends the new metadata, the lease's token and
 /// every value in one `PUT /api/encryption/`: all are replaced, or none. On any failure the lease
-/// is ended (`DELETE /api/encryption/rekey/`) so that writes go on under the old passphrase; a
+/// is ended (`DELETE /api/encryption/rekey/` with its token) so that writes go on under the old
+/// passphrase; a
 /// process killed meanwhile leaves the lease to lapse, and the next change takes it over.
 /// @param old the current key pair; null when the account has no end-to-end encryption yet.
 /// @param drop_undecryptable whether values the server cannot decrypt at rest (listed as null)

@@ -120,7 +120,10 @@ sdk::Response EncryptionRoutes::set(sdk::Request& r) {
                            "The passphrase change's lease has ended or was replaced: start "
                            "again with POST /api/encryption/rekey/.");
     }
-    if (!leased && (a.endToEnd() || !current.empty() || a.rekeying(now))) {
+    // Another client's change holds the vault: wait for it (taking its lease over would undo
+    // its work), rather than be told to start one.
+    if (!leased) VaultService::refuseWhileRekeying(a);
+    if (!leased && (a.endToEnd() || !current.empty())) {
       throw sdk::HttpError(409, "rekey_required",
                            "This account's vault has values or a passphrase already: start with "
                            "POST /api/encryption/rekey/, seal every value it lists to the new "
@@ -208,9 +211,23 @@ sdk::Response EncryptionRoutes::beginRekey(sdk::Request& r) {
 }
 
 sdk::Response EncryptionRoutes::endRekey(sdk::Request& r) {
+  // Only the lease's holder may end it: a client that could end another's change would let
+  // writes sealed to the old key in while that change re-seals everything to a new one.
+  const auto token = r.stringField("rekey_token");
+  if (!token || token->empty()) {
+    throw sdk::HttpError::invalid("rekey_token",
+                                  "this field is required: the token POST "
+                                  "/api/encryption/rekey/ answered");
+  }
   store_.database().transaction([&](Poco::Data::Session& tx) {
     auto a = store_.account(tx, r.principal.account_id, Lock::kExclusive);
-    if (!a || a->rekey_token_hash.empty()) return;
+    if (!a || a->rekey_token_hash.empty()) return;  // nothing holds the vault: nothing to end
+    if (!sdk::constantTimeEquals(sdk::sha256Hex(*token), a->rekey_token_hash)) {
+      if (!a->rekeying(sdk::nowMicros())) return;  // a lapsed lease holds nothing
+      throw sdk::HttpError(409, "rekey_expired",
+                           "This token's lease has ended or was replaced by another passphrase "
+                           "change, which only its own client may end.");
+    }
     a->rekey_token_hash.clear();
     a->rekey_expires_us = 0;
     store_.saveAccount(tx, *a);

@@ -5,8 +5,8 @@
 // protected value; the client opens them with its old key, seals them to its new one, and sends the
 // new metadata with every value and the lease's token in `PUT /api/encryption/`, which replaces
 // them all in one transaction, or nothing. An interrupted change leaves the old passphrase working
-// once the lease expires (or `DELETE /api/encryption/rekey/` ends it). Setting up an account whose
-// vault is empty needs no lease.
+// once the lease expires (or `DELETE /api/encryption/rekey/` with its token ends it). Setting up
+// an account whose vault is empty needs no lease.
 #pragma once
 
 #include "vault_service.h"
@@ -31,7 +31,8 @@ class EncryptionRoutes {
   sdk::Response set(sdk::Request& r);
   /// POST /api/encryption/rekey/: starts a passphrase change.
   sdk::Response beginRekey(sdk::Request& r);
-  /// DELETE /api/encryption/rekey/: ends one without changing anything.
+  /// DELETE /api/encryption/rekey/ `{rekey_token}`: ends one without changing anything (only
+  /// the lease's own token does).
   sdk::Response endRekey(sdk::Request& r);
 
  private:

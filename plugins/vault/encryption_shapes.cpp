@@ -97,8 +97,9 @@ Schema rekeySchema() {
 
 Schema rekeyEndSchema() {
   return Schema::object("RekeyEnd")
-      .optional("rekey_token",
-                Schema::string().describe("The token POST /api/encryption/rekey/ answered."));
+      .required("rekey_token", Schema::string().minLength(1).describe(
+                                   "The token POST /api/encryption/rekey/ answered: only the "
+                                   "lease's own client ends it."));
 }
 
 Schema rotationSchema() {

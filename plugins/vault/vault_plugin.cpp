@@ -140,6 +140,7 @@ class VaultPlugin : public sdk::Plugin {
     // The dashboard may be disabled; without it there are no pages to serve the script to.
     if (auto pages = context_->services().find(sdk::kDashboardPagesService)) {
       pages->addScript(dashboardScript());
+      pages->addScript(workerScript());
       pages->add(dashboardPage());
     }
     events_ = &context_->events();

@@ -64,6 +64,16 @@ void VaultService::put(Poco::Data::Session& tx, const sdk::VaultWrite& write) {
   const auto account = store_.account(tx, write.account, Lock::kShared);
   refuseWhileRekeying(account);
   const bool end_to_end = account && account->endToEnd();
+  // Read under the shared lock, so a passphrase change (exclusive) cannot land between the check
+  // and the write: a value sealed to the old key is refused, never stored where nobody holding
+  // the new passphrase could open it.
+  if (!write.sealed_to.empty() && (!end_to_end || write.sealed_to != account->public_key)) {
+    throw sdk::HttpError(409, "e2e_key_changed",
+                         "The values were sealed to a public key that is not this account's "
+                         "(its passphrase was changed, elsewhere): nothing was stored. Unlock "
+                         "the vault again with the current passphrase, seal the values again "
+                         "and retry.");
+  }
   sdk::FieldErrors refused;
   for (const auto& [field, value] : write.fields) {
     if (!isName(field)) throw std::logic_error("vault: bad field name `" + field + "`");

@@ -33,7 +33,7 @@ Poco::JSON::Object::Ptr CliReply::json() const {
 
 CliReply cliHttpCall(const std::string& base, const std::string& method, const std::string& path,
                      const std::string& token, const std::string& body,
-                     const std::string& content_type) {
+                     const std::string& content_type, const CliHeaders& headers) {
   CliReply reply;
   try {
     Poco::URI uri(base);
@@ -47,6 +47,7 @@ CliReply cliHttpCall(const std::string& base, const std::string& method, const s
     session->setTimeout(Poco::Timespan(150, 0));
     Poco::Net::HTTPRequest request(method, path, Poco::Net::HTTPMessage::HTTP_1_1);
     if (!token.empty()) request.set("Authorization", "Bearer " + token);
+    for (const auto& [name, value] : headers) request.set(name, value);
     if (!body.empty()) {
       request.setContentType(content_type);
       request.setContentLength(static_cast<std::streamsize>(body.size()));
@@ -68,8 +69,9 @@ CliContext::CliContext(CliOptions options, std::ostream& out, std::ostream& err,
     : options_(std::move(options)), out_(out), err_(err), in_(in) {}
 
 CliReply CliContext::api(const std::string& method, const std::string& path,
-                         const std::string& body, const std::string& content_type) const {
-  return cliHttpCall(options_.url, method, path, key(), body, content_type);
+                         const std::string& body, const std::string& content_type,
+                         const CliHeaders& headers) const {
+  return cliHttpCall(options_.url, method, path, key(), body, content_type, headers);
 }
 
 CliReply CliContext::anonymous(const std::string& method, const std::string& path,

@@ -1,6 +1,7 @@
 // The account's end-to-end metadata and unlocking it in svcctl (e2e_cli.h).
 #include <svc/sdk/e2e_cli.h>
 #include <svc/sdk/util.h>
+#include <svc/sdk/vault.h>
 
 #include <Poco/JSON/Object.h>
 
@@ -78,6 +79,14 @@ std::optional<Metadata> fetchMetadata(const CliContext& cli) {
                    std::to_string(m.kdf.m) + " KiB, p " + std::to_string(m.kdf.p) +
                    ") are outside what the contract allows (t 3-100, m 65536-4194304 KiB, p 1)");
   }
+  if (m.kdf.t > Kdf{}.t || m.kdf.m > Kdf{}.m) {
+    cli.err() << "svcctl: note: this account's key derivation is raised above the contract's "
+                 "defaults (t "
+              << m.kdf.t << ", m " << m.kdf.m
+              << " KiB; the defaults are t 3, m 65536 KiB): each unlock takes longer and more "
+                 "memory. If you did not choose that, whoever can change the account's "
+                 "metadata did.\n";
+  }
   m.rekeying = o->has("rekey") && !o->isNull("rekey");
   return m;
 }
@@ -145,6 +154,11 @@ void CliVault::sealFields(Poco::JSON::Object& body, const std::vector<std::strin
     const std::string value = body.getValue<std::string>(field);
     if (!value.empty()) body.set(field, seal(value));
   }
+}
+
+CliHeaders CliVault::sealedToHeaders() const {
+  if (!keys_) return {};
+  return {{kSealedToHeader, sdk::base64(keys_->publicKey())}};
 }
 
 void CliVault::openFields(Poco::JSON::Object& record, const std::vector<std::string>& fields) {

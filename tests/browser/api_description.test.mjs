@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Svcd } from './lib.mjs';
+import { Svcd, launchBrowser } from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -45,6 +45,47 @@ test('the description is OpenAPI 3.1 that Redocly lints clean with its recommend
     assert.match(refused.json.errors.subject[0], /unknown field/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
+    await svcd.stop();
+  }
+});
+
+test('the reference as text and as a page names every operation, from this server alone', async () => {
+  const svcd = await Svcd.start();
+  const browser = await launchBrowser();
+  try {
+    const doc = (await svcd.api('GET', '/api/schema/')).json;
+    const operations = [];
+    for (const [p, item] of Object.entries(doc.paths)) {
+      for (const method of Object.keys(item)) operations.push(`${method.toUpperCase()} ${p}/`);
+    }
+    assert.ok(operations.length > 50, `only ${operations.length} operations`);
+
+    const text = await svcd.api('GET', '/api/schema/reference.txt');
+    assert.equal(text.status, 200);
+    assert.match(text.headers.get('content-type'), /^text\/plain/);
+    for (const op of operations) assert.ok(text.text.includes(`\n${op}\n`), `${op} missing from the text`);
+    // Each operation comes with a call to copy, and the shapes and events are spelled out.
+    assert.match(text.text, /example: curl -X POST "\$SVC_URL\/api\/secrets\/" -H "Authorization: Bearer \$SVC_KEY" -H 'Content-Type: application\/json' -d '\{"key":"OPENAI_API_KEY","value":"text"\}'/);
+    assert.match(text.text, /\nSecretInput\n {2}key: string \(matching .*\), required\. Unique per identity/);
+    for (const type of Object.keys(doc.webhooks)) assert.ok(text.text.includes(`\n${type}: `), type);
+
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const elsewhere = [];
+    page.on('request', (req) => { if (!req.url().startsWith(svcd.url)) elsewhere.push(req.url()); });
+    const answer = await page.goto(`${svcd.url}/api/docs/`);
+    assert.equal(answer.status(), 200);
+    const shown = await page.$$eval('.op', (els) => els.map((e) => e.querySelector('p').textContent));
+    for (const op of operations) {
+      const [method, p] = op.split(' ');
+      assert.ok(shown.some((s) => s.startsWith(method) && s.includes(p)), `${op} missing from the page`);
+    }
+    await page.click('nav a[href="#shapes"]');
+    assert.equal(await page.textContent('#SecretInput'), 'SecretInput');
+    assert.deepEqual(elsewhere, []);
+    await context.close();
+  } finally {
+    await browser.close();
     await svcd.stop();
   }
 });

@@ -148,19 +148,38 @@ export class Svcd {
     return { status: r.status, json, text, headers: r.headers };
   }
 
-  // Everything the database holds, as text to search: the SQLite file and its write-ahead log
-  // byte for byte, or a dump of the MariaDB database.
-  databaseText() {
+  // Everything the database holds, byte for byte: the SQLite file and its write-ahead log, or a
+  // dump of the MariaDB database (UTF-8, as the server stores text).
+  databaseBytes() {
     if (!this.db.url.startsWith('mysql://')) {
       const file = this.db.url.slice('sqlite:'.length);
-      return [file, `${file}-wal`].map((f) => {
-        try { return readFileSync(f).toString('latin1'); } catch { return ''; }
-      }).join('\n');
+      return Buffer.concat([file, `${file}-wal`].map((f) => {
+        try { return readFileSync(f); } catch { return Buffer.alloc(0); }
+      }));
     }
     const u = new URL(this.db.url);
-    return execFileSync('mariadb-dump', ['--skip-extended-insert', '-h', u.hostname, '-P', u.port,
-      '-u', decodeURIComponent(u.username), `-p${decodeURIComponent(u.password)}`, u.pathname.slice(1)],
-    { encoding: 'latin1', maxBuffer: 256 * 1024 * 1024 });
+    return execFileSync('mariadb-dump', ['--skip-extended-insert', '--default-character-set=utf8mb4',
+      '-h', u.hostname, '-P', u.port, '-u', decodeURIComponent(u.username),
+      `-p${decodeURIComponent(u.password)}`, u.pathname.slice(1)], { maxBuffer: 256 * 1024 * 1024 });
+  }
+
+  // @return whether the database holds `text` anywhere: as its UTF-8 bytes (how the server
+  // stores text), or, for a string of code points up to 255 (a byte string, such as a key or
+  // seed as latin1), as those bytes themselves.
+  databaseHolds(text, bytes = this.databaseBytes()) {
+    if (bytes.includes(Buffer.from(text, 'utf8'))) return true;
+    return /^[\u0000-\u00ff]*$/.test(text) && bytes.includes(Buffer.from(text, 'latin1'));
+  }
+
+  // Runs SQL statements on the server's database (SQLite's command line, or MariaDB's client).
+  sql(statements) {
+    if (!this.db.url.startsWith('mysql://')) {
+      execFileSync('sqlite3', [this.db.url.slice('sqlite:'.length)], { input: statements });
+      return;
+    }
+    const u = new URL(this.db.url);
+    execFileSync('mariadb', ['-h', u.hostname, '-P', u.port, '-u', decodeURIComponent(u.username),
+      `-p${decodeURIComponent(u.password)}`, u.pathname.slice(1)], { input: statements });
   }
 
   async stop() {
@@ -171,7 +190,7 @@ export class Svcd {
     }
     this.db.drop();
     rmSync(this.dataDir, { recursive: true, force: true });
-    const mismatches = this.log.split('\n').filter((l) => l.includes('response_mismatch'));
+    const mismatches = this.log.split('\n').filter((l) => /response_mismatch|event_mismatch/.test(l));
     if (mismatches.length) throw new Error(`answers that do not fit their declaration:\n${mismatches.join('\n')}`);
   }
 }

@@ -71,20 +71,31 @@ test('the vendored libsodium.js is the npm package\'s, and svcd serves it with t
 
   const svcd = await Svcd.start();
   try {
-    const r = await fetch(`${svcd.url}/dashboard/scripts/vault.js`);
+    const r = await fetch(`${svcd.url}/dashboard/scripts/vault/vault.js`);
     assert.equal(r.status, 200);
     assert.equal(r.headers.get('content-type'), 'text/javascript; charset=utf-8');
     const body = Buffer.from(await r.arrayBuffer());
-    const expected = Buffer.concat(['libsodium-sumo.js', 'libsodium-wrappers.js', 'vault.js']
-      .flatMap((f) => [readFileSync(path.join(web, f)), Buffer.from('\n')]));
+    // The page's script is the vault's alone: libsodium runs in the worker only.
+    const expected = Buffer.concat([readFileSync(path.join(web, 'vault.js')), Buffer.from('\n')]);
     assert.ok(body.equals(expected), 'svcd serves web/ byte for byte');
     // Pages ask for it under its content's hash, which a browser may keep for good.
     const version = createHash('sha256').update(expected).digest('hex').slice(0, 16);
-    const pinned = await fetch(`${svcd.url}/dashboard/scripts/vault.js?v=${version}`);
+    const pinned = await fetch(`${svcd.url}/dashboard/scripts/vault/vault.js?v=${version}`);
     assert.equal(pinned.headers.get('cache-control'), 'public, max-age=31536000, immutable');
     await pinned.arrayBuffer();
     assert.equal(r.headers.get('cache-control'), 'no-cache');
-    assert.equal((await fetch(`${svcd.url}/dashboard/scripts/nothing.js`)).status, 404);
+    // The worker: libsodium and its own code, under a policy that lets it compile WebAssembly
+    // and load or fetch nothing.
+    const w = await fetch(`${svcd.url}/dashboard/scripts/vault/vault-worker.js`);
+    assert.equal(w.status, 200);
+    const workerBody = Buffer.from(await w.arrayBuffer());
+    assert.ok(workerBody.equals(Buffer.concat(['libsodium-sumo.js', 'libsodium-wrappers.js', 'vault-worker.js']
+      .flatMap((f) => [readFileSync(path.join(web, f)), Buffer.from('\n')]))), 'the worker is served byte for byte');
+    assert.equal(w.headers.get('content-security-policy'), "default-src 'none'; script-src 'wasm-unsafe-eval'");
+    // Script names are each plugin's own: there is no global `vault.js` any more.
+    for (const gone of ['/dashboard/scripts/vault.js', '/dashboard/scripts/nothing.js', '/dashboard/scripts/other/vault.js']) {
+      assert.equal((await fetch(`${svcd.url}${gone}`)).status, 404, gone);
+    }
   } finally {
     await svcd.stop();
   }
@@ -104,7 +115,10 @@ test('a person sets up, unlocks, reveals, copies, edits and adds; nothing plaint
   };
   try {
     const key = await svcd.managementKey('pia@example.com');
-    const ann = await svcd.api('POST', '/api/identities/', { key, body: { name: 'Ann' } });
+    // A name beyond ASCII, stored as the server stores text (UTF-8): the database check below
+    // must find it, which decoding the stored bytes as latin1 never could.
+    const NAME = 'Ann \u00c5ngstr\u00f6m \u2602';
+    const ann = await svcd.api('POST', '/api/identities/', { key, body: { name: NAME } });
     assert.equal(ann.status, 201, ann.text);
     const identity = ann.json.uuid;
     // Stored before end-to-end encryption: setting it up seals these through the rekey lease.
@@ -131,12 +145,16 @@ test('a person sets up, unlocks, reveals, copies, edits and adds; nothing plaint
     await page.fill('#password', 'correct horse battery');
     await Promise.all([page.waitForURL(/\/dashboard\/identities$/), page.click('form[action$="/login"] button[type=submit]')]);
     const identitiesCsp = (await page.goto(`${svcd.url}/dashboard/identities`)).headers()['content-security-policy'];
-    assert.doesNotMatch(identitiesCsp, /wasm-unsafe-eval/, 'only pages that load libsodium may compile WebAssembly');
+    assert.doesNotMatch(identitiesCsp, /wasm-unsafe-eval/, 'no page compiles WebAssembly');
 
     // Without end-to-end encryption the page says so; a value is shown only when asked for.
     const passwordsUrl = `${svcd.url}/dashboard/identities/${identity}/passwords`;
     const passwordsCsp = (await page.goto(passwordsUrl)).headers()['content-security-policy'];
-    assert.match(passwordsCsp, /script-src 'nonce-[^']+' 'wasm-unsafe-eval';/);
+    // The page compiles no WebAssembly (its worker does, under its own policy) and may start the
+    // worker.
+    assert.match(passwordsCsp, /script-src 'nonce-[^']+'; worker-src 'self';/);
+    assert.doesNotMatch(passwordsCsp, /wasm-unsafe-eval/);
+    assert.doesNotMatch(identitiesCsp, /worker-src/, 'only pages that start the vault\'s worker may start workers');
     await page.locator('tr[data-entry]').first().waitFor();
     assert.match(await page.locator('#vault-state').textContent(), /not end-to-end encrypted/);
     assert.equal((await page.content()).includes(plain.password), false, 'the list shows no value');
@@ -220,12 +238,20 @@ test('a person sets up, unlocks, reveals, copies, edits and adds; nothing plaint
     assert.equal(open(pair, listed.results[0].username), plain.addedUser);
     assert.equal(listed.results[0].notes ?? '', '');
 
-    // Locking forgets the key and takes away what was opened.
+    // Locking forgets the key (its worker is gone), takes away what was opened, and clears the
+    // clipboard, which still holds the password the page copied.
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), plain.password);
     await page.click('tr[data-entry] button[data-action=reveal] >> nth=1');
     await page.locator('tr.vault-detail').first().waitFor();
     await page.click('#vault-lock');
     await page.locator('#vault-passphrase').waitFor();
     assert.equal(await page.locator('tr.vault-detail').count(), 0);
+    let clipboard = null;
+    for (let i = 0; i < 50 && clipboard !== ''; i++) {
+      clipboard = await page.evaluate(() => navigator.clipboard.readText());
+      if (clipboard !== '') await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(clipboard, '', 'the clipboard was cleared on lock');
 
     // The secrets page: what node sealed opens here; an edit and an add are sealed here.
     await page.goto(`${svcd.url}/dashboard/identities/${identity}/secrets`);
@@ -270,11 +296,15 @@ test('a person sets up, unlocks, reveals, copies, edits and adds; nothing plaint
       assert.equal(traffic.includes(value), false, `the browser sent ${name}`);
       assert.equal(traffic.includes(encodeURIComponent(value)), false, `the browser sent ${name}, URL-encoded`);
     }
-    // The server's own database: at rest nothing plaintext either.
-    const stored = svcd.databaseText();
-    assert.ok(stored.includes('shop.example') && stored.includes('NODE_SEALED'), 'the database was read');
-    for (const [name, value] of Object.entries(never)) {
-      assert.equal(stored.includes(value), false, `the database holds ${name}`);
+    // The server's own database: at rest nothing plaintext either; searched as UTF-8 and as
+    // bytes (the seed and key as latin1 strings of their bytes too).
+    const stored = svcd.databaseBytes();
+    assert.ok(svcd.databaseHolds('shop.example', stored) && svcd.databaseHolds('NODE_SEALED', stored), 'the database was read');
+    assert.ok(svcd.databaseHolds(NAME, stored), 'text beyond ASCII is found as the server stores it');
+    assert.equal(stored.toString('latin1').includes(NAME), false, 'latin1 text cannot find it: the old check was blind');
+    const bytes = { seedBytes: Buffer.from(pair.seed).toString('latin1'), secretKeyBytes: Buffer.from(pair.privateKey).toString('latin1') };
+    for (const [name, value] of Object.entries({ ...never, ...bytes })) {
+      assert.equal(svcd.databaseHolds(value, stored), false, `the database holds ${name}`);
     }
   } finally {
     await svcd.stop();
@@ -308,7 +338,9 @@ test('an empty vault is set up with one PUT, and a password generated in the pag
     await shown(page, page.locator('#vault-state', { hasText: 'End-to-end encryption is set up' }));
     const writes = sent.filter((s) => s.url.includes('/api/encryption/') && s.method !== 'GET');
     assert.deepEqual(writes.map((s) => s.method), ['PUT'], 'no lease for an empty vault');
-    assert.deepEqual(Object.keys(JSON.parse(writes[0].body)).sort(), ['public_key', 'salt', 'verifier']);
+    const setupBody = JSON.parse(writes[0].body);
+    assert.deepEqual(Object.keys(setupBody).sort(), ['kdf', 'public_key', 'salt', 'verifier']);
+    assert.deepEqual(setupBody.kdf, { alg: 'argon2id', t: 3, m: 65536, p: 1 }, 'the page sends the KDF it derived with');
     // The page says so when it is loaded again.
     await page.reload();
     await page.locator('#vault-state', { hasText: 'End-to-end encryption is set up' }).waitFor();
@@ -387,6 +419,262 @@ test('svcctl and the browser open what the other sealed', async () => {
     assert.equal(sent.some((s) => s.includes(fromBrowser) || s.includes(PASSPHRASE)), false);
 
     assert.equal(svcctl(['secrets', 'get', 'FROM_BROWSER', '--identity', identity, '--reveal']), `${fromBrowser}\n`);
+  } finally {
+    await svcd.stop();
+  }
+});
+
+// Signs in on `url` (which sends to the sign-in page first) as `email`.
+async function signIn(page, url, email, landing) {
+  await page.goto(url);
+  await page.fill('#email', email);
+  await page.fill('#password', 'correct horse battery');
+  await Promise.all([page.waitForURL(landing), page.click('form[action$="/login"] button[type=submit]')]);
+}
+
+// Writes `text` to a passphrase file in svcd's data directory. @return its path.
+function passphraseFile(svcd, name, text) {
+  const file = path.join(svcd.dataDir, name);
+  writeFileSync(file, `${text}\n`, { mode: 0o600 });
+  return file;
+}
+
+test('a passphrase changed elsewhere locks the page rather than seal to the old key', async () => {
+  const svcd = await Svcd.start({ 'email.domains': 'agents.test' });
+  try {
+    const key = await svcd.managementKey('kai@example.com');
+    const bot = await svcd.api('POST', '/api/identities/', { key, body: { name: 'Kai' } });
+    assert.equal(bot.status, 201, bot.text);
+    const identity = bot.json.uuid;
+    const one = passphraseFile(svcd, 'one', 'first passphrase 11');
+    const two = passphraseFile(svcd, 'two', 'second passphrase 22');
+    const three = passphraseFile(svcd, 'three', 'third passphrase 33');
+    const svcctl = (args, input) => svcd.svcctl(['--key', key, ...args], input);
+    svcctl(['vault', 'init', '--passphrase-file', one]);
+    svcctl(['secrets', 'set', 'FIRST', '--identity', identity, '--passphrase-file', one], 'v1\n');
+
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const sent = [];
+    page.on('request', (r) => sent.push({ method: r.method(), url: r.url(), headers: r.headers(), body: r.postData() || '' }));
+    await signIn(page, `${svcd.url}/dashboard/identities/${identity}/secrets`, 'kai@example.com', /\/secrets$/);
+    await page.locator('tr[data-secret]').first().waitFor();
+    await page.fill('#vault-passphrase', 'first passphrase 11');
+    await page.click('#vault-unlock button[type=submit]');
+    await shown(page, page.locator('#vault-lock'));
+
+    // svcctl changes the passphrase while the page is unlocked: the page reads the key again
+    // before sealing, sees it changed, locks and asks for the current passphrase; nothing is sent.
+    svcctl(['vault', 'change-passphrase', '--passphrase-file', one, '--new-passphrase-file', two]);
+    await page.click('#vault-add');
+    await page.fill('#vault-field-key', 'SECOND');
+    await page.fill('#vault-field-value', 'v2');
+    await page.click('#vault-form button[type=submit]');
+    await page.locator('#vault-status', { hasText: 'changed elsewhere' }).waitFor();
+    await page.locator('#vault-passphrase').waitFor();
+    assert.equal(sent.some((s) => s.method === 'POST' && s.url.includes('/api/secrets/')), false, 'nothing was sealed to the old key and sent');
+
+    // Unlocked with the current passphrase, the page seals to the current key and says so.
+    await page.fill('#vault-passphrase', 'second passphrase 22');
+    await page.click('#vault-unlock button[type=submit]');
+    await shown(page, page.locator('#vault-lock'));
+    const two_meta = (await svcd.api('GET', '/api/encryption/', { key })).json;
+
+    // The race the check cannot see: the passphrase changes between the page's check and its
+    // write (here the page is shown the metadata from before). The write names the key it sealed
+    // to; the server refuses it, and the page locks.
+    svcctl(['vault', 'change-passphrase', '--passphrase-file', two, '--new-passphrase-file', three]);
+    await page.route('**/api/encryption/', (route) => (route.request().method() === 'GET'
+      ? route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(two_meta) })
+      : route.continue()));
+    await page.click('#vault-add');
+    await page.fill('#vault-field-key', 'THIRD');
+    await page.fill('#vault-field-value', 'v3');
+    await page.click('#vault-form button[type=submit]');
+    await page.locator('#vault-status', { hasText: 'changed elsewhere' }).waitFor();
+    await page.locator('#vault-passphrase').waitFor();
+    const raced = sent.filter((s) => s.method === 'POST' && s.url.includes('/api/secrets/'));
+    assert.equal(raced.length, 1);
+    assert.equal(raced[0].headers['x-svc-e2e-public-key'], two_meta.public_key, 'the write named the key it sealed to');
+    const listed = (await svcd.api('GET', `/api/secrets/?identity=${identity}`, { key })).json.results.map((r) => r.key);
+    assert.deepEqual(listed, ['FIRST'], 'the server stored nothing sealed to an old key');
+
+    await page.unroute('**/api/encryption/');
+    await page.fill('#vault-passphrase', 'third passphrase 33');
+    await page.click('#vault-unlock button[type=submit]');
+    await shown(page, page.locator('#vault-lock'));
+    await page.click('#vault-add');
+    await page.fill('#vault-field-key', 'FOURTH');
+    await page.fill('#vault-field-value', 'v4');
+    await page.click('#vault-form button[type=submit]');
+    await shown(page, page.locator('tr[data-secret]', { hasText: 'FOURTH' }));
+    assert.equal(svcctl(['secrets', 'get', 'FOURTH', '--identity', identity, '--reveal', '--passphrase-file', three]), 'v4\n');
+    await context.close();
+  } finally {
+    await svcd.stop();
+  }
+});
+
+test('setting up asks before deleting what the server cannot decrypt, and takes no lease another change holds', async () => {
+  const svcd = await Svcd.start({ 'email.domains': 'agents.test' });
+  const PASSPHRASE = 'amber falcon 5 river';
+  try {
+    const key = await svcd.managementKey('lea@example.com');
+    const bot = await svcd.api('POST', '/api/identities/', { key, body: { name: 'Lea' } });
+    const identity = bot.json.uuid;
+    const entry = await svcd.api('POST', `/api/passwords/?identity=${identity}`, { key, body: {
+      domain: 'bank.example', username: 'lea-user', password: 'lost-password-1' } });
+    assert.equal(entry.status, 201, entry.text);
+    // The password's value no longer decrypts at rest (another field's ciphertext, bound to
+    // another place), as with a svcd whose master key file lacks its key.
+    svcd.sql(`UPDATE vault_values SET sealed = (SELECT s FROM (SELECT sealed AS s FROM vault_values
+      WHERE record = '${entry.json.uuid}' AND field = 'username') AS t)
+      WHERE record = '${entry.json.uuid}' AND field = 'password';`);
+
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const sent = [];
+    page.on('request', (r) => sent.push({ method: r.method(), url: r.url(), body: r.postData() || '' }));
+    await signIn(page, `${svcd.url}/dashboard/vault`, 'lea@example.com', /\/dashboard\/vault$/);
+    const setUp = async () => {
+      await page.fill('#vault-new-passphrase', PASSPHRASE);
+      await page.fill('#vault-new-passphrase-again', PASSPHRASE);
+      await page.click('#vault-setup button[type=submit]');
+    };
+    const leaseCalls = () => sent.filter((s) => s.url.endsWith('/api/encryption/rekey/'));
+
+    // Another client's change holds the vault: the page waits for it, taking no lease of its own.
+    const other = await svcd.api('POST', '/api/encryption/rekey/', { key, body: {} });
+    assert.equal(other.status, 201, other.text);
+    await setUp();
+    await page.locator('#vault-status', { hasText: 'being changed' }).waitFor({ timeout: 30000 });
+    assert.deepEqual(leaseCalls(), [], 'the page took no lease and ended none');
+    const ended = await svcd.api('DELETE', '/api/encryption/rekey/', { key, body: { rekey_token: other.json.rekey_token } });
+    assert.equal(ended.status, 204, ended.text);
+
+    // The page's own lease lists a value the server cannot decrypt: it refuses, ends its lease
+    // with its token, and offers to delete it.
+    await setUp();
+    await page.locator('#vault-status', { hasText: '1 stored value does not decrypt' }).waitFor({ timeout: 30000 });
+    const calls = leaseCalls();
+    assert.deepEqual(calls.map((s) => s.method), ['POST', 'DELETE']);
+    assert.match(JSON.parse(calls[1].body).rekey_token, /.{20,}/, 'the lease is ended with its own token');
+    const after = await svcd.api('POST', `/api/secrets/?identity=${identity}`, { key, body: { key: 'STILL_WRITABLE', value: 'w' } });
+    assert.equal(after.status, 201, 'the lease was given back, not left to lapse');
+    assert.equal((await svcd.api('GET', '/api/encryption/', { key })).status, 404, 'nothing was set up');
+
+    await page.check('#vault-drop-undecryptable');
+    await setUp();
+    await shown(page, page.locator('#vault-state', { hasText: 'End-to-end encryption is set up' }));
+    const meta = (await svcd.api('GET', '/api/encryption/', { key })).json;
+    const pair = derive(PASSPHRASE, meta);
+    const sealedEntry = (await svcd.api('GET', `/api/passwords/${entry.json.uuid}/`, { key })).json;
+    assert.equal(open(pair, sealedEntry.username), 'lea-user');
+    assert.equal(sealedEntry.password ?? '', '', 'the value that did not decrypt was dropped, as the person chose');
+    const put = sent.filter((s) => s.method === 'PUT' && s.body.includes('"records"'));
+    assert.equal(put.length, 1);
+    assert.deepEqual(JSON.parse(put[0].body).kdf, { alg: 'argon2id', t: 3, m: 65536, p: 1 });
+    await context.close();
+  } finally {
+    await svcd.stop();
+  }
+});
+
+test('a change whose answer is lost is read again, not called a failure', async () => {
+  const svcd = await Svcd.start({ 'email.domains': 'agents.test' });
+  const PASSPHRASE = 'silver comet 9 garden';
+  try {
+    const key = await svcd.managementKey('max@example.com');
+    const bot = await svcd.api('POST', '/api/identities/', { key, body: { name: 'Max' } });
+    const identity = bot.json.uuid;
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await signIn(page, `${svcd.url}/dashboard/vault`, 'max@example.com', /\/dashboard\/vault$/);
+    // The server gets the PUT and commits it; its answer never reaches the page.
+    const lose = (method) => async (route) => {
+      if (route.request().method() !== method) return route.continue();
+      await route.fetch();
+      await route.abort('connectionreset');
+    };
+    await page.route('**/api/encryption/', lose('PUT'));
+    await page.fill('#vault-new-passphrase', PASSPHRASE);
+    await page.fill('#vault-new-passphrase-again', PASSPHRASE);
+    await page.click('#vault-setup button[type=submit]');
+    await shown(page, page.locator('#vault-status', { hasText: 'answer was lost, but the change was made' }));
+    assert.equal((await svcd.api('GET', '/api/encryption/', { key })).status, 200);
+    await page.unroute('**/api/encryption/');
+
+    const added = await svcd.api('POST', `/api/passwords/?identity=${identity}`, { key, body: {
+      domain: 'lost.example', password: seal(unb64((await svcd.api('GET', '/api/encryption/', { key })).json.public_key), 'before') } });
+    assert.equal(added.status, 201, added.text);
+    await page.goto(`${svcd.url}/dashboard/identities/${identity}/passwords`);
+    await page.locator('tr[data-entry]').first().waitFor();
+    await page.fill('#vault-passphrase', PASSPHRASE);
+    await page.click('#vault-unlock button[type=submit]');
+    await shown(page, page.locator('#vault-lock'));
+    await page.route('**/api/passwords/*/', lose('PATCH'));
+    await page.click('tr[data-entry] button[data-action=edit]');
+    await page.fill('#vault-field-password', 'after');
+    await page.click('#vault-form button[type=submit]');
+    await page.locator('#vault-message', { hasText: 'it may have been saved' }).waitFor();
+    const pair = derive(PASSPHRASE, (await svcd.api('GET', '/api/encryption/', { key })).json);
+    assert.equal(open(pair, (await svcd.api('GET', `/api/passwords/${added.json.uuid}/`, { key })).json.password), 'after',
+      'it was saved, as the page said it may have been');
+    await context.close();
+  } finally {
+    await svcd.stop();
+  }
+});
+
+test('the server\'s KDF parameters are bounded, and the derivation leaves the page responsive', async () => {
+  const svcd = await Svcd.start({ 'email.domains': 'agents.test' });
+  try {
+    const key = await svcd.managementKey('noa@example.com');
+    const bot = await svcd.api('POST', '/api/identities/', { key, body: { name: 'Noa' } });
+    const file = passphraseFile(svcd, 'pp', 'bounded derivation 4');
+    svcd.svcctl(['--key', key, 'vault', 'init', '--passphrase-file', file]);
+    const meta = (await svcd.api('GET', '/api/encryption/', { key })).json;
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await signIn(page, `${svcd.url}/dashboard/identities/${bot.json.uuid}/secrets`, 'noa@example.com', /\/secrets$/);
+    await page.locator('#vault-passphrase').waitFor();
+    const serve = async (kdf) => {
+      await page.unroute('**/api/encryption/');
+      await page.route('**/api/encryption/', (route) => route.fulfill({ status: 200, contentType: 'application/json',
+        body: JSON.stringify({ ...meta, kdf: { alg: 'argon2id', p: 1, ...kdf } }) }));
+    };
+    const unlock = async () => {
+      await page.fill('#vault-passphrase', 'bounded derivation 4');
+      await page.click('#vault-unlock button[type=submit]');
+    };
+    await serve({ t: 101, m: 65536 });
+    await unlock();
+    await page.locator('#vault-status', { hasText: 'outside what the contract allows' }).waitFor();
+    await serve({ t: 3, m: 4194304 });  // 4 GiB: m * 1024 is 2^32
+    await unlock();
+    await page.locator('#vault-status', { hasText: 'more than a browser page can give' }).waitFor();
+    await serve({ t: 3, m: 1024 });
+    await unlock();
+    await page.locator('#vault-status', { hasText: 'outside what the contract allows' }).waitFor();
+
+    // Allowed but slow (t 12): the page says so and stays responsive while the worker derives;
+    // the key it makes is not the account's, so the passphrase is then wrong for it.
+    await serve({ t: 12, m: 65536 });
+    await unlock();
+    await page.locator('#vault-status', { hasText: 'raised above the defaults' }).waitFor();
+    const started = Date.now();
+    for (let i = 0; i < 5; i++) await page.evaluate(() => document.title);
+    const responsive = Date.now() - started;
+    await page.locator('#vault-status', { hasText: 'Wrong passphrase' }).waitFor({ timeout: 60000 });
+    assert.ok(responsive < 1000, `the page answered five times in ${responsive} ms while deriving`);
+
+    await page.unroute('**/api/encryption/');
+    await unlock();
+    await shown(page, page.locator('#vault-lock'));
+    assert.deepEqual(errors, []);
+    await context.close();
   } finally {
     await svcd.stop();
   }

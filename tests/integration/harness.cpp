@@ -201,12 +201,14 @@ Svcd::Svcd(Options options) : options_(std::move(options)) {
 
 Svcd::~Svcd() {
   if (pid_ > 0 && running()) kill9();
-  // Every answer was checked against its route's declaration (server.check_responses): one that
-  // did not fit was a 500 the test may not have looked at, and it fails the test here.
+  // Every answer and event was checked against its declaration (server.check_responses): one
+  // that did not fit (a 500 the test may not have looked at, or a logged event) fails it here.
   if (pid_ > 0) {
     std::istringstream lines(log());
     for (std::string line; std::getline(lines, line);) {
-      if (line.find("response_mismatch") != std::string::npos) ADD_FAILURE() << line;
+      const bool mismatch = line.find("response_mismatch") != std::string::npos ||
+                            line.find("event_mismatch") != std::string::npos;
+      if (mismatch) ADD_FAILURE() << line;
     }
   }
   if (!mysql_db_.empty()) {

@@ -166,6 +166,24 @@ TEST(KernelPlugins, ADisabledPluginsRoutesAnswer404AndItIsNotListed) {
   EXPECT_EQ(svcd.terminate(), 0);
 }
 
+TEST(KernelPlugins, APathOfAnInstalledPluginThatIsNotEnabledSaysSo) {
+  Svcd::Options o;
+  o.plugins = {"testkit", "alpha", "beta"};
+  o.args = {"--set", "plugins.enabled=testkit,alpha"};
+  Svcd svcd(o);
+  ASSERT_TRUE(svcd.start());
+  EXPECT_EQ(svcd.get("/api/alpha/").status, 200);
+  for (const std::string path : {"/api/beta/", "/api/beta", "/api/beta/anything/deeper/"}) {
+    auto r = svcd.get(path);
+    EXPECT_EQ(r.status, 404) << path;
+    EXPECT_EQ(r.code(), "feature_not_enabled") << path;
+    EXPECT_NE(r.json()->getValue<std::string>("detail").find("'beta'"), std::string::npos);
+  }
+  // A typo is still a typo; a plugin that declares no paths (testkit here) cannot be told apart.
+  EXPECT_EQ(svcd.get("/api/betamax/").code(), "not_found");
+  EXPECT_EQ(svcd.terminate(), 0);
+}
+
 TEST(KernelPlugins, AFailedMigrationLeavesNothingBehind) {
   if (databaseKind() != "sqlite") GTEST_SKIP() << "MySQL DDL is not transactional";
   Svcd::Options o;

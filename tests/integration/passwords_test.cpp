@@ -370,10 +370,47 @@ TEST_F(Passwords, OnceTheAccountSealsItsValuesTheServerNeverReceivesAPlaintext) 
       create(ann, "{\"domain\":\"y.example\",\"password\":\"" + sealed('q') + "\"}");
   EXPECT_EQ(racing_create.status, 409) << racing_create.body;
   EXPECT_EQ(call("DELETE", "/api/passwords/" + uuid + "/").status, 409);
-  ASSERT_EQ(call("DELETE", "/api/encryption/rekey/").status, 204);
+  ASSERT_EQ(call("DELETE", "/api/encryption/rekey/",
+                 "{\"rekey_token\":\"" + lease.json()->getValue<std::string>("rekey_token") + "\"}")
+                .status,
+            204);
   EXPECT_EQ(count(), 1);
   EXPECT_EQ(call("GET", "/api/passwords/" + uuid + "/").json()->getValue<std::string>("password"),
             value);
+}
+
+// A client that says which public key it sealed to (X-Svc-E2e-Public-Key) is refused when that
+// is no longer the account's: a page unlocked before the passphrase changed elsewhere would
+// otherwise store values nobody holding the new passphrase can open.
+TEST_F(Passwords, ValuesSealedToAKeyThatIsNoLongerTheAccountsAreRefused) {
+  const std::string ann = identity("Ann");
+  ASSERT_EQ(call("PUT", "/api/encryption/", encryptionSetup()).status, 200);
+  const std::string current = b64(32, 'k'), old = b64(32, 'o');
+  auto send = [&](const std::string& method, const std::string& path, const std::string& body,
+                  const std::string& key) {
+    return http(svcd_->port(), method, path, body,
+                {{"Authorization", "Bearer " + key_},
+                 {"Content-Type", "application/json"},
+                 {"X-Svc-E2e-Public-Key", key}});
+  };
+  const std::string body = "{\"domain\":\"x.example\",\"password\":\"" + sealed('p') + "\"}";
+  auto stale = send("POST", "/api/passwords/?identity=" + ann, body, old);
+  EXPECT_EQ(stale.status, 409) << stale.body;
+  EXPECT_EQ(stale.code(), "e2e_key_changed");
+  EXPECT_NE(stale.json()->getValue<std::string>("detail").find("Unlock the vault again"),
+            std::string::npos)
+      << stale.body;
+  EXPECT_EQ(count(), 0) << "nothing stored";
+  auto fresh = send("POST", "/api/passwords/?identity=" + ann, body, current);
+  ASSERT_EQ(fresh.status, 201) << fresh.body;
+  const std::string uuid = fresh.json()->getValue<std::string>("uuid");
+  const std::string patch = "{\"password\":\"" + sealed('q') + "\"}";
+  auto stale_patch = send("PATCH", "/api/passwords/" + uuid + "/", patch, old);
+  EXPECT_EQ(stale_patch.status, 409) << stale_patch.body;
+  EXPECT_EQ(stale_patch.code(), "e2e_key_changed");
+  EXPECT_EQ(call("GET", "/api/passwords/" + uuid + "/").json()->getValue<std::string>("password"),
+            sealed('p'));
+  EXPECT_EQ(send("PATCH", "/api/passwords/" + uuid + "/", patch, current).status, 200);
 }
 
 TEST_F(Passwords, NoProtectedValueIsInTheDatabase) {

@@ -306,6 +306,49 @@ TEST_F(Secrets, TheDeclaredShapesRefuseUnknownFieldsAndParametersNamingEveryProb
   EXPECT_EQ(count(), 1) << "nothing bad was stored";
 }
 
+// A write names the public key its values were sealed to: one sealed to a key that is no longer
+// the account's (the passphrase was changed elsewhere) is refused, under both prefixes.
+TEST_F(Secrets, ValuesSealedToAKeyThatIsNoLongerTheAccountsAreRefused) {
+  auto b64 = [](const std::string& bytes) {
+    std::ostringstream out;
+    Poco::Base64Encoder encoder(out);
+    encoder.rdbuf()->setLineLength(0);
+    encoder << bytes;
+    encoder.close();
+    return out.str();
+  };
+  const std::string current = b64(std::string(32, 'k')), old = b64(std::string(32, 'o'));
+  ASSERT_EQ(call("PUT", "/api/encryption/",
+                 "{\"salt\":\"" + b64(std::string(16, 's')) + "\",\"public_key\":\"" + current +
+                     "\",\"verifier\":\"" + b64(std::string(62, 'v')) + "\"}")
+                .status,
+            200);
+  const std::string value = "e2e::" + b64(std::string(58, 'x'));
+  auto send = [&](const std::string& method, const std::string& path, const std::string& body,
+                  const std::string& key) {
+    return http(svcd_->port(), method, path, body,
+                {{"Authorization", "Bearer " + key_},
+                 {"Content-Type", "application/json"},
+                 {"X-Svc-E2e-Public-Key", key}});
+  };
+  for (const std::string prefix : {"/api/secrets/", "/api/vault/"}) {
+    const std::string key = prefix == "/api/secrets/" ? "ONE" : "TWO";
+    const std::string body = "{\"key\":\"" + key + "\",\"value\":\"" + value + "\"}";
+    auto stale = send("POST", prefix + "?identity=" + ann_, body, old);
+    EXPECT_EQ(stale.status, 409) << stale.body;
+    EXPECT_EQ(stale.code(), "e2e_key_changed");
+    auto made = send("POST", prefix + "?identity=" + ann_, body, current);
+    ASSERT_EQ(made.status, 201) << made.body;
+    const std::string item = prefix + made.json()->getValue<std::string>("uuid") + "/";
+    auto patch = send("PATCH", item, "{\"notes\":\"" + value + "\"}", old);
+    EXPECT_EQ(patch.status, 409) << patch.body;
+    EXPECT_EQ(patch.code(), "e2e_key_changed");
+    auto got = call("GET", item).json();
+    EXPECT_TRUE(got->isNull("notes") || got->getValue<std::string>("notes").empty());
+  }
+  EXPECT_EQ(count(), 2);
+}
+
 TEST_F(Secrets, EventsCarryNoValuesOrNotes) {
   auto made = call("POST", "/api/secrets/?identity=" + ann_,
                    R"({"key":"STRIPE","value":"sk_live_VALUE1","notes":"NOTES1"})");

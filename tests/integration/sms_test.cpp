@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <future>
 #include <iostream>
 #include <set>
 #include <thread>
@@ -413,6 +414,46 @@ TEST_F(Sms, AMessageNeverHandedToTheCarrierIsFailedAtTheNextStart) {
   EXPECT_EQ(m.json()->getValue<std::string>("status"), "failed");
   EXPECT_EQ(m.json()->getValue<std::string>("error_code"), "not_handed_over");
   EXPECT_NE(svcd_->waitForLog("by a stop").find("1 SMS"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace svc::testing
+
+namespace svc::testing {
+namespace {
+
+// GET /api/messages/wait/: the code of an SMS a carrier delivers, in one call.
+TEST_F(Sms, AWaitHeldBeforeAnSmsArrivesAnswersWithItsCodeAndTimesOutWith204) {
+  Ident a = identity("Waiter");
+  Ident b = identity("Bystander");
+  auto inject = [&](const std::string& to, const std::string& from, const std::string& body) {
+    return http(svcd_->adminPort(), "POST", "/admin/sms/inject/",
+                R"({"to":")" + to + R"(","from":")" + from + R"(","body":")" + body + R"("})",
+                bearer(svcd_->adminToken()));
+  };
+  auto waiting = std::async(std::launch::async, [&] {
+    return call("GET", "/api/messages/wait/?timeout=20&from=555-0006&identity=" + a.uuid);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // Neither another identity's message nor another sender's answers it.
+  ASSERT_EQ(inject(b.number, "+15005550006", "Code 111111").status, 201);
+  ASSERT_EQ(inject(a.number, "+15005550007", "Code 222222").status, 201);
+  ASSERT_EQ(inject(a.number, "+15005550006", "Your code is 731 904").status, 201);
+  const HttpReply r = waiting.get();
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json()->getValue<std::string>("extracted_code"), "731904");
+  // Already there (created_after in the past): at once; the body filter picks among them.
+  auto there = call("GET",
+                    "/api/messages/wait/?created_after=2000-01-01T00:00:00Z&body=222&"
+                    "identity=" +
+                        a.uuid);
+  ASSERT_EQ(there.status, 200) << there.body;
+  EXPECT_EQ(there.json()->getValue<std::string>("extracted_code"), "222222");
+  EXPECT_EQ(call("GET", "/api/messages/wait/?timeout=1&identity=" + a.uuid).status, 204);
+  auto bad = call("GET", "/api/messages/wait/?timeout=0&from=abc&identity=" + a.uuid);
+  ASSERT_EQ(bad.status, 400) << bad.body;
+  EXPECT_TRUE(bad.json()->getObject("errors")->has("timeout"));
+  EXPECT_TRUE(bad.json()->getObject("errors")->has("from"));
 }
 
 }  // namespace

@@ -141,10 +141,47 @@ TEST_F(Vault, APassphraseChangeIsLeasedThenAtomic) {
   EXPECT_EQ(
       call("PUT", "/api/encryption/", setupBody('c', ",\"rekey_token\":\"" + token + "\"")).status,
       409);
-  // An abandoned change ends without changing anything.
-  ASSERT_EQ(call("POST", "/api/encryption/rekey/", "{}").status, 201);
-  EXPECT_EQ(call("DELETE", "/api/encryption/rekey/").status, 204);
+  // An abandoned change ends without changing anything, by its own token only.
+  auto again = call("POST", "/api/encryption/rekey/", "{}");
+  ASSERT_EQ(again.status, 201);
+  const std::string mine = again.json()->getValue<std::string>("rekey_token");
+  EXPECT_EQ(call("DELETE", "/api/encryption/rekey/", "{\"rekey_token\":\"" + mine + "\"}").status,
+            204);
   EXPECT_TRUE(call("GET", "/api/encryption/").json()->isNull("rekey"));
+}
+
+// DELETE /api/encryption/rekey/ took no token: any client of the account (a page that failed,
+// a second svcctl) ended whichever change held the vault, and writes sealed to the old key then
+// went in while that change re-sealed everything to a new one.
+TEST_F(Vault, OnlyTheLeasesOwnTokenEndsIt) {
+  ASSERT_EQ(call("PUT", "/api/encryption/", setupBody('a')).status, 200);
+  auto first = call("POST", "/api/encryption/rekey/", "{}");
+  ASSERT_EQ(first.status, 201);
+  const std::string old_token = first.json()->getValue<std::string>("rekey_token");
+  auto lease = call("POST", "/api/encryption/rekey/", "{}");  // takes the first one over
+  ASSERT_EQ(lease.status, 201);
+  const std::string token = lease.json()->getValue<std::string>("rekey_token");
+
+  auto bare = call("DELETE", "/api/encryption/rekey/");
+  EXPECT_EQ(bare.status, 400) << bare.body;
+  EXPECT_NE(bare.body.find("rekey_token"), std::string::npos) << bare.body;
+  auto replaced =
+      call("DELETE", "/api/encryption/rekey/", "{\"rekey_token\":\"" + old_token + "\"}");
+  EXPECT_EQ(replaced.status, 409) << replaced.body;
+  EXPECT_NE(replaced.body.find("rekey_expired"), std::string::npos) << replaced.body;
+  EXPECT_FALSE(call("GET", "/api/encryption/").json()->isNull("rekey")) << "still held";
+
+  // Nor does setting up again without it: another change holds the vault (not "start one").
+  auto without = call("PUT", "/api/encryption/", setupBody('b'));
+  EXPECT_EQ(without.status, 409) << without.body;
+  EXPECT_NE(without.body.find("vault_rekeying"), std::string::npos) << without.body;
+
+  EXPECT_EQ(call("DELETE", "/api/encryption/rekey/", "{\"rekey_token\":\"" + token + "\"}").status,
+            204);
+  EXPECT_TRUE(call("GET", "/api/encryption/").json()->isNull("rekey"));
+  // Ended already: nothing to end.
+  EXPECT_EQ(call("DELETE", "/api/encryption/rekey/", "{\"rekey_token\":\"" + token + "\"}").status,
+            204);
 }
 
 TEST_F(Vault, TheMasterKeyFileIsOwnerOnlyAndRotates) {

@@ -27,8 +27,13 @@ class FixturePlugin : public sdk::Plugin {
     for (const auto& d : deps) info_.requires_plugins.push_back(d);
     Poco::StringTokenizer events(FIXTURE_EVENTS, ",", Poco::StringTokenizer::TOK_IGNORE_EMPTY);
     for (const auto& e : events) info_.events.push_back({e, "a fixture's event", {}});
+#ifdef FIXTURE_ROUTE
+    info_.paths = {std::string("/api/") + FIXTURE_NAME + "/"};
+#endif
   }
-  const sdk::PluginInfo& info() const override { return info_; }
+  const sdk::PluginInfo& info() const override {
+    return info_;
+  }
   void configure(sdk::PluginContext&) override {
 #if FIXTURE_THROW_IN == 1
     throw std::runtime_error("configure refused on purpose");

@@ -1,70 +1,75 @@
 // svcVault: end-to-end encryption in the dashboard's pages, the vault plugin's shared script. It
-// is served after libsodium.js (libsodium-wrappers-sumo, which defines `sodium`), in one script,
-// so nothing runs between them.
+// holds no cryptography itself and loads no libsodium: all of that is in its Web Worker
+// (vault-worker.js, libsodium.js before it in one script), so the page compiles no WebAssembly
+// and nothing secret passes through a libsodium heap of the page's.
 //
 // The scheme is the contract's: Argon2id(passphrase, salt, t, m KiB, p 1) gives a 32-byte seed,
 // the seed an X25519 key pair (crypto_box_seed_keypair); a value is `e2e::` and the standard
 // base64 of a sealed box (crypto_box_seal) to the public key; the verifier is a sealed box of
-// `svc-e2e-verify`. The passphrase, the seed and the secret key stay in this page: no request
-// carries them, nothing stores them (not even sessionStorage, which outlives the page and which
-// every script of this origin reads), and leaving, reloading or locking the page forgets the key.
-// Values are opened only when the person asks (Reveal, Edit) and sealed before anything is sent.
+// `svc-e2e-verify`. The derivation, the key pair, opening and sealing live in a Web Worker
+// (vault-worker.js): the page stays responsive while Argon2id runs, the KDF parameters the server
+// gives are bounded as svcctl bounds them, and locking terminates the worker, which drops every
+// copy libsodium made of the passphrase, seed, key and values. The passphrase, the seed and the
+// secret key stay in this browser: no request carries them, nothing stores them (not even
+// sessionStorage, which outlives the page and which every script of this origin reads), and
+// leaving, reloading or locking the page forgets the key. Values are opened only when the person
+// asks (Reveal, Edit) and sealed before anything is sent; before sealing, the page reads the
+// account's public key again, and every write names the key it sealed to (X-Svc-E2e-Public-Key),
+// so a passphrase changed elsewhere meanwhile locks the page instead of storing values nobody
+// holding the new passphrase could open.
 //
 // Everything shown is built with textContent (svc.el): values are someone else's text.
 var svcVault = (function () {
   'use strict';
   var PREFIX = 'e2e::';
-  var VERIFY = 'svc-e2e-verify';
   // What a new vault is made with: the contract's parameters (m in KiB: 64 MiB).
   var KDF = { alg: 'argon2id', t: 3, m: 65536, p: 1 };
   var MIN_PASSPHRASE = 8;
-  var ready = sodium.ready;
+  var WORKER = 'vault/vault-worker.js';
+  // The header naming the public key a write's values were sealed to (sdk::kSealedToHeader): the
+  // server refuses them (409 e2e_key_changed) when the passphrase changed meanwhile.
+  var SEALED_TO = 'X-Svc-E2e-Public-Key';
+  var ready = Promise.resolve();
 
-  function b64(bytes) { return sodium.to_base64(bytes, sodium.base64_variants.ORIGINAL); }
-  function unb64(text) { return sodium.from_base64(text, sodium.base64_variants.ORIGINAL); }
-
-  // The key pair of a passphrase. The seed is wiped before this returns.
-  function derive(passphrase, salt, kdf) {
-    if (!kdf || kdf.alg !== 'argon2id' || kdf.p !== 1) {
-      throw new Error('This vault uses a key derivation this page cannot make (' + JSON.stringify(kdf) + ').');
+  // A Web Worker of vault-worker.js: derives and holds a key pair, opens and seals with it. call()
+  // is a Promise of an operation's result; it rejects with an Error carrying the worker's `code`.
+  // stop() terminates it: its memory, the key and every copy libsodium made in it, goes with it.
+  function KeyWorker(svc) {
+    var url = svc.workers && svc.workers[WORKER];
+    if (!url) throw new Error('This page does not name ' + WORKER + ': it cannot unlock the vault.');
+    var worker = new Worker(url), next = 0, waiting = {};
+    function failAll(message) {
+      Object.keys(waiting).forEach(function (id) {
+        var e = new Error(message);
+        e.code = 'stopped';
+        waiting[id].reject(e);
+      });
+      waiting = {};
     }
-    var secret = sodium.from_string(passphrase), seed = null;
-    try {
-      seed = sodium.crypto_pwhash(32, secret, salt, kdf.t, kdf.m * 1024, sodium.crypto_pwhash_ALG_ARGON2ID13);
-      return sodium.crypto_box_seed_keypair(seed);
-    } finally {
-      sodium.memzero(secret);
-      if (seed) sodium.memzero(seed);
-    }
-  }
-
-  // A sealed box in standard base64 (the verifier), and as a value (`e2e::` and that).
-  function sealBox(publicKey, text) {
-    return b64(sodium.crypto_box_seal(sodium.from_string(text), publicKey));
-  }
-  function seal(publicKey, text) { return PREFIX + sealBox(publicKey, text); }
-
-  // @return the text a sealed box (standard base64) holds. @throws when it is not to this key.
-  function openBox(pair, box) {
-    try {
-      return sodium.to_string(sodium.crypto_box_seal_open(unb64(box), pair.publicKey, pair.privateKey));
-    } catch (e) {
-      throw new Error('A value does not open with this passphrase\'s key.');
-    }
-  }
-
-  // @return the text a sealed value holds. @throws when it is not one or not to this key.
-  function open(pair, value) {
-    if (typeof value !== 'string' || value.indexOf(PREFIX) !== 0) {
-      throw new Error('A value is not sealed, though this account has end-to-end encryption.');
-    }
-    return openBox(pair, value.slice(PREFIX.length));
-  }
-
-  // The pair is the one the account's metadata names: its public key, and it opens the verifier.
-  function matches(pair, meta) {
-    if (b64(pair.publicKey) !== meta.public_key) return false;
-    try { return openBox(pair, meta.verifier) === VERIFY; } catch (e) { return false; }
+    worker.onmessage = function (event) {
+      var m = event.data, w = waiting[m.id];
+      if (!w) return;
+      delete waiting[m.id];
+      if (m.ok) return w.resolve(m.result);
+      var e = new Error(m.error);
+      e.code = m.code;
+      w.reject(e);
+    };
+    worker.onerror = function (event) {
+      event.preventDefault();
+      failAll('The vault\'s worker failed' + (event.message ? ': ' + event.message : '.'));
+    };
+    this.call = function (op, args) {
+      var id = ++next, message = Object.assign({ id: id, op: op }, args || {});
+      return new Promise(function (resolve, reject) {
+        waiting[id] = { resolve: resolve, reject: reject };
+        worker.postMessage(message);
+      });
+    };
+    this.stop = function () {
+      worker.terminate();
+      failAll('The vault was locked.');
+    };
   }
 
   // Shows text in a status line: an error as an alert, anything else politely.
@@ -75,7 +80,11 @@ var svcVault = (function () {
   }
 
   // Values without end-to-end encryption: the server keeps them as they are.
-  var PLAIN = { sealed: false, open: function (v) { return v; }, seal: function (v) { return v; } };
+  var PLAIN = {
+    sealed: false, headers: {},
+    open: function (values) { return Promise.resolve(values); },
+    seal: function (values) { return Promise.resolve(values); }
+  };
 
   // @return a Promise of the account's metadata (GET /api/encryption/), or null when it has none.
   function metadata(svc) {
@@ -85,24 +94,62 @@ var svcVault = (function () {
     });
   }
 
+  // @return whether a failed change got no answer at all (fetch rejects with a TypeError on a
+  // network error; an answer, whatever its status, rejects with an Error carrying it): the server
+  // may have made the change before the answer was lost.
+  function noAnswer(e) { return e instanceof TypeError && e.status === undefined; }
+
+  // The clipboard, when the page put a value there: cleared on lock if it still holds that value.
+  // Where the page may not read the clipboard it clears it anyway: a password left there is worse
+  // than a lost clipboard entry, and the person asked for the lock.
+  var copied = null;
+  function clearClipboard() {
+    var value = copied;
+    copied = null;
+    if (value === null) return;
+    if (!navigator.clipboard || !window.isSecureContext) {
+      // Copied with execCommand (plain http): only a copy of nothing replaces it, and the page
+      // cannot read what is there.
+      var empty = function (e) { e.clipboardData.setData('text/plain', ''); e.preventDefault(); };
+      document.addEventListener('copy', empty);
+      try { document.execCommand('copy'); } finally { document.removeEventListener('copy', empty); }
+      return;
+    }
+    var clear = function () { return navigator.clipboard.writeText('').catch(function () {}); };
+    var mayRead = navigator.permissions && navigator.permissions.query
+      ? navigator.permissions.query({ name: 'clipboard-read' }).then(function (p) { return p.state === 'granted'; }, function () { return false; })
+      : Promise.resolve(false);
+    mayRead.then(function (granted) {
+      if (!granted) return clear();
+      return navigator.clipboard.readText().then(function (now) { if (now === value) return clear(); }, clear);
+    });
+  }
+
   // The account's vault as one page sees it. `bar` says whether values are sealed and, when they
   // are, holds the unlock form; key() is the unlocked key (PLAIN without encryption, null while
   // locked); withKey() a Promise of it, which while locked asks for the passphrase and rejects.
+  // A key's open(values) and seal(values) are Promises (the worker does them); its headers go
+  // with every write of what it sealed.
   function Vault(svc, meta) {
-    var self = this, pair = null, onLock = [];
+    var self = this, worker = null, unlocked = null, onLock = [];
     this.meta = meta;
     this.sealed = !!meta;
     this.bar = svc.el('div', null, { id: 'vault-bar' });
 
-    // Forgets the key and what was opened with it; also when the page is left, in case the
-    // browser keeps the page to come back to.
-    function lock() {
-      if (pair) sodium.memzero(pair.privateKey);
-      pair = null;
+    // Forgets the key and what was opened with it (the worker and its memory go), clears the
+    // clipboard of what the page copied; also when the page is left, in case the browser keeps
+    // the page to come back to.
+    function lock(why) {
+      if (worker) worker.stop();
+      worker = null;
+      unlocked = null;
+      clearClipboard();
       onLock.forEach(function (f) { f(); });
       render();
+      if (typeof why === 'string' && self.askPassphrase) self.askPassphrase(why);
     }
-    window.addEventListener('pagehide', lock);
+    this.lock = lock;
+    window.addEventListener('pagehide', function () { lock(); });
 
     function render() {
       var nodes = [];
@@ -111,12 +158,12 @@ var svcVault = (function () {
           { id: 'vault-state', 'class': 'note' });
         p.appendChild(svc.el('a', 'Set up end-to-end encryption', { href: svc.prefix + '/vault' }));
         nodes.push(p);
-      } else if (pair) {
+      } else if (unlocked) {
         var row = svc.el('div', null, { 'class': 'row' });
         row.appendChild(svc.el('p', 'Unlocked in this page: values open and are sealed here. Leaving or reloading the page locks it.',
           { id: 'vault-state', 'class': 'note' }));
         var button = svc.el('button', 'Lock', { id: 'vault-lock', type: 'button', 'class': 'small secondary' });
-        button.addEventListener('click', lock);
+        button.addEventListener('click', function () { lock(); });
         row.appendChild(button);
         nodes.push(row);
       } else {
@@ -146,23 +193,29 @@ var svcVault = (function () {
         if (!passphrase) return say(status, 'Enter the passphrase.', 'error');
         button.disabled = true;
         say(status, 'Opening the vault\u2026');
-        // Let that show: the derivation holds the page for about a second.
-        setTimeout(function () {
-          try {
-            var candidate = derive(passphrase, unb64(meta.salt), meta.kdf);
-            if (matches(candidate, meta)) {
-              pair = candidate;
-              render();
-              return;
-            }
-            sodium.memzero(candidate.privateKey);
-            say(status, 'Wrong passphrase: it does not open this account\'s vault.', 'error');
-          } catch (e) {
-            say(status, e.message, 'error');
+        // The metadata is read again: the passphrase may have changed since the page loaded.
+        var candidate = null;
+        metadata(svc).then(function (now) {
+          if (!now) throw new Error('This account has no end-to-end encryption any more: reload the page.');
+          meta = self.meta = now;
+          var k = now.kdf || {};
+          if (k.t > KDF.t || k.m > KDF.m) {
+            say(status, 'Opening the vault\u2026 Its key derivation is raised above the defaults (t ' + k.t + ', ' +
+              Math.round(k.m / 1024) + ' MiB): this takes longer. The page stays usable meanwhile.');
           }
+          candidate = new KeyWorker(svc);
+          return candidate.call('unlock', { passphrase: passphrase, meta: now });
+        }).then(function (got) {
+          if (worker) worker.stop();
+          worker = candidate;
+          unlocked = got.public_key;
+          render();
+        }, function (e) {
+          if (candidate) candidate.stop();
+          say(status, e.message, 'error');
           button.disabled = false;
           input.focus();
-        }, 30);
+        });
       });
       self.askPassphrase = function (why) {
         say(status, why, 'error');
@@ -171,20 +224,44 @@ var svcVault = (function () {
       return form;
     }
 
+    function keyOf(w, publicKey) {
+      var headers = {};
+      headers[SEALED_TO] = publicKey;
+      return {
+        sealed: true, headers: headers,
+        open: function (values) { return w.call('open', { values: values }); },
+        seal: function (values) { return w.call('seal', { values: values }); }
+      };
+    }
     this.key = function () {
       if (!self.sealed) return PLAIN;
-      if (!pair) return null;
-      return {
-        sealed: true,
-        open: function (v) { return v === null || v === undefined || v === '' ? v : open(pair, v); },
-        seal: function (text) { return seal(pair.publicKey, text); }
-      };
+      if (!unlocked) return null;
+      return keyOf(worker, unlocked);
     };
     this.withKey = function () {
       var key = self.key();
       if (key) return Promise.resolve(key);
       self.askPassphrase('Unlock the vault first: values open only here, with your passphrase.');
       return Promise.reject(null);
+    };
+    // A Promise of the key to seal with, the account's metadata read again first: when the
+    // passphrase was changed elsewhere (svcctl, another tab), the page locks and asks for the
+    // current one rather than seal to a key nobody holding the new passphrase could open.
+    this.sealingKey = function () {
+      return self.withKey().then(function (key) {
+        return metadata(svc).then(function (now) {
+          var was = self.sealed ? unlocked : null, is = now ? now.public_key : null;
+          return was === is ? key : Promise.reject(self.staleKey());
+        });
+      });
+    };
+    // The server refused what was sealed (409 e2e_key_changed), or the page saw the key change:
+    // locks and says why in the unlock form. @return an Error to show elsewhere, or null when
+    // the unlock form says it.
+    this.staleKey = function () {
+      if (!self.sealed) return new Error('End-to-end encryption was set up elsewhere: nothing was saved. Reload the page and unlock the vault.');
+      lock('The vault\'s passphrase was changed elsewhere: nothing was saved. Unlock again with the current passphrase.');
+      return null;
     };
     // fn runs when the person locks the page: what was opened must go.
     this.onLock = function (fn) { onLock.push(fn); };
@@ -197,15 +274,19 @@ var svcVault = (function () {
   }
 
   // A random password drawn in the page (the server's generator would know it): 20 characters,
-  // each an unbiased draw from the 94 printable ASCII characters but space.
+  // each an unbiased draw (rejection sampling over the browser's CSPRNG) from the 94 printable
+  // ASCII characters but space.
   function generatePassword() {
-    var out = '';
-    for (var i = 0; i < 20; i++) out += String.fromCharCode(33 + sodium.randombytes_uniform(94));
+    var out = '', byte = new Uint8Array(1);
+    while (out.length < 20) {
+      window.crypto.getRandomValues(byte);
+      if (byte[0] < 188) out += String.fromCharCode(33 + byte[0] % 94);  // 188 = 2 * 94
+    }
     return out;
   }
 
   function copy(button, target) {
-    var done = function () { button.textContent = 'Copied'; };
+    var done = function () { button.textContent = 'Copied'; copied = target.textContent; };
     if (navigator.clipboard && window.isSecureContext) {
       navigator.clipboard.writeText(target.textContent).then(done, function () { button.textContent = 'Select and copy'; });
       return;
@@ -241,8 +322,10 @@ var svcVault = (function () {
     function opened(uuid) {
       return vault.withKey().then(function (key) {
         return svc.api(spec.api + encodeURIComponent(uuid) + '/').then(function (record) {
-          spec.fields.forEach(function (f) { record[f.field] = key.open(record[f.field]); });
-          return record;
+          return key.open(spec.fields.map(function (f) { return record[f.field]; })).then(function (values) {
+            spec.fields.forEach(function (f, i) { record[f.field] = values[i]; });
+            return record;
+          });
         });
       });
     }
@@ -304,22 +387,41 @@ var svcVault = (function () {
       f.appendChild(row);
       f.addEventListener('submit', function (event) {
         event.preventDefault();
-        var key = vault.key();
-        if (!key) return vault.withKey().catch(failed);
-        var body = {}, missing = [];
+        if (!vault.key()) return vault.withKey().catch(failed);
+        var body = {}, missing = [], names = [], values = [];
         Object.keys(inputs).forEach(function (name) {
           var d = inputs[name].def, value = inputs[name].input.value;
           if (d.required && !value) missing.push(d.label);
-          if (name === spec.name.field) body[name] = value.trim();
-          else body[name] = value === '' ? null : key.seal(value);
+          if (name === spec.name.field) {
+            body[name] = value.trim();
+          } else {
+            names.push(name);
+            values.push(value === '' ? null : value);
+          }
         });
         if (missing.length) return note(missing.join(', ') + ': required.', 'error');
         save.disabled = true;
-        send(body).then(function () {
+        var key = null;
+        // The key is checked against the account's current one just before sealing; the server
+        // checks it again as it stores (the header), should the passphrase change in between.
+        vault.sealingKey().then(function (k) {
+          key = k;
+          return key.seal(values);
+        }).then(function (sealed) {
+          names.forEach(function (name, i) { body[name] = sealed[i]; });
+          return send(body, key.headers);
+        }).then(function () {
           editor.replaceChildren();
           note('Saved' + (key.sealed ? ', sealed in this page.' : '.'));
           load();
-        }).catch(failed).then(function () { save.disabled = false; });
+        }).catch(function (e) {
+          if (e && e.code === 'e2e_key_changed') return failed(vault.staleKey());
+          if (noAnswer(e)) {
+            note('No answer from the server: it may have been saved. The list is read again; check it before saving again.', 'error');
+            return load();
+          }
+          failed(e);
+        }).then(function () { save.disabled = false; });
       });
       editor.replaceChildren(f);
       (values[spec.name.field] ? inputs[spec.fields[0].field] : inputs[spec.name.field]).input.focus();
@@ -327,18 +429,18 @@ var svcVault = (function () {
 
     function edit(uuid) {
       opened(uuid).then(function (record) {
-        form(record, 'Edit ' + record[spec.name.field], function (body) {
-          return svc.send('PATCH', spec.api + encodeURIComponent(uuid) + '/', body);
+        form(record, 'Edit ' + record[spec.name.field], function (body, headers) {
+          return svc.send('PATCH', spec.api + encodeURIComponent(uuid) + '/', body, headers);
         });
       }).catch(failed);
     }
 
     function add() {
       if (!vault.key()) return vault.withKey().catch(failed);
-      form({}, 'Add ' + spec.one, function (body) {
+      form({}, 'Add ' + spec.one, function (body, headers) {
         // Empty optional fields are simply left out of a new record.
         Object.keys(body).forEach(function (k) { if (body[k] === null) delete body[k]; });
-        return svc.send('POST', spec.api + q, body);
+        return svc.send('POST', spec.api + q, body, headers);
       });
     }
 
@@ -383,41 +485,88 @@ var svcVault = (function () {
     }).catch(svc.fail);
   }
 
-  // Sets up end-to-end encryption: salt, key pair and verifier made here, then PUT
-  // /api/encryption/. A vault that already holds values (stored before) goes through the rekey
-  // lease instead, which lists them: each is sealed here to the new key and all are sent at once.
-  function setUp(svc, passphrase) {
-    var salt = sodium.randombytes_buf(16), pair = derive(passphrase, salt, KDF);
-    var publicKey = pair.publicKey;
-    sodium.memzero(pair.privateKey);
-    var body = { salt: b64(salt), public_key: b64(publicKey), verifier: sealBox(publicKey, VERIFY) };
-    return svc.send('PUT', '/api/encryption/', body).catch(function (e) {
-      if (e.code !== 'rekey_required') throw e;
-      return svc.send('POST', '/api/encryption/rekey/', {}).then(function (lease) {
-        return metadata(svc).then(function (meta) {
-          // The lease holds the vault now; a passphrase set meanwhile is not this page's to replace.
-          if (meta) throw new Error('This account has end-to-end encryption already: reload the page.');
-          var records = lease.records.map(function (r) {
-            var fields = {};
+  // Sets up end-to-end encryption: salt, key pair and verifier made in a worker, then PUT
+  // /api/encryption/ with them and the KDF parameters. A vault that already holds values (stored
+  // before) goes through the rekey lease instead, which lists them: each is sealed to the new key
+  // and all are sent at once. Values the server cannot decrypt (listed as null) would be deleted by
+  // that: refused unless `drop` (the person ticked the box), as svcctl's --drop-undecryptable.
+  // @return a Promise of the new metadata, with `recovered` set when the answer was lost and the
+  // metadata read again shows the change made.
+  function setUp(svc, passphrase, drop) {
+    var w = new KeyWorker(svc), made = null, body = null, token = null;
+    function endLease() {
+      if (!token) return Promise.resolve();
+      var t = token;
+      token = null;
+      return svc.send('DELETE', '/api/encryption/rekey/', { rekey_token: t });
+    }
+    function notSetUpYet() {
+      return metadata(svc).then(function (meta) {
+        if (meta) throw new Error('This account has end-to-end encryption already (set up elsewhere): reload the page.');
+      });
+    }
+    function throughLease() {
+      // Only for a vault without a passphrase: the lease replaces whatever change holds it.
+      var places = [], values = [];
+      return notSetUpYet().then(function () {
+        return svc.send('POST', '/api/encryption/rekey/', {});
+      }).then(function (lease) {
+        token = lease.rekey_token;
+        return notSetUpYet().then(function () {
+          var undecryptable = 0;
+          lease.records.forEach(function (r, i) {
             Object.keys(r.fields).forEach(function (name) {
               var v = r.fields[name];
-              if (typeof v === 'string' && v.indexOf(PREFIX) === 0) {
-                throw new Error('The vault holds sealed values already: reload the page.');
-              }
-              fields[name] = v === null ? null : seal(publicKey, v);
+              if (typeof v === 'string' && v.indexOf(PREFIX) === 0) throw new Error('The vault holds sealed values already: reload the page.');
+              if (v === null) undecryptable++;
+              places.push([i, name]);
+              values.push(v);
             });
-            return { holder: r.holder, uuid: r.uuid, fields: fields };
           });
-          body.rekey_token = lease.rekey_token;
+          if (undecryptable && !drop) {
+            var e = new Error(undecryptable + (undecryptable === 1 ? ' stored value does' : ' stored values do') +
+              ' not decrypt on this server: setting up would delete ' + (undecryptable === 1 ? 'it' : 'them') +
+              ', so nothing was changed. Check that every svcd has the same vault.master_key_file; to delete ' +
+              (undecryptable === 1 ? 'it' : 'them') + ', tick the box and set up again.');
+            e.undecryptable = undecryptable;
+            throw e;
+          }
+          return w.call('seal', { values: values });
+        }).then(function (sealed) {
+          var records = lease.records.map(function (r) { return { holder: r.holder, uuid: r.uuid, fields: {} }; });
+          places.forEach(function (p, k) { records[p[0]].fields[p[1]] = sealed[k]; });
+          body.rekey_token = token;
           body.records = records;
           return svc.send('PUT', '/api/encryption/', body);
-        }).catch(function (e2) {
-          // End the lease at once rather than hold the vault until it lapses.
-          var rethrow = function () { throw e2; };
-          return svc.send('DELETE', '/api/encryption/rekey/').then(rethrow, rethrow);
         });
       });
-    });
+    }
+    // After a change whose answer was lost: ending the lease is safe whatever became of it (a
+    // PUT that lands after the DELETE is refused; one that landed before left no lease to end),
+    // and then the metadata says whether the change was made.
+    function afterLostAnswer() {
+      return endLease().then(function () { return metadata(svc); }).then(function (meta) {
+        if (meta && meta.public_key === made.public_key) {
+          meta.recovered = true;
+          return meta;
+        }
+        throw new Error('No answer from the server, and end-to-end encryption is not set up: nothing was changed. Try again.');
+      }, function () {
+        throw new Error('No answer from the server: end-to-end encryption may have been set up. Reload the page to see whether it was.');
+      });
+    }
+    return w.call('create', { passphrase: passphrase, kdf: KDF }).then(function (m) {
+      made = m;
+      body = { salt: m.salt, public_key: m.public_key, verifier: m.verifier, kdf: m.kdf };
+      return svc.send('PUT', '/api/encryption/', body).catch(function (e) {
+        if (e.code !== 'rekey_required') throw e;
+        return throughLease();
+      });
+    }).catch(function (e) {
+      if (noAnswer(e) && made) return afterLostAnswer();
+      // End the lease at once rather than hold the vault until it lapses.
+      return endLease().then(function () { throw e; }, function () { throw e; });
+    }).finally(function () { w.stop(); });
   }
 
   // The vault page: the account's end-to-end encryption, and setting it up.
@@ -442,6 +591,13 @@ var svcVault = (function () {
       form.appendChild(svc.el('label', 'The passphrase again', { 'for': 'vault-new-passphrase-again' }));
       var two = svc.el('input', null, { id: 'vault-new-passphrase-again', type: 'password', autocomplete: 'off' });
       form.appendChild(two);
+      // Shown when the server lists values it cannot decrypt: setting up would delete them.
+      var dropRow = svc.el('div', null, { hidden: '' });
+      var drop = svc.el('input', null, { id: 'vault-drop-undecryptable', type: 'checkbox' });
+      var dropLabel = svc.el('label', null, { 'for': 'vault-drop-undecryptable' });
+      dropRow.appendChild(drop);
+      dropRow.appendChild(dropLabel);
+      form.appendChild(dropRow);
       var button = svc.el('button', 'Set up end-to-end encryption', { type: 'submit' });
       form.appendChild(button);
       var status = svc.el('p', null, { id: 'vault-status', 'class': 'muted' });
@@ -454,14 +610,17 @@ var svcVault = (function () {
         one.value = two.value = '';
         button.disabled = true;
         say(status, 'Setting up\u2026');
-        setTimeout(function () {
-          Promise.resolve().then(function () { return setUp(svc, passphrase); }).then(function (meta) {
-            setUpState(meta, 'End-to-end encryption is set up. Keep your passphrase safe: it is the only way to open these values.');
-          }).catch(function (e) {
-            button.disabled = false;
-            say(status, e.message, 'error');
-          });
-        }, 30);
+        Promise.resolve().then(function () { return setUp(svc, passphrase, drop.checked); }).then(function (meta) {
+          setUpState(meta, (meta.recovered ? 'The server\'s answer was lost, but the change was made: end-to-end encryption is set up. ' :
+            'End-to-end encryption is set up. ') + 'Keep your passphrase safe: it is the only way to open these values.');
+        }).catch(function (e) {
+          button.disabled = false;
+          if (e.undecryptable) {
+            dropLabel.textContent = ' Delete the ' + e.undecryptable + ' stored ' + (e.undecryptable === 1 ? 'value' : 'values') + ' this server cannot decrypt';
+            dropRow.removeAttribute('hidden');
+          }
+          say(status, e.message, 'error');
+        });
       });
       box.replaceChildren(form);
     }

@@ -1,5 +1,13 @@
 #include "database.h"
 #include "event_log.h"
+#include "event_types.h"
+
+#include <svc/sdk/schema.h>
+
+#include <Poco/AutoPtr.h>
+#include <Poco/Channel.h>
+#include <Poco/Logger.h>
+#include <Poco/Message.h>
 
 #ifdef SVC_WITH_MYSQL
 #include <Poco/Data/MySQL/Connector.h>
@@ -130,6 +138,41 @@ TEST_F(DatabaseTest, CommitHooksRunAroundTheCommitAndNeverAfterARollback) {
   int rows = 0;
   s << "SELECT COUNT(*) FROM t WHERE id = 7", into(rows), now;
   EXPECT_EQ(rows, 1);
+}
+
+// Records what is logged through it.
+class LogRecorder : public Poco::Channel {
+ public:
+  void log(const Poco::Message& m) override { texts.push_back(m.getText()); }
+  std::vector<std::string> texts;
+};
+
+// With the test suites' check on, an event whose object does not fit its type's declaration is
+// logged (and stored all the same: the change it reports is made).
+TEST_F(DatabaseTest, APublishedObjectThatDoesNotFitItsDeclarationIsLogged) {
+  db_->migrate("kernel", eventLogMigrations());
+  EventTypeRegistry types;
+  types.declare(
+      "notes",
+      {"note.created", "", {}, sdk::Schema::object().required("id", sdk::Schema::string())});
+  EventLog log(*db_, 7);
+  log.setEventTypes(&types);
+  log.checkObjects(true);
+  Poco::AutoPtr<LogRecorder> recorder(new LogRecorder);
+  Poco::Logger::get("svcd").setChannel(recorder);
+  Poco::JSON::Object::Ptr fits = new Poco::JSON::Object;
+  fits->set("id", "n1");
+  log.publish("note.created", "acct", "", fits, nullptr);
+  EXPECT_TRUE(recorder->texts.empty());
+  Poco::JSON::Object::Ptr wrong = new Poco::JSON::Object;
+  wrong->set("id", 7);
+  wrong->set("title", "x");
+  EXPECT_GT(log.publish("note.created", "acct", "", wrong, nullptr).sequence, 0);
+  ASSERT_EQ(recorder->texts.size(), 1u);
+  EXPECT_NE(recorder->texts[0].find("event_mismatch"), std::string::npos);
+  EXPECT_NE(recorder->texts[0].find("object.id"), std::string::npos) << recorder->texts[0];
+  EXPECT_NE(recorder->texts[0].find("object.title"), std::string::npos) << recorder->texts[0];
+  Poco::Logger::get("svcd").setChannel(nullptr);
 }
 
 // Several events published in one transaction take consecutive numbers, the counter is stored

@@ -156,14 +156,18 @@ struct CliReply {
   Poco::JSON::Object::Ptr json() const;
 };
 
+/// Extra request headers: (name, value).
+using CliHeaders = std::vector<std::pair<std::string, std::string>>;
+
 /// Sends one HTTP request (the one HTTP client of svcctl and its modules).
 /// @param base `http(s)://host:port`. @param method GET, POST... @param path `/api/...`.
 /// @param token sent as `Authorization: Bearer` when not empty. @param body the body, or empty.
-/// @param content_type the body's media type.
+/// @param content_type the body's media type. @param headers more headers to send.
 /// @throws CliError when the server cannot be reached.
 CliReply cliHttpCall(const std::string& base, const std::string& method, const std::string& path,
                      const std::string& token, const std::string& body = "",
-                     const std::string& content_type = "application/json");
+                     const std::string& content_type = "application/json",
+                     const CliHeaders& headers = {});
 
 /// @param args a command's arguments. @param sep `?` or `&`: what comes before it in the path.
 /// @return `?identity=UUID` from `--identity UUID`, or empty (an identity key needs none).
@@ -184,9 +188,10 @@ class CliContext {
   /// @return everything on in() (a message body piped in).
   std::string readInput() const;
 
-  /// Calls the public API with the caller's key (see key()).
+  /// Calls the public API with the caller's key (see key()), with `headers` besides.
   CliReply api(const std::string& method, const std::string& path, const std::string& body = "",
-               const std::string& content_type = "application/json") const;
+               const std::string& content_type = "application/json",
+               const CliHeaders& headers = {}) const;
   /// Calls the public API without a key (device login, health).
   CliReply anonymous(const std::string& method, const std::string& path,
                      const std::string& body = "") const;

@@ -18,11 +18,13 @@
 //                         session's cookie (so the page sees exactly what the API lets this person
 //                         see); rejects with an Error whose message is fit to show and whose
 //                         `status` is the answer's status
-//   svc.send(method, path, body)  a Promise of the parsed JSON of a change (`POST path` with
-//                         body as JSON), made on the session's cookie with the page's CSRF token
-//                         (kSessionCsrfHeader, accounts.h), so only this page can make it; rejects
-//                         with an Error whose message is the API's `detail`, and whose `status`
-//                         and `code` are the answer's status and the API's `code`
+//   svc.send(method, path, body, headers)  a Promise of the parsed JSON of a change (`POST
+//                         path` with body as JSON, and any more `headers`), made on the session's
+//                         cookie with the page's CSRF token (kSessionCsrfHeader, accounts.h), so
+//                         only this page can make it; rejects with an Error whose message is the
+//                         API's `detail`, and whose `status` and `code` are the answer's status
+//                         and the API's `code` (no `status`: no answer came, and the change may
+//                         or may not have been made)
 //   svc.el(tag, text, attrs)  a new element; text is set with textContent, never parsed as HTML
 //   svc.table(headers, rows)  a table of header texts and <tr> elements
 //   svc.show(nodes)       replaces the container's content with the nodes
@@ -30,15 +32,26 @@
 //   svc.title(text)       sets the card's title
 //   svc.back(href, text)  puts a "← text" link above the title
 //   svc.when(iso)         an ISO 8601 time as `YYYY-MM-DD HH:MM UTC`
+//   svc.workers           the URLs of the worker scripts the page names (`{plugin}/{name}` → URL)
 //   svc.links(name, value)  links ({href, label}) to every page whose only parameter is `name`,
 //                         for that value: the identities page links each identity to the pages
 //                         other plugins add under `{identity}` (email's inbox) without naming them
 //
 // Code that several pages share (a library, a plugin's own helpers) is a script of its own,
-// added once with DashboardPages::addScript and named in each page's DashboardPage::scripts: the
-// dashboard serves it from this server at `{prefix}/scripts/{name}` (public, cached by its
-// content's hash) and loads it, in order, before the page's own script. No page loads anything
-// from another origin (the CSP allows none).
+// added once with DashboardPages::addScript and named in each page's DashboardPage::scripts as
+// `{plugin}/{name}`: scripts are namespaced by the plugin that adds them, so two plugins may each
+// have a `util.js`, and a page names exactly whose it loads. The dashboard serves it from this
+// server at `{prefix}/scripts/{plugin}/{name}` (public, cached by its content's hash) and loads
+// it, in order, before the page's own script. No page loads anything from another origin (the CSP
+// allows none).
+//
+// A script marked `worker` is not loaded into the page but started by the page's code as a Web
+// Worker: `new Worker(svc.workers['{plugin}/{name}'])` (its versioned URL). Pages that name one
+// get `worker-src 'self'` in their Content-Security-Policy; the worker runs under the policy its
+// own response carries (`default-src 'none'`, plus `'wasm-unsafe-eval'` when it is marked
+// `webassembly`): it can compute, and fetch or load nothing. Work that must not hold the page
+// (a slow key derivation) or whose memory should go at once (terminate() drops the worker's heap)
+// belongs there.
 //
 // Whatever the API returns is someone else's text: build content with svc.el (textContent),
 // never innerHTML. A script changes things only through the API, with svc.send, and only when the
@@ -76,21 +89,27 @@ struct DashboardPage {
   /// place (lower-case a UUID). Returning false answers 404 "Not found". Called from request
   /// threads.
   std::function<bool(std::map<std::string, std::string>& params)> accept;
-  /// Shared scripts (DashboardScript::name) the page loads, in this order, before its own. A name
-  /// no plugin has added makes the page answer 503 naming it.
+  /// Shared scripts the page loads, in this order, before its own (or, for worker scripts, may
+  /// start): `{plugin}/{name}` (DashboardScript::plugin and name). One no plugin has added makes
+  /// the page answer 503 naming it.
   std::vector<std::string> scripts;
 };
 
 /// Code several pages load (DashboardPage::scripts): public, since anyone may fetch it.
 struct DashboardScript {
+  /// The plugin that adds it (its PluginInfo::name): the script's namespace. Pages name the
+  /// script `{plugin}/{name}`, and the dashboard serves it at `{prefix}/scripts/{plugin}/{name}`.
+  std::string plugin;
   /// Its file name: 1-64 of `a-z 0-9 . _ -`, starting with a letter or digit, ending in `.js`.
   std::string name;
   /// The JavaScript, served as it is (`text/javascript`).
   std::string body;
   /// True when it compiles WebAssembly (libsodium.js): the pages that load it, and only those,
   /// get `'wasm-unsafe-eval'` in their Content-Security-Policy (it allows compiling WebAssembly,
-  /// not evaluating JavaScript strings).
+  /// not evaluating JavaScript strings); a worker script gets it in its own response's policy.
   bool webassembly = false;
+  /// True when pages start it as a Web Worker (svc.workers) instead of loading it.
+  bool worker = false;
 };
 
 /// Where plugins add their pages. Offered by the dashboard plugin; thread-safe.
@@ -105,7 +124,8 @@ class DashboardPages {
   virtual void add(DashboardPage page) = 0;
   /// Adds a shared script (in start()).
   /// @param script the script.
-  /// @throws std::invalid_argument when its name is malformed or taken, or its body is empty.
+  /// @throws std::invalid_argument when its plugin or name is malformed, `{plugin}/{name}` was
+  /// added before, or its body is empty.
   virtual void addScript(DashboardScript script) = 0;
 };
 

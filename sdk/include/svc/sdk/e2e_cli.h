@@ -64,9 +64,11 @@ struct NewKeys {
 /// @return a new salt, the key pair of `passphrase` with it (one Argon2id run), a new verifier.
 NewKeys createKeys(const SecretBytes& passphrase, const Kdf& kdf = Kdf{});
 
-/// @return the account's metadata, or nullopt when it has no end-to-end encryption (404).
+/// @return the account's metadata, or nullopt when it has no end-to-end encryption (404). KDF
+/// parameters above the contract's defaults (t 3, m 65536 KiB, p 1) are used, with a warning on
+/// err(): each unlock then takes longer and more memory, which whoever set them chose.
 /// @throws CliError for another answer, or metadata this client must not use (KDF parameters
-/// below the contract's, keys of the wrong size).
+/// below the contract's or above its bounds, keys of the wrong size).
 std::optional<Metadata> fetchMetadata(const CliContext& cli);
 
 /// @return the key pair of `passphrase` for `metadata`. @throws CliError saying plainly that the
@@ -98,6 +100,10 @@ class CliVault {
   /// not open with the account's key, or is not sealed although the account has end-to-end
   /// encryption (altered on the server).
   void openFields(Poco::JSON::Object& record, const std::vector<std::string>& fields);
+  /// @return for CliContext::api(): the header naming the public key values were sealed to
+  /// (sdk::kSealedToHeader), so the server refuses them with 409 `e2e_key_changed` should the
+  /// passphrase have changed meanwhile; none when nothing was sealed.
+  CliHeaders sealedToHeaders() const;
 
  private:
   bool passphraseGiven() const;

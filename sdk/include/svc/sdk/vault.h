@@ -40,13 +40,23 @@ namespace svc::sdk {
 inline constexpr std::string_view kSealedValuePrefix = "e2e::";
 
 /// The dashboard script the vault plugin adds (svc/sdk/dashboard.h; name it in
-/// DashboardPage::scripts): libsodium.js and `svcVault`, with which a page opens and seals an
-/// account's values in the browser. `svcVault.records(svc, spec)` renders an identity's records
-/// of one kind (the passwords and secrets plugins' pages): names only, each revealed, copied and
-/// edited, and new ones added, on request, after the person unlocks the vault with the
-/// passphrase; the passphrase and key never leave the page. plugins/vault/web/vault.js documents
-/// spec.
-inline constexpr const char* kVaultDashboardScript = "vault.js";
+/// DashboardPage::scripts, with kVaultWorkerScript): `svcVault`, with which a page opens and
+/// seals an account's values in the browser (through the worker, which holds the cryptography).
+/// `svcVault.records(svc, spec)` renders an identity's records of one kind (the passwords and
+/// secrets plugins' pages): names only, each revealed, copied and edited, and new ones added, on
+/// request, after the person unlocks the vault with the passphrase; the passphrase and key never
+/// leave the page. plugins/vault/web/vault.js documents spec.
+inline constexpr const char* kVaultDashboardScript = "vault/vault.js";
+/// The worker script `svcVault` starts (a page naming kVaultDashboardScript names it too): the
+/// key derivation runs there, off the page's thread, and the key pair lives only there, so that
+/// locking (terminating it) drops every copy libsodium made.
+inline constexpr const char* kVaultWorkerScript = "vault/vault-worker.js";
+
+/// The request header in which a client names the public key (base64, as GET /api/encryption/
+/// shows it) it sealed a write's values to. put() refuses the write with 409 `e2e_key_changed`
+/// when that is no longer the account's key (its passphrase was changed meanwhile, by another
+/// client): values sealed to the old key would open for nobody who has the new passphrase.
+inline constexpr const char* kSealedToHeader = "X-Svc-E2e-Public-Key";
 
 /// Protected fields of one record: field name → value ("" means none).
 using ProtectedFields = std::map<std::string, std::string>;
@@ -58,6 +68,10 @@ struct VaultWrite {
   std::string holder;      ///< The plugin's name for the kind of record: `passwords`, `secrets`.
   std::string record;      ///< The record's id: a uuid.
   ProtectedFields fields;  ///< The fields to set; fields not named keep their values.
+  /// The public key the client says it sealed the values to (the kSealedToHeader header), or
+  /// empty when it does not say. When given it must be the account's current key. Initialised,
+  /// so that `{account, identity, holder, record, fields}` stays complete.
+  std::string sealed_to{};
 };
 
 /// One record's protected fields as the vault keeps them: still encrypted at rest. fetch() reads
@@ -88,7 +102,8 @@ class Vault {
   virtual bool endToEnd(const std::string& account_id) = 0;
   /// Stores protected fields in the caller's transaction (rolled back with it).
   /// @param transaction the session of the caller's transaction. @param write what to store.
-  /// @throws HttpError 409 `vault_rekeying`, or 400 naming the offending field.
+  /// @throws HttpError 409 `vault_rekeying`, 409 `e2e_key_changed` (write.sealed_to is not the
+  /// account's public key), or 400 naming the offending field.
   virtual void put(Poco::Data::Session& transaction, const VaultWrite& write) = 0;
   /// @param session a session (the caller's, in or out of a transaction). @param account the
   /// records' account (values of another account are never returned). @param holder the kind of

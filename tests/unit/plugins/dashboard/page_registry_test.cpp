@@ -116,27 +116,45 @@ TEST(DashboardPageRegistry, LinksArePagesWithOneParameter) {
 
 TEST(DashboardPageRegistry, SharedScriptsAreFoundByNameWithAVersionOfTheirContent) {
   PageRegistry r = registry();
-  r.addScript({"lib-1.2.js", "var a = 1;", true});
-  r.addScript({"other.js", "var b = 2;", false});
-  auto lib = r.script("lib-1.2.js");
+  r.addScript({"lib", "lib-1.2.js", "var a = 1;", true});
+  r.addScript({"lib", "other.js", "var b = 2;", false, true});
+  auto lib = r.script("lib/lib-1.2.js");
   ASSERT_TRUE(lib);
+  EXPECT_EQ(lib->name, "lib/lib-1.2.js");
   EXPECT_EQ(lib->body, "var a = 1;");
   EXPECT_TRUE(lib->webassembly);
+  EXPECT_FALSE(lib->worker);
+  EXPECT_TRUE(r.script("lib/other.js")->worker);
   EXPECT_EQ(lib->version.size(), 16u);
-  EXPECT_NE(lib->version, r.script("other.js")->version);  // a change of content, a new URL
+  EXPECT_NE(lib->version, r.script("lib/other.js")->version);  // a change of content, a new URL
   EXPECT_FALSE(r.script("missing.js"));
-  EXPECT_THROW(r.addScript({"lib-1.2.js", "var c;", false}), std::invalid_argument);  // taken
+  EXPECT_FALSE(r.script("lib-1.2.js"));  // only under its plugin's name
+  EXPECT_THROW(r.addScript({"lib", "lib-1.2.js", "var c;", false}), std::invalid_argument);
+}
+
+// Script names were one namespace for every plugin: whichever plugin added `util.js` first had
+// it, and a page naming `util.js` loaded whoever's that was. Each plugin's names are its own now.
+TEST(DashboardPageRegistry, ScriptNamesAreEachPluginsOwn) {
+  PageRegistry r = registry();
+  r.addScript({"vault", "util.js", "var vault = 1;", false});
+  EXPECT_NO_THROW(r.addScript({"mail", "util.js", "var mail = 1;", false}));
+  EXPECT_EQ(r.script("vault/util.js")->body, "var vault = 1;");
+  EXPECT_EQ(r.script("mail/util.js")->body, "var mail = 1;");
+  EXPECT_FALSE(r.script("util.js"));
 }
 
 TEST(DashboardPageRegistry, RefusesMalformedScripts) {
   PageRegistry r = registry();
   for (const char* name : {"", ".js", "Lib.js", "lib", "lib.css", "-lib.js", ".hidden.js", "a/b.js",
                            "a b.js", "../x.js"}) {
-    EXPECT_THROW(r.addScript({name, "x", false}), std::invalid_argument) << name;
+    EXPECT_THROW(r.addScript({"p", name, "x", false}), std::invalid_argument) << name;
   }
-  EXPECT_THROW(r.addScript({"ok.js", "", false}), std::invalid_argument);
-  EXPECT_THROW(r.addScript({std::string(62, 'a') + ".js", "x", false}), std::invalid_argument);
-  EXPECT_NO_THROW(r.addScript({std::string(61, 'a') + ".js", "x", false}));
+  for (const char* plugin : {"", "A", "a/b", "..", "1a", "a b"}) {
+    EXPECT_THROW(r.addScript({plugin, "ok.js", "x", false}), std::invalid_argument) << plugin;
+  }
+  EXPECT_THROW(r.addScript({"p", "ok.js", "", false}), std::invalid_argument);
+  EXPECT_THROW(r.addScript({"p", std::string(62, 'a') + ".js", "x", false}), std::invalid_argument);
+  EXPECT_NO_THROW(r.addScript({"p", std::string(61, 'a') + ".js", "x", false}));
 }
 
 }  // namespace

@@ -23,7 +23,8 @@ TEST(PasswordsDashboard, AnIdentitysEntriesThroughTheVaultsScript) {
   EXPECT_FALSE(page.accept(bad));
   // The vault's script lists names only and opens and seals values in the page; this page says
   // which fields are the name and which are protected.
-  EXPECT_EQ(page.scripts, std::vector<std::string>{sdk::kVaultDashboardScript});
+  EXPECT_EQ(page.scripts,
+            (std::vector<std::string>{sdk::kVaultDashboardScript, sdk::kVaultWorkerScript}));
   for (const char* part : {"svcVault.records(svc", "'/api/passwords/'", "field: 'domain'",
                            "field: 'username'", "field: 'password'", "field: 'notes'"}) {
     EXPECT_NE(page.script.find(part), std::string::npos) << part;

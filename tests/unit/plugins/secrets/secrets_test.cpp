@@ -227,7 +227,8 @@ TEST(SecretsDashboard, ThePageTakesAnIdentityAndUsesTheVaultsScript) {
   EXPECT_FALSE(pages[0].accept(params));
   // The vault's script lists keys only and opens and seals values in the page; this page says
   // which field is the name and which are protected.
-  EXPECT_EQ(pages[0].scripts, std::vector<std::string>{sdk::kVaultDashboardScript});
+  EXPECT_EQ(pages[0].scripts,
+            (std::vector<std::string>{sdk::kVaultDashboardScript, sdk::kVaultWorkerScript}));
   for (const char* part : {"svcVault.records(svc", "'/api/secrets/'", "field: 'key'",
                            "field: 'value'", "field: 'notes'"}) {
     EXPECT_NE(pages[0].script.find(part), std::string::npos) << part;

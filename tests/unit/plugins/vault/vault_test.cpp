@@ -246,9 +246,9 @@ class VaultServiceTest : public ::testing::TestWithParam<std::string> {
   }
 
   void put(const std::string& record, sdk::ProtectedFields fields,
-           const std::string& account = "acct") {
+           const std::string& account = "acct", const std::string& sealed_to = "") {
     db_->transaction([&](Poco::Data::Session& tx) {
-      service_->put(tx, {account, "ident", "passwords", record, std::move(fields)});
+      service_->put(tx, {account, "ident", "passwords", record, std::move(fields), sealed_to});
     });
   }
   sdk::ProtectedFields get(const std::string& record) {
@@ -319,6 +319,31 @@ TEST_P(VaultServiceTest, TheEndToEndRuleNamesEveryRefusedFieldAndStoresNothing) 
   put(r1_, {{"password", sealedLooking()}});
   EXPECT_EQ(get(r1_)["password"], sealedLooking());
   put(r2_, {{"password", "plain"}}, "other");  // another account keeps its own rule
+}
+
+// A write that names the key it sealed to is stored only while that is the account's key: a
+// page unlocked before a passphrase change elsewhere must not store values sealed to the old one.
+TEST_P(VaultServiceTest, AWriteSealedToAKeyThatIsNoLongerTheAccountsIsRefused) {
+  try {
+    put(r1_, {{"password", "plain"}}, "acct", b64(32));
+    FAIL() << "a write sealed to a key was stored in an account without one";
+  } catch (const sdk::HttpError& e) {
+    EXPECT_EQ(e.status(), 409);
+    EXPECT_EQ(e.code(), "e2e_key_changed");
+  }
+  setUpEndToEnd();  // public key b64(32)
+  put(r1_, {{"password", sealedLooking()}}, "acct", b64(32));
+  try {
+    put(r1_, {{"password", sealedLooking()}, {"notes", ""}}, "acct",
+        sdk::base64(std::string(32, 'o')));
+    FAIL() << "a value sealed to an old key was stored";
+  } catch (const sdk::HttpError& e) {
+    EXPECT_EQ(e.status(), 409);
+    EXPECT_EQ(e.code(), "e2e_key_changed");
+    EXPECT_NE(std::string(e.what()).find("Unlock the vault again"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(get(r1_)["password"], sealedLooking());
+  put(r2_, {{"password", sealedLooking()}});  // a client that does not say is not refused
 }
 
 TEST_P(VaultServiceTest, APassphraseChangeHoldsEveryWriteWith409) {
