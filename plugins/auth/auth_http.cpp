@@ -28,11 +28,18 @@ sdk::Response noStore(int status, const Poco::JSON::Object::Ptr& body) {
   return sdk::Response::noStore(sdk::Response::json(status, body));
 }
 
-sdk::Response oauthError(int status, const std::string& error, const std::string& description) {
+Poco::JSON::Object::Ptr oauthErrorBody(const std::string& error, const std::string& description) {
   Poco::JSON::Object::Ptr body = new Poco::JSON::Object;
   body->set("error", error);
   body->set("error_description", description);
-  return noStore(status, body);
+  // The contract's members too, so one client reads every error of this API alike.
+  body->set("code", error);
+  body->set("detail", description);
+  return body;
+}
+
+sdk::Response oauthError(int status, const std::string& error, const std::string& description) {
+  return noStore(status, oauthErrorBody(error, description));
 }
 
 }  // namespace svc::plugins::auth

@@ -21,7 +21,10 @@ std::string boundedField(const sdk::Request& r, const std::string& name, std::si
                          bool required);
 /// @return a JSON answer with Cache-Control: no-store (answers that carry credentials, or could).
 sdk::Response noStore(int status, const Poco::JSON::Object::Ptr& body);
-/// @return an OAuth error answer: `error` and `error_description`, not cached.
+/// @return an OAuth error's body (RFC 6749 section 5.2): `error` and `error_description`, and
+/// the same as the contract's `code` and `detail`, so it fits the API's error shape too.
+Poco::JSON::Object::Ptr oauthErrorBody(const std::string& error, const std::string& description);
+/// @return an OAuth error answer (oauthErrorBody()), not cached.
 sdk::Response oauthError(int status, const std::string& error, const std::string& description);
 
 }  // namespace svc::plugins::auth

@@ -5,6 +5,7 @@
 // The module only wires the core (svc_auth_core) together: the pieces live in their own files.
 #include "accounts.h"
 #include "auth_service.h"
+#include "auth_shapes.h"
 #include "auth_store.h"
 #include "device_flow.h"
 #include "jwt_issuer.h"
@@ -33,9 +34,12 @@ class AuthPlugin : public sdk::Plugin {
     info_.events = {
         {"key.created",
          "A key was created; object: the key as GET shows it, without its secret.",
-         {}},
-        {"key.revoked", "A key was revoked; object: the key as GET shows it.", {}},
+         {},
+         keySchema()},
+        {"key.revoked", "A key was revoked; object: the key as GET shows it.", {}, keySchema()},
     };
+    // Its operator routes (/admin/auth/) are the admin listener's, outside these.
+    info_.paths = {"/api/auth/", "/api/health/whoami/"};
     info_.offers_services = {sdk::kAuthenticatorService.name, sdk::kPlanService.name,
                              sdk::kAccountService.name};
     info_.uses_services = {sdk::kIdentityDirectoryService.name};

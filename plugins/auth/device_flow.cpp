@@ -1,6 +1,7 @@
 #include "device_flow.h"
 
 #include "auth_http.h"
+#include "auth_shapes.h"
 #include "key_format.h"
 #include "token_routes.h"
 #include "user_code.h"
@@ -31,13 +32,53 @@ DeviceFlow::DeviceFlow(sdk::PluginContext& context, AuthStore& store, JwtIssuer&
       poll_limit_(settings.token_per_minute) {}
 
 void DeviceFlow::registerRoutes(sdk::RouteRegistry& routes) {
+  const std::vector<sdk::Param> none;  // takes no query parameter: the kernel refuses any
   using sdk::AuthNeed;
   using sdk::BodyKind;
-  routes.add({"POST", "/api/auth/device/", AuthNeed::kNone, BodyKind::kJsonOrForm, 0,
+  using sdk::Schema;
+  const sdk::RouteError throttled{429, "throttled", "too many from this address a minute"};
+  // Both take RFC 8628's form too; the kernel checks JSON bodies only, the handler forms.
+  routes.add({"POST",
+              "/api/auth/device/",
+              AuthNeed::kNone,
+              BodyKind::kJsonOrForm,
+              0,
               "Start a device login (RFC 8628).",
-              [this](sdk::Request& r) { return startLogin(r); }});
-  routes.add({"POST", "/api/auth/device/token/", AuthNeed::kNone, BodyKind::kJsonOrForm, 0,
-              "Poll a device login for its tokens.", [this](sdk::Request& r) { return token(r); }});
+              [this](sdk::Request& r) { return startLogin(r); },
+              Schema::object("DeviceLoginInput")
+                  .optional("client_id",
+                            plainText(200).describe("The agent's name, shown in the key's label.")),
+              none,
+              {{200, deviceLoginSchema()}},
+              {throttled}});
+  routes.add({"POST",
+              "/api/auth/device/token/",
+              AuthNeed::kNone,
+              BodyKind::kJsonOrForm,
+              0,
+              "Poll a device login for its tokens (wait: true holds until it is decided).",
+              [this](sdk::Request& r) { return token(r); },
+              Schema::object("DeviceTokenInput")
+                  .required("device_code", Schema::string().minLength(1).maxLength(200).describe(
+                                               "The device_code of POST /api/auth/device/."))
+                  .optional("wait", Schema::boolean().nullable().describe(
+                                        "true: answer when the login is decided or expires, "
+                                        "at most 120 s, instead of at once."))
+                  .optional("grant_type",
+                            Schema::string().describe("OAuth's `urn:ietf:params:oauth:grant-type:"
+                                                      "device_code` (may be left out).")),
+              none,
+              {{200, deviceTokensSchema()}},
+              // OAuth's answers (RFC 8628 section 3.5): `error` and `error_description`, with
+              // the same as `code` and `detail`.
+              {{400, "authorization_pending", "the person has not decided yet: poll again"},
+               {400, "slow_down", "polled sooner than interval: wait `interval` seconds"},
+               {400, "access_denied", "the person denied the login"},
+               {400, "expired_token", "the device code expired: start again"},
+               {400, "invalid_grant", "the device code is unknown or was used"},
+               {400, "unsupported_grant_type", "a form's grant_type is not the device code's"},
+               {400, "invalid_request", "a form without device_code"},
+               throttled}});
 }
 
 void DeviceFlow::start() {
@@ -64,6 +105,7 @@ void DeviceFlow::stop() {
 
 sdk::Response DeviceFlow::startLogin(sdk::Request& r) {
   start_limit_.takeOrThrow(r.client_address, "device logins started from this address");
+  // A form's client_id is checked here; a JSON one has passed the declaration already.
   std::string client_id = boundedField(r, "client_id", 200, false);
   DeviceCode d;
   d.id = sdk::newUuid();
@@ -90,19 +132,10 @@ sdk::Response DeviceFlow::startLogin(sdk::Request& r) {
 sdk::Response DeviceFlow::token(sdk::Request& r) {
   poll_limit_.takeOrThrow(r.client_address, "token polls from this address");
   const bool form = !r.form.empty() || r.content_type == "application/x-www-form-urlencoded";
-  std::optional<std::string> grant, code;
-  bool wait = false;
-  try {
-    grant = r.stringField("grant_type");
-    code = r.stringField("device_code");
-    if (!form && r.json && r.json->has("wait") && !r.json->isNull("wait")) {
-      Poco::Dynamic::Var w = r.json->get("wait");
-      if (!w.isBoolean()) return oauthError(400, "invalid_request", "wait must be a boolean.");
-      wait = w.convert<bool>();
-    }
-  } catch (const sdk::HttpError& e) {
-    return oauthError(400, "invalid_request", e.detail());
-  }
+  // A JSON body has passed the route's declaration; a form is read here, as OAuth says.
+  const std::optional<std::string> grant = r.stringField("grant_type");
+  const std::optional<std::string> code = r.stringField("device_code");
+  const bool wait = !form && r.boolField("wait").value_or(false);
   if ((form || grant) && grant.value_or("") != kDeviceGrant) {
     return oauthError(400, "unsupported_grant_type",
                       std::string("grant_type must be ") + kDeviceGrant + ".");
@@ -225,10 +258,8 @@ DeviceFlow::Evaluation DeviceFlow::evaluate(const std::string& code_hash, bool w
           now - d->last_poll_us < static_cast<std::int64_t>(d->interval_s) * 1000000) {
         int interval = d->interval_s + 5;
         store_.notePoll(s, d->id, now, interval);
-        Poco::JSON::Object::Ptr body = new Poco::JSON::Object;
-        body->set("error", "slow_down");
-        body->set("error_description",
-                  "Polling too fast; wait " + std::to_string(interval) + " s.");
+        auto body = oauthErrorBody("slow_down",
+                                   "Polling too fast; wait " + std::to_string(interval) + " s.");
         body->set("interval", interval);
         e.response = noStore(400, body);
         return;

@@ -1,6 +1,7 @@
 #include "key_routes.h"
 
 #include "auth_http.h"
+#include "auth_shapes.h"
 
 #include <svc/sdk/pagination.h>
 #include <svc/sdk/util.h>
@@ -10,24 +11,70 @@
 namespace svc::plugins::auth {
 
 void KeyRoutes::registerRoutes(sdk::RouteRegistry& routes) {
+  const std::vector<sdk::Param> none;  // takes no query parameter: the kernel refuses any
   using sdk::AuthNeed;
   using sdk::BodyKind;
-  routes.add({"POST", "/api/auth/keys/", AuthNeed::kAccount, BodyKind::kJson, 0,
-              "Create a management key.", [this](sdk::Request& r) { return create(r, false); }});
-  routes.add({"POST", "/api/auth/keys/identity/", AuthNeed::kAccount, BodyKind::kJson, 0,
-              "Create an identity key.", [this](sdk::Request& r) { return create(r, true); }});
-  routes.add({"GET", "/api/auth/keys/", AuthNeed::kAccount, BodyKind::kJson, 0, "List keys.",
-              [this](sdk::Request& r) { return list(r); }});
-  routes.add({"DELETE", "/api/auth/keys/{id}/", AuthNeed::kAccount, BodyKind::kJson, 0,
-              "Revoke a key.", [this](sdk::Request& r) { return revoke(r); }});
+  using sdk::Schema;
+  const auto label = plainText(200).describe("What the key is for, to tell keys apart.");
+  const sdk::RouteError too_many{400, "invalid",
+                                 "the account has auth.keys.max_per_account unrevoked keys "
+                                 "(errors.keys): revoke unused ones"};
+  routes.add({"POST",
+              "/api/auth/keys/",
+              AuthNeed::kAccount,
+              BodyKind::kJson,
+              0,
+              "Create a management key.",
+              [this](sdk::Request& r) { return create(r, false); },
+              Schema::object("ManagementKeyInput").optional("label", label),
+              none,
+              {{201, newKeySchema()}},
+              {too_many}});
+  const auto identity =
+      Schema::string().format("uuid").describe("The identity the key acts for (required).");
+  routes.add({"POST",
+              "/api/auth/keys/identity/",
+              AuthNeed::kAccount,
+              BodyKind::kJson,
+              0,
+              "Create an identity key {identity, label}.",
+              [this](sdk::Request& r) { return create(r, true); },
+              Schema::object("IdentityKeyInput")
+                  .optional("identity", identity)
+                  .optional("identity_uuid",
+                            Schema::string().format("uuid").describe("identity, by another name."))
+                  .optional("label", label),
+              none,
+              {{201, newKeySchema()}},
+              {too_many}});
+  routes.add({"GET",
+              "/api/auth/keys/",
+              AuthNeed::kAccount,
+              BodyKind::kJson,
+              0,
+              "List keys (never their secret).",
+              [this](sdk::Request& r) { return list(r); },
+              std::nullopt,
+              sdk::pageParams(),
+              {{200, sdk::pageOf(keySchema(), "KeyList")}}});
+  routes.add({"DELETE",
+              "/api/auth/keys/{id}/",
+              AuthNeed::kAccount,
+              BodyKind::kJson,
+              0,
+              "Revoke a key: it fails with 401 from the next request on.",
+              [this](sdk::Request& r) { return revoke(r); },
+              std::nullopt,
+              none,
+              {{204, Schema::any()}}});
 }
 
 sdk::Response KeyRoutes::create(sdk::Request& r, bool identity_key) {
-  std::string label = boundedField(r, "label", 200, false);
+  const std::string label = r.stringField("label").value_or("");
   std::string identity;
   if (identity_key) {
-    identity = boundedField(r, "identity", 64, false);
-    if (identity.empty()) identity = boundedField(r, "identity_uuid", 64, false);
+    // `identity_uuid` is the contract's other name for it: one of the two is needed.
+    identity = r.stringField("identity").value_or(r.stringField("identity_uuid").value_or(""));
     if (identity.empty()) throw sdk::HttpError::invalid("identity", "this field is required");
   }
   auto [record, key] = keys_.mint(r.principal.account_id, r.principal.user_id, label, identity);

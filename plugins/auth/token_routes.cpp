@@ -1,6 +1,7 @@
 #include "token_routes.h"
 
 #include "auth_http.h"
+#include "auth_shapes.h"
 
 #include <svc/sdk/util.h>
 
@@ -15,21 +16,50 @@ std::string newRefreshToken() {
 }
 
 void TokenRoutes::registerRoutes(sdk::RouteRegistry& routes) {
+  const std::vector<sdk::Param> none;  // takes no query parameter: the kernel refuses any
   using sdk::AuthNeed;
   using sdk::BodyKind;
-  routes.add({"POST", "/api/auth/token/refresh/", AuthNeed::kNone, BodyKind::kJson, 0,
+  using sdk::Schema;
+  const sdk::RouteError refused{401, "authentication_failed",
+                                "the refresh token is unknown, expired, revoked or already used "
+                                "(then its whole session is revoked)"};
+  routes.add({"POST",
+              "/api/auth/token/refresh/",
+              AuthNeed::kNone,
+              BodyKind::kJson,
+              0,
               "Exchange a refresh token for new tokens.",
-              [this](sdk::Request& r) { return refresh(r); }});
-  routes.add({"POST", "/api/auth/logout/", AuthNeed::kNone, BodyKind::kJson, 0,
-              "Revoke a refresh token's family.", [this](sdk::Request& r) { return logout(r); }});
-  routes.add({"GET", "/api/auth/jwks/", AuthNeed::kNone, BodyKind::kJson, 0,
+              [this](sdk::Request& r) { return refresh(r); },
+              refreshInputSchema(),
+              none,
+              {{200, tokenPairSchema()}},
+              {refused}});
+  routes.add({"POST",
+              "/api/auth/logout/",
+              AuthNeed::kNone,
+              BodyKind::kJson,
+              0,
+              "Revoke a refresh token's family.",
+              [this](sdk::Request& r) { return logout(r); },
+              refreshInputSchema(),
+              none,
+              {{204, Schema::any()}},
+              {{401, "authentication_failed", "the refresh token is unknown"}}});
+  routes.add({"GET",
+              "/api/auth/jwks/",
+              AuthNeed::kNone,
+              BodyKind::kJson,
+              0,
               "Public keys of access tokens.",
-              [this](sdk::Request&) { return sdk::Response::json(200, jwt_.jwks()); }});
+              [this](sdk::Request&) { return sdk::Response::json(200, jwt_.jwks()); },
+              std::nullopt,
+              none,
+              {{200, jwksSchema()}}});
 }
 
 // Rotation: each refresh token works once; presenting a retired one revokes its whole family.
 sdk::Response TokenRoutes::refresh(sdk::Request& r) {
-  std::string presented = boundedField(r, "refresh", 200, true);
+  const std::string presented = r.requiredString("refresh");
   std::optional<sdk::HttpError> error;
   std::string user_id, account_id, next;
   db_.transaction([&](Poco::Data::Session& s) {
@@ -59,7 +89,7 @@ sdk::Response TokenRoutes::refresh(sdk::Request& r) {
 }
 
 sdk::Response TokenRoutes::logout(sdk::Request& r) {
-  std::string presented = boundedField(r, "refresh", 200, true);
+  const std::string presented = r.requiredString("refresh");
   bool found = false;
   db_.transaction([&](Poco::Data::Session& s) {
     auto t = store_.refreshByHash(s, sha256Hex(presented));

@@ -1,5 +1,7 @@
 #include "whoami.h"
 
+#include "auth_shapes.h"
+
 #include <svc/sdk/util.h>
 
 #include <Poco/UTF8String.h>
@@ -7,8 +9,16 @@
 namespace svc::plugins::auth {
 
 void WhoAmI::registerRoutes(sdk::RouteRegistry& routes) {
-  routes.add({"GET", "/api/health/whoami/", sdk::AuthNeed::kAnyKey, sdk::BodyKind::kJson, 0,
-              "Who the presented credential is.", [this](sdk::Request& r) { return answer(r); }});
+  routes.add({"GET",
+              "/api/health/whoami/",
+              sdk::AuthNeed::kAnyKey,
+              sdk::BodyKind::kJson,
+              0,
+              "Who the presented credential is.",
+              [this](sdk::Request& r) { return answer(r); },
+              std::nullopt,
+              std::vector<sdk::Param>{},
+              {{200, whoamiSchema()}}});
 }
 
 sdk::Response WhoAmI::answer(const sdk::Request& r) {

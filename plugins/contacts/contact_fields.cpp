@@ -9,55 +9,55 @@
 #include <Poco/String.h>
 #include <Poco/UTF8String.h>
 
-#include <map>
-#include <vector>
-
 namespace svc::plugins::contacts {
 
+sdk::Schema contactInputSchema() {
+  using sdk::Schema;
+  const auto name =
+      Schema::string()
+          .nullable()
+          .maxLength(kMaxNameCharacters)
+          .pattern("^[^\\x00-\\x1f\\x7f]*$", "must be text without control characters");
+  return Schema::object("ContactInput")
+      .optional("email", Schema::string().nullable().format("email").describe(
+                             "An email address, unique per identity in any case; null clears."))
+      .optional("phone_number",
+                Schema::string().nullable().format("e164").describe(
+                    "A phone number, stored in E.164 (+14155550100), unique per identity."))
+      .optional("display_name", name)
+      .optional("nickname", name);
+}
+
+sdk::Schema contactSchema() {
+  using sdk::Schema;
+  const auto text = Schema::string().nullable();
+  return Schema::object("Contact")
+      .required("uuid", Schema::string().format("uuid"))
+      .required("identity", Schema::string().format("uuid"))
+      .required("email", text)
+      .required("display_name", text)
+      .required("nickname", text)
+      .required("phone_number", text)
+      .required("created_dt", Schema::string().format("date-time"))
+      .required("updated_dt", Schema::string().format("date-time"));
+}
+
 ContactFields readContactFields(const Poco::JSON::Object::Ptr& body) {
+  // The body passed contactInputSchema() (types, formats, lengths, characters): what is left is
+  // the normal form.
   ContactFields out;
-  std::map<std::string, std::string> errors;  // field -> problem
   auto read = [&](const char* name) -> std::optional<std::string> {
     if (!body || !body->has(name)) return std::nullopt;
     const Poco::Dynamic::Var v = body->get(name);
     if (v.isEmpty()) return std::string();  // null clears
-    if (!v.isString()) {
-      errors[name] = "must be a string or null";
-      return std::nullopt;
-    }
-    return Poco::trim(v.extract<std::string>());
+    return Poco::trim(v.convert<std::string>());
   };
-  if (auto email = read("email")) {
-    if (!email->empty() && !sdk::isValidEmailAddress(*email)) {
-      errors["email"] = "must be an email address such as name@example.com";
-    } else {
-      out.email = *email;
-    }
-  }
+  out.email = read("email");
   if (auto phone = read("phone_number")) {
-    if (phone->empty()) {
-      out.phone_number = "";
-    } else if (auto e164 = sdk::normalizeE164(*phone)) {
-      out.phone_number = *e164;
-    } else {
-      errors["phone_number"] = "must be a phone number in E.164 form, such as +12025550123";
-    }
+    out.phone_number = phone->empty() ? "" : sdk::normalizeE164(*phone).value_or(*phone);
   }
-  for (auto [name, slot] : {std::make_pair("display_name", &out.display_name),
-                            std::make_pair("nickname", &out.nickname)}) {
-    auto text = read(name);
-    if (!text) continue;
-    if (!sdk::isValidUtf8(*text) || sdk::hasControlCharacter(*text) ||
-        characterCount(*text) > kMaxNameCharacters) {
-      errors[name] = "must be at most " + std::to_string(kMaxNameCharacters) +
-                     " characters of UTF-8 text without control characters";
-    } else {
-      *slot = *text;
-    }
-  }
-  sdk::FieldErrors all;
-  for (const auto& [field, problem] : errors) all.add(field, problem);
-  all.throwIfAny();
+  out.display_name = read("display_name");
+  out.nickname = read("nickname");
   return out;
 }
 

@@ -3,6 +3,8 @@
 // email addresses and search case-insensitive.
 #pragma once
 
+#include <svc/sdk/schema.h>
+
 #include <Poco/JSON/Object.h>
 
 #include <cstddef>
@@ -22,10 +24,14 @@ struct ContactFields {
   std::optional<std::string> email, phone_number, display_name, nickname;
 };
 
-/// Reads a create or PATCH body. @param body the JSON body (null reads as empty).
-/// @return its fields. @throws HttpError 400 `invalid` naming every bad field: not a string,
-/// not an email address, not a phone number, a name too long, not UTF-8 or with control
-/// characters.
+/// @return what create and PATCH take: the kernel checks bodies against it before the handler
+/// runs, naming every bad field at once.
+sdk::Schema contactInputSchema();
+/// @return a contact as the API answers it and the contact.* events carry it.
+sdk::Schema contactSchema();
+
+/// Reads a create or PATCH body that passed contactInputSchema(). @param body the JSON body
+/// (null reads as empty). @return its fields, in their normal form.
 ContactFields readContactFields(const Poco::JSON::Object::Ptr& body);
 
 /// @param text valid UTF-8. @return it lower-cased (Unicode simple case folding), as stored for

@@ -43,41 +43,6 @@ Poco::JSON::Array::Ptr jsonArray(const std::vector<ContactRow>& rows) {
 
 }  // namespace
 
-namespace {
-
-sdk::Schema contactInputSchema() {
-  using sdk::Schema;
-  const auto name =
-      Schema::string()
-          .nullable()
-          .maxLength(kMaxNameCharacters)
-          .pattern("^[^\\x00-\\x1f\\x7f]*$", "must be text without control characters");
-  return Schema::object("ContactInput")
-      .optional("email", Schema::string().nullable().format("email").describe(
-                             "An email address, unique per identity in any case; null clears."))
-      .optional("phone_number",
-                Schema::string().nullable().format("e164").describe(
-                    "A phone number, stored in E.164 (+14155550100), unique per identity."))
-      .optional("display_name", name)
-      .optional("nickname", name);
-}
-
-sdk::Schema contactSchema() {
-  using sdk::Schema;
-  const auto text = Schema::string().nullable();
-  return Schema::object("Contact")
-      .required("uuid", Schema::string().format("uuid"))
-      .required("identity", Schema::string().format("uuid"))
-      .required("email", text)
-      .required("display_name", text)
-      .required("nickname", text)
-      .required("phone_number", text)
-      .required("created_dt", Schema::string().format("date-time"))
-      .required("updated_dt", Schema::string().format("date-time"));
-}
-
-}  // namespace
-
 void ContactRoutes::registerIn(sdk::RouteRegistry& routes) {
   using sdk::AuthNeed;
   using sdk::Schema;
@@ -103,8 +68,12 @@ void ContactRoutes::registerIn(sdk::RouteRegistry& routes) {
        {"phone_number", Schema::string(), false, "A phone number (give this or email)."}},
       {{200, contact}});
   std::vector<sdk::Param> search = {
-      {"q", Schema::string().minLength(1).maxLength(kMaxQueryCharacters), true,
-       "Text in the email, display name, nickname or phone number (any case)."}};
+      {"q",
+       Schema::string()
+           .minLength(1)
+           .maxLength(kMaxQueryCharacters)
+           .pattern("^[^\\x00-\\x1f\\x7f]*$", "must be UTF-8 text without control characters"),
+       true, "Text in the email, display name, nickname or phone number (any case)."}};
   for (auto& p : sdk::pageParams()) search.push_back(std::move(p));
   add("GET", "/api/contacts/search/", AuthNeed::kAnyKey,
       "Contacts whose email, display name, nickname or phone number contains q.",
@@ -177,13 +146,8 @@ sdk::Response ContactRoutes::find(sdk::Request& r) {
 }
 
 sdk::Response ContactRoutes::search(sdk::Request& r) {
+  // Present, 1-254 characters of text: the declaration's. Folding can lengthen it.
   const std::string q = r.queryParam("q").value_or("");
-  if (q.empty()) {
-    throw sdk::HttpError::invalid("q", "this parameter is required: the text to look for");
-  }
-  if (!sdk::isValidUtf8(q) || sdk::hasControlCharacter(q)) {
-    throw sdk::HttpError::invalid("q", "must be UTF-8 text without control characters");
-  }
   const std::string folded = foldCase(q);
   if (characterCount(folded) > kMaxQueryCharacters) {
     throw sdk::HttpError::invalid(

@@ -5,6 +5,7 @@
 //
 // This is the module: what the plugin declares, and the wiring of its core (svc_contacts_core).
 #include "auto_contacts.h"
+#include "contact_fields.h"
 #include "contact_routes.h"
 #include "contact_store.h"
 #include "dashboard_pages.h"
@@ -25,10 +26,20 @@ class ContactsPlugin : public sdk::Plugin {
     info_.version = "0.1.0";
     info_.description = "Contacts: an identity's people, found by email or number, searched.";
     info_.events = {
-        {"contact.created", "A contact was added; object: the contact as GET shows it.", {}},
-        {"contact.updated", "A contact was changed; object: the contact as GET shows it.", {}},
-        {"contact.deleted", "A contact was deleted; object: the contact as it was.", {}},
+        {"contact.created",
+         "A contact was added; object: the contact as GET shows it.",
+         {},
+         contactSchema()},
+        {"contact.updated",
+         "A contact was changed; object: the contact as GET shows it.",
+         {},
+         contactSchema()},
+        {"contact.deleted",
+         "A contact was deleted; object: the contact as it was.",
+         {},
+         contactSchema()},
     };
+    info_.paths = {"/api/contacts/"};
     info_.uses_services = {sdk::kIdentityExtensionsService.name, sdk::kDashboardPagesService.name};
     info_.requires_plugins = {"identities"};
     info_.config = {

@@ -5,6 +5,7 @@
 #include "identity_store.h"
 
 #include <svc/sdk/identity_extensions.h>
+#include <svc/sdk/schema.h>
 
 #include <Poco/JSON/Object.h>
 
@@ -27,6 +28,13 @@ class Extensions : public sdk::IdentityExtensions {
   /// Refuses a create body that asks for a contract capability no extension provides: 503
   /// `service_unavailable` naming it. Then lets every extension check its fields.
   void validateCreate(const sdk::Request& request) const;
+  /// Refuses, naming each, the body's fields that neither the route's declaration nor an
+  /// extension's create_fields (when updating, its updatable ones) take, and extension fields
+  /// of the wrong type: the declaration lets other plugins' fields through, since they are added
+  /// after the routes are registered. @param declared the route's body schema.
+  /// @throws HttpError 400 `invalid` naming every such field.
+  void refuseUnknownFields(const sdk::Request& request, const sdk::Schema& declared,
+                           bool updating) const;
   /// @return the extensions owning an updatable field that a PUT/PATCH body carries (even as
   /// null): those whose update() the identity's update transaction calls.
   std::vector<std::shared_ptr<sdk::IdentityExtension>> updating(const sdk::Request& request) const;

@@ -6,6 +6,7 @@
 #include "dashboard_page.h"
 #include "extensions.h"
 #include "identity_routes.h"
+#include "identity_shapes.h"
 #include "identity_store.h"
 #include "voice_agent.h"
 
@@ -21,9 +22,16 @@ class IdentitiesPlugin : public sdk::Plugin {
     info_.version = "0.2.0";
     info_.description = "Identities: the personas agents act as, and their voice-agent settings.";
     info_.events = {
-        {"identity.created", "An identity was created; object: the identity as GET shows it.", {}},
-        {"identity.updated", "An identity was changed; object: the identity as GET shows it.", {}},
+        {"identity.created",
+         "An identity was created; object: the identity as GET shows it.",
+         {},
+         identitySchema()},
+        {"identity.updated",
+         "An identity was changed; object: the identity as GET shows it.",
+         {},
+         identitySchema()},
     };
+    info_.paths = {"/api/identities/"};
     info_.offers_services = {sdk::kIdentityDirectoryService.name,
                              sdk::kIdentityExtensionsService.name, sdk::kVoiceAgentService.name};
     info_.uses_services = {sdk::kDashboardPagesService.name};

@@ -1,5 +1,7 @@
 #include "identity_routes.h"
 
+#include "identity_shapes.h"
+
 #include <svc/sdk/pagination.h>
 #include <svc/sdk/util.h>
 
@@ -10,24 +12,48 @@ namespace svc::plugins::identities {
 
 void IdentityRoutes::registerIn(sdk::RouteRegistry& routes) {
   using sdk::AuthNeed;
+  using sdk::Schema;
   auto add = [&](const char* method, const char* pattern, AuthNeed need, const char* summary,
-                 sdk::Handler h) {
-    routes.add({method, pattern, need, sdk::BodyKind::kJson, 0, summary, std::move(h)});
+                 sdk::Handler h, std::optional<Schema> request, std::map<int, Schema> responses,
+                 std::vector<sdk::RouteError> errors = {}, std::vector<sdk::Param> query = {}) {
+    routes.add({method, pattern, need, sdk::BodyKind::kJson, 0, summary, std::move(h),
+                std::move(request), std::move(query), std::move(responses), std::move(errors)});
   };
-  add("GET", "/api/identities/", AuthNeed::kAnyKey, "List identities.",
-      [this](sdk::Request& r) { return list(r); });
-  add("POST", "/api/identities/", AuthNeed::kAccount, "Create an identity.",
-      [this](sdk::Request& r) { return create(r); });
-  for (const char* method : {"GET", "PUT", "PATCH"}) {
-    add(method, "/api/identities/{uuid}/", AuthNeed::kAnyKey, "An identity.",
-        [this](sdk::Request& r) { return one(r); });
-    add(method, "/api/identities/{uuid}/voice-agent/", AuthNeed::kAnyKey,
-        "An identity's voice-agent settings.",
-        [this](sdk::Request& r) { return voice_.serve(target(r), r); });
-  }
+  const Schema identity = identitySchema();
+  const sdk::RouteError missing{503, "service_unavailable",
+                                "the body asks for a part (an inbox, a phone number) whose plugin "
+                                "is not enabled, or no phone number can be had now"};
+  add(
+      "GET", "/api/identities/", AuthNeed::kAnyKey, "List identities (an identity key: its own).",
+      [this](sdk::Request& r) { return list(r); }, std::nullopt,
+      {{200, sdk::pageOf(identity, "IdentityList")}}, {}, sdk::pageParams());
+  add("POST", "/api/identities/", AuthNeed::kAccount,
+      "Create an identity, with its inbox (and a phone number when asked).",
+      [this](sdk::Request& r) { return create(r); }, identityCreateSchema(), {{201, identity}},
+      {{409, "email_taken", "another identity has that email address"}, missing});
+  const auto one = [this](sdk::Request& r) { return this->one(r); };
+  const auto voice = [this](sdk::Request& r) { return voice_.serve(target(r), r); };
+  add("GET", "/api/identities/{uuid}/", AuthNeed::kAnyKey, "An identity.", one, std::nullopt,
+      {{200, identity}});
+  add("PUT", "/api/identities/{uuid}/", AuthNeed::kAnyKey, "Rename an identity {name}.", one,
+      identityUpdateSchema(), {{200, identity}});
+  add("PATCH", "/api/identities/{uuid}/", AuthNeed::kAnyKey,
+      "Change an identity's name or a setting another plugin adds.", one,
+      identityUpdateSchema().partial("IdentityPatch"), {{200, identity}});
+  add("GET", "/api/identities/{uuid}/voice-agent/", AuthNeed::kAnyKey,
+      "An identity's voice-agent settings.", voice, std::nullopt, {{200, voiceAgentSchema()}});
+  add("PUT", "/api/identities/{uuid}/voice-agent/", AuthNeed::kAnyKey,
+      "Set an identity's voice agent {response_url, enabled?}.", voice, voiceAgentInputSchema(),
+      {{200, voiceAgentSchema()}});
+  add("PATCH", "/api/identities/{uuid}/voice-agent/", AuthNeed::kAnyKey,
+      "Change an identity's voice agent (a response_url must be set first).", voice,
+      voiceAgentInputSchema().partial("VoiceAgentPatch"), {{200, voiceAgentSchema()}});
   add("POST", "/api/identities/{uuid}/{action}/", AuthNeed::kAnyKey,
-      "An action another plugin provides for identities (provision-phone, ...).",
-      [this](sdk::Request& r) { return action(r); });
+      "An action another plugin provides for identities (provision-phone {country_code?}).",
+      [this](sdk::Request& r) { return action(r); }, identityActionSchema(),
+      {{200, identity},  // provision-phone: the identity, with its phone
+       {201, Schema::any().describe("Another plugin's action: its own answer.")}},
+      {{409, "phone_exists", "provision-phone: the identity has a phone number"}, missing});
 }
 
 Identity IdentityRoutes::target(const sdk::Request& r) {
@@ -68,10 +94,9 @@ sdk::Response IdentityRoutes::list(sdk::Request& r) {
 }
 
 sdk::Response IdentityRoutes::create(sdk::Request& r) {
-  auto name = r.stringField("name");
-  if (!name) throw sdk::HttpError::invalid("name", "this field is required");
+  extensions_.refuseUnknownFields(r, identityCreateSchema(), false);
   Identity i;
-  i.name = validName(*name);
+  i.name = validName(r.requiredString("name"));
   extensions_.validateCreate(r);
   i.uuid = sdk::newUuid();
   i.account_id = r.principal.account_id;
@@ -105,11 +130,11 @@ sdk::Response IdentityRoutes::create(sdk::Request& r) {
 }
 
 sdk::Response IdentityRoutes::one(sdk::Request& r) {
+  // Unknown fields first, as the kernel refuses them: before the identity is looked up.
+  if (r.method != "GET") extensions_.refuseUnknownFields(r, identityUpdateSchema(), true);
   Identity i = target(r);
   if (r.method == "GET") return sdk::Response::json(200, json(i));
-  auto name = r.stringField("name");
-  if (r.method == "PUT" && !name) throw sdk::HttpError::invalid("name", "this field is required");
-  if (name) i.name = validName(*name);
+  if (auto name = r.stringField("name")) i.name = validName(*name);
   i.updated_us = sdk::nowMicros();
   Poco::JSON::Object::Ptr body = json(i);
   const sdk::IdentityInfo info{i.uuid, i.account_id, i.name};

@@ -23,15 +23,9 @@ Identity toIdentity(const Row& r) {
 }  // namespace
 
 std::string validName(const std::string& raw) {
+  // Its length and characters are the route's declaration's; spaces alone are no name.
   std::string name = Poco::trim(raw);
   if (name.empty()) throw sdk::HttpError::invalid("name", "must not be empty");
-  if (sdk::hasControlCharacter(name)) {
-    throw sdk::HttpError::invalid("name", "must not contain control characters");
-  }
-  // Characters, not bytes: the body is already checked to be UTF-8.
-  std::size_t chars = 0;
-  for (unsigned char c : name) chars += (c & 0xC0) != 0x80;
-  if (chars > 100) throw sdk::HttpError::invalid("name", "at most 100 characters");
   return name;
 }
 

@@ -19,8 +19,8 @@ struct Identity {
   std::int64_t created_us = 0, updated_us = 0;
 };
 
-/// @param raw a requested name. @return it trimmed. @throws HttpError 400 naming `name` when
-/// empty, longer than 100 characters or holding control characters.
+/// @param raw a requested name (its length and characters checked by the route's declaration).
+/// @return it trimmed. @throws HttpError 400 naming `name` when nothing but spaces.
 std::string validName(const std::string& raw);
 
 class IdentityStore {

@@ -21,19 +21,10 @@ bool hasSpace(const std::string& text) {
   return text.find_first_of(" \t\r\n\v\f") != std::string::npos;
 }
 
-// A protected field: a string of at most max bytes; line breaks and tabs only where allowed.
+// A protected field's bound, in bytes of the value as sent.
 void checkProtected(sdk::FieldErrors& errors, const std::string& field, const std::string& value,
-                    std::size_t max, bool multiline) {
-  if (!sdk::isValidUtf8(value)) {
-    errors.add(field, "must be valid UTF-8");
-  } else if (value.size() > max) {
-    errors.add(field, "at most " + std::to_string(max) + " bytes");
-  } else if (multiline ? sdk::hasControlCharacter(Poco::translate(value, "\r\n", "  "), true)
-                       : sdk::hasControlCharacter(value)) {
-    errors.add(field, multiline ? "must not contain control characters other than line breaks "
-                                  "and tabs"
-                                : "must not contain control characters");
-  }
+                    std::size_t max) {
+  if (value.size() > max) errors.add(field, "at most " + std::to_string(max) + " bytes");
 }
 
 }  // namespace
@@ -53,48 +44,25 @@ std::string normalizeDomain(const std::string& raw, const std::string& field) {
 }
 
 EntryFields readEntryFields(const sdk::Request& r, EntryWrite kind) {
+  // Presence, types and characters are the route's declaration's (entryInputSchema(kind));
+  // what is left: the domain's normal form, and the protected fields' bounds in bytes as sent.
   EntryFields f;
   sdk::FieldErrors errors;
-  const bool replace = kind == EntryWrite::kReplace;
-  const std::string required =
-      replace ? "this field is required (PUT replaces every field; use PATCH to change some)"
-              : "this field is required";
-  auto read = [&](const char* name, std::optional<std::string>& into, bool needed) {
-    errors.collect([&] { into = r.stringField(name); });
-    if (!into && needed && (!r.json || !r.json->has(name) || r.json->isNull(name))) {
-      errors.add(name, required);
-    }
-  };
-  read("domain", f.domain, kind != EntryWrite::kPatch);
-  read("username", f.username, replace);
-  read("password", f.password, replace);
-  read("notes", f.notes, replace);
-  // In a PATCH, null clears what may be empty and is refused where a value is needed.
-  auto isNull = [&](const char* name) {
-    return r.json && r.json->has(name) && r.json->isNull(name);
-  };
-  if (kind == EntryWrite::kPatch) {
-    for (const char* name : {"username", "notes"}) {
-      if (isNull(name)) (name[0] == 'u' ? f.username : f.notes) = std::string();
-    }
-    for (const char* name : {"domain", "password"}) {
-      if (isNull(name)) errors.add(name, "must not be null");
-    }
+  f.domain = r.stringField("domain");
+  f.username = r.stringField("username");
+  f.password = r.stringField("password");
+  f.notes = r.stringField("notes");
+  // In a PATCH, null clears what may be empty (the declaration refuses it elsewhere).
+  if (kind == EntryWrite::kPatch && r.json) {
+    if (r.json->has("username") && r.json->isNull("username")) f.username = std::string();
+    if (r.json->has("notes") && r.json->isNull("notes")) f.notes = std::string();
   }
   if (f.domain) {
     errors.collect([&] { f.domain = normalizeDomain(*f.domain); });
   }
-  if (f.username) checkProtected(errors, "username", *f.username, kMaxUsernameBytes, false);
-  if (f.password) {
-    if (f.password->empty()) {
-      errors.add("password", kind == EntryWrite::kCreate
-                                 ? "must not be empty (leave it out to have one generated)"
-                                 : "must not be empty");
-    } else {
-      checkProtected(errors, "password", *f.password, kMaxPasswordBytes, false);
-    }
-  }
-  if (f.notes) checkProtected(errors, "notes", *f.notes, kMaxNotesBytes, true);
+  if (f.username) checkProtected(errors, "username", *f.username, kMaxUsernameBytes);
+  if (f.password) checkProtected(errors, "password", *f.password, kMaxPasswordBytes);
+  if (f.notes) checkProtected(errors, "notes", *f.notes, kMaxNotesBytes);
   errors.throwIfAny();
   return f;
 }

@@ -11,9 +11,6 @@ namespace svc::plugins::passwords {
 
 namespace {
 
-constexpr int kMinLength = 4;
-constexpr int kMaxLength = 128;
-
 std::string without(std::string_view set, const std::string& excluded) {
   std::string out;
   for (char c : set) {
@@ -25,54 +22,36 @@ std::string without(std::string_view set, const std::string& excluded) {
 }  // namespace
 
 GeneratorOptions generatorOptions(const sdk::Request& r) {
+  // Each parameter's form and bounds are the route's declaration's (generatorParams()); what is
+  // left is whether they can be met together.
   GeneratorOptions o;
   sdk::FieldErrors errors;
-  if (auto raw = r.queryParam("length")) {
-    const bool whole = !raw->empty() && raw->size() <= 4 &&
-                       raw->find_first_not_of("0123456789") == std::string::npos;
-    const int length = whole ? std::stoi(*raw) : 0;
-    if (length < kMinLength || length > kMaxLength) {
-      errors.add("length", "must be a whole number from 4 to 128");
-    } else {
-      o.length = length;
-    }
-  }
+  if (auto raw = r.queryParam("length")) o.length = std::stoi(*raw);
   const std::pair<const char*, bool*> flags[] = {{"digits", &o.digits},
                                                  {"lowercase", &o.lowercase},
                                                  {"uppercase", &o.uppercase},
                                                  {"special", &o.special}};
-  bool flags_ok = true;
   for (const auto& flag : flags) {
-    errors.collect([&] {
-      try {
-        if (auto v = r.boolQuery(flag.first)) *flag.second = *v;
-      } catch (const sdk::HttpError&) {
-        flags_ok = false;
-        throw;
-      }
-    });
+    if (auto v = r.boolQuery(flag.first)) *flag.second = *v;
   }
   o.exclude_chars = r.queryParam("exclude_chars").value_or("");
-  // Whether the classes can be met is only known once every boolean is.
-  if (flags_ok) {
-    if (!o.digits && !o.lowercase && !o.uppercase && !o.special) {
-      for (const auto& flag : flags) {
-        errors.add(flag.first,
-                   "at least one of digits, lowercase, uppercase and special must be true");
-      }
-    }
-    const std::vector<std::string> classes = characterClasses(o);
-    std::size_t i = 0;  // characterClasses() keeps the enabled classes in this order
+  if (!o.digits && !o.lowercase && !o.uppercase && !o.special) {
     for (const auto& flag : flags) {
-      if (!*flag.second) continue;
-      if (classes[i++].empty()) {
-        errors.add("exclude_chars", "excludes every character of " + std::string(flag.first) +
-                                        "; set " + flag.first + "=false or exclude fewer");
-      }
+      errors.add(flag.first,
+                 "at least one of digits, lowercase, uppercase and special must be true");
     }
-    if (static_cast<std::size_t>(o.length) < classes.size()) {
-      errors.add("length", "must be at least the number of enabled character classes");
+  }
+  const std::vector<std::string> classes = characterClasses(o);
+  std::size_t i = 0;  // characterClasses() keeps the enabled classes in this order
+  for (const auto& flag : flags) {
+    if (!*flag.second) continue;
+    if (classes[i++].empty()) {
+      errors.add("exclude_chars", "excludes every character of " + std::string(flag.first) +
+                                      "; set " + flag.first + "=false or exclude fewer");
     }
+  }
+  if (static_cast<std::size_t>(o.length) < classes.size()) {
+    errors.add("length", "must be at least the number of enabled character classes");
   }
   errors.throwIfAny();
   return o;

@@ -31,10 +31,11 @@ struct GeneratorOptions {
   std::string exclude_chars;  ///< Characters no class may use.
 };
 
-/// @param request a request whose query holds the generator's parameters (all optional).
-/// @return the options. @throws HttpError 400 `invalid` naming every bad or impossible parameter:
-/// a length outside 4-128 or not a whole number, a boolean that is not one, no class enabled
-/// (each class parameter is named), a class exclude_chars empties (exclude_chars is named).
+/// @param request a request whose query holds the generator's parameters (all optional), each
+/// of the form its declaration says (entry_shapes.h generatorParams(): length 4-128, booleans).
+/// @return the options. @throws HttpError 400 `invalid` naming every impossible parameter: no
+/// class enabled (each class parameter is named), a class exclude_chars empties (exclude_chars
+/// is named), a length shorter than the classes enabled.
 GeneratorOptions generatorOptions(const sdk::Request& request);
 
 /// @param options the constraints. @return the character set of each enabled class, with the

@@ -42,9 +42,7 @@ sdk::Response PasswordEntries::list(sdk::Request& r) {
   filter.identity = sdk::scopeIdentity(r);
   if (auto d = r.queryParam("domain")) filter.domain = normalizeDomain(*d);
   if (auto q = r.queryParam("search"); q && !q->empty()) {
-    if (!sdk::isValidUtf8(*q) || q->size() > 1024) {
-      throw sdk::HttpError::invalid("search", "at most 1024 bytes of UTF-8");
-    }
+    if (!sdk::isValidUtf8(*q)) throw sdk::HttpError::invalid("search", "must be UTF-8 text");
     filter.search = Poco::UTF8::toLower(*q);
   }
   Poco::Data::Session s = store_.database().session();

@@ -3,6 +3,7 @@
 // the account's end-to-end rule and encrypts them at rest; this plugin keeps the rest.
 //
 // This is the module: what the plugin declares, and the wiring of its core (svc_passwords_core).
+#include "entry_shapes.h"
 #include "password_routes.h"
 #include "password_store.h"
 #include "passwords_dashboard.h"
@@ -23,10 +24,20 @@ class PasswordsPlugin : public sdk::Plugin {
     info_.description = "Password entries of identities, kept in the vault, and a generator.";
     const char* shape = "; object: the entry without username, password and notes.";
     info_.events = {
-        {"password.created", std::string("A password entry was stored") + shape, {"domain"}},
-        {"password.updated", std::string("A password entry changed") + shape, {"domain"}},
-        {"password.deleted", std::string("A password entry was deleted") + shape, {"domain"}},
+        {"password.created",
+         std::string("A password entry was stored") + shape,
+         {"domain"},
+         entryNamesSchema()},
+        {"password.updated",
+         std::string("A password entry changed") + shape,
+         {"domain"},
+         entryNamesSchema()},
+        {"password.deleted",
+         std::string("A password entry was deleted") + shape,
+         {"domain"},
+         entryNamesSchema()},
     };
+    info_.paths = {"/api/passwords/"};
     info_.uses_services = {sdk::kVaultService.name, sdk::kDashboardPagesService.name};
     info_.requires_plugins = {"vault"};
   }
@@ -44,24 +55,46 @@ class PasswordsPlugin : public sdk::Plugin {
 
   void registerRoutes(sdk::RouteRegistry& routes) override {
     using sdk::AuthNeed;
+    using sdk::Schema;
     auto add = [&](const char* method, const char* pattern, AuthNeed need, const char* summary,
-                   sdk::Handler h) {
-      routes.add({method, pattern, need, sdk::BodyKind::kJson, 0, summary, std::move(h)});
+                   sdk::Handler h, std::optional<Schema> request, std::vector<sdk::Param> query,
+                   std::map<int, Schema> responses, std::vector<sdk::RouteError> errors = {}) {
+      routes.add({method, pattern, need, sdk::BodyKind::kJson, 0, summary, std::move(h),
+                  std::move(request), std::move(query), std::move(responses), std::move(errors)});
     };
     PasswordEntries& e = *entries_;
+    const Schema entry = entrySchema();
+    const sdk::RouteError rekeying{409, "vault_rekeying",
+                                   "the account's passphrase is being changed (Retry-After)"};
+    const sdk::RouteError sealed{
+        400, "invalid",
+        "the account has end-to-end encryption and a protected field is not sealed, or a "
+        "password is left out to be generated"};
+    const sdk::RouteError stale_key{409, "e2e_key_changed",
+                                    "the values were sealed to a public key "
+                                    "(X-Svc-E2e-Public-Key) that is no longer the account's"};
     add("GET", "/api/passwords/", AuthNeed::kAnyKey,
         "Password entries, newest first (domain, search).",
-        sdk::bindHandler(e, &PasswordEntries::list));
+        sdk::bindHandler(e, &PasswordEntries::list), std::nullopt, listParams(),
+        {{200, sdk::pageOf(entry, "PasswordEntryList")}});
     add("POST", "/api/passwords/", AuthNeed::kIdentity,
         "Store a password entry (without password: a generated one).",
-        sdk::bindHandler(e, &PasswordEntries::create));
+        sdk::bindHandler(e, &PasswordEntries::create), entryInputSchema(EntryWrite::kCreate), {},
+        {{201, entry}}, {rekeying, sealed, stale_key});
     add("GET", "/api/passwords/generate-password/", AuthNeed::kAnyKey,
         "A random password (length, digits, lowercase, uppercase, special, exclude_chars).",
-        sdk::bindHandler(e, &PasswordEntries::generate));
-    for (const char* method : {"GET", "PUT", "PATCH", "DELETE"}) {
-      add(method, "/api/passwords/{uuid}/", AuthNeed::kAnyKey, "One password entry.",
-          sdk::bindHandler(e, &PasswordEntries::one));
-    }
+        sdk::bindHandler(e, &PasswordEntries::generate), std::nullopt, generatorParams(),
+        {{200, Schema::object("GeneratedPassword").required("password", Schema::string())}});
+    const auto one = sdk::bindHandler(e, &PasswordEntries::one);
+    const char* item = "/api/passwords/{uuid}/";
+    add("GET", item, AuthNeed::kAnyKey, "One password entry.", one, std::nullopt, {},
+        {{200, entry}});
+    add("PUT", item, AuthNeed::kAnyKey, "Replace a password entry (every field).", one,
+        entryInputSchema(EntryWrite::kReplace), {}, {{200, entry}}, {rekeying, sealed, stale_key});
+    add("PATCH", item, AuthNeed::kAnyKey, "Change some of a password entry's fields.", one,
+        entryInputSchema(EntryWrite::kPatch), {}, {{200, entry}}, {rekeying, sealed, stale_key});
+    add("DELETE", item, AuthNeed::kAnyKey, "Delete a password entry.", one, std::nullopt, {},
+        {{204, Schema::any()}}, {rekeying});
   }
 
   void registerServices(sdk::ServiceRegistry&) override {}

@@ -2,10 +2,6 @@
 
 #include <svc/sdk/vault.h>
 
-#include <set>
-#include <tuple>
-#include <vector>
-
 namespace svc::plugins::secrets {
 
 const char* const kKeyRule =
@@ -47,6 +43,17 @@ sdk::Schema secretSchema() {
       .required("updated_dt", Schema::string().format("date-time"));
 }
 
+sdk::Schema secretNamesSchema() {
+  using sdk::Schema;
+  return Schema::object()
+      .required("uuid", Schema::string().format("uuid"))
+      .required("identity", Schema::string().format("uuid"))
+      .required("key", Schema::string())
+      .required("created_dt", Schema::string().format("date-time"))
+      .required("updated_dt", Schema::string().format("date-time"))
+      .describe("The secret without its value and notes.");
+}
+
 namespace {
 
 // The bound on a protected field as sent: a sealed value is longer than what it seals.
@@ -62,55 +69,23 @@ std::optional<std::string> tooLong(const std::string& text, std::size_t max_plai
 }  // namespace
 
 SecretInput readSecretInput(const sdk::Request& r, WriteMode mode) {
-  sdk::FieldErrors errors;
-  std::set<std::string> bad;
-  auto problem = [&](const std::string& field, const std::string& why) {
-    errors.add(field, why);
-    bad.insert(field);
-  };
-  // A field: absent, null (for notes: none), or a string; anything else is named.
-  auto text = [&](const std::string& name, bool& is_null) -> std::optional<std::string> {
-    is_null = false;
-    if (!r.json || !r.json->has(name)) return std::nullopt;
-    const Poco::Dynamic::Var v = r.json->get(name);
-    if (v.isEmpty()) {
-      is_null = true;
-      return std::nullopt;
-    }
-    if (!v.isString()) {
-      problem(name, "must be a string");
-      return std::nullopt;
-    }
-    return v.extract<std::string>();
-  };
-  const bool whole = mode != WriteMode::kPatch;
+  // Presence, types and the key's rule are the route's declaration's (secretInputSchema()); what
+  // is left is the bound in bytes of the values as sent.
   SecretInput in;
-  bool key_null = false, value_null = false, notes_null = false;
-  in.key = text("key", key_null);
-  in.value = text("value", value_null);
-  in.notes = text("notes", notes_null);
-
-  if (in.key && !isValidSecretKey(*in.key)) problem("key", kKeyRule);
-  if (in.value && in.value->empty()) {
-    problem("value", "must not be empty");
-  } else if (in.value) {
-    if (auto why = tooLong(*in.value, kMaxValueBytes)) problem("value", *why);
+  in.key = r.stringField("key");
+  in.value = r.stringField("value");
+  in.notes = r.stringField("notes");
+  sdk::FieldErrors errors;
+  if (in.value) {
+    if (auto why = tooLong(*in.value, kMaxValueBytes)) errors.add("value", *why);
   }
   if (in.notes) {
-    if (auto why = tooLong(*in.notes, kMaxNotesBytes)) problem("notes", *why);
-  }
-  for (const auto& [name, missing, is_null] : {std::make_tuple("key", !in.key, key_null),
-                                               std::make_tuple("value", !in.value, value_null)}) {
-    if (!missing || bad.count(name)) continue;
-    if (whole) {
-      problem(name, "this field is required");
-    } else if (is_null) {
-      problem(name, "must be a string, not null");
-    }
+    if (auto why = tooLong(*in.notes, kMaxNotesBytes)) errors.add("notes", *why);
   }
   errors.throwIfAny();
   // Null notes clear them; PUT replaces the whole secret, so its absent notes are none.
-  if (notes_null || (whole && !in.notes)) in.notes = "";
+  const bool notes_null = r.json && r.json->has("notes") && r.json->isNull("notes");
+  if (notes_null || (mode != WriteMode::kPatch && !in.notes)) in.notes = "";
   return in;
 }
 

@@ -48,8 +48,12 @@ sdk::Schema secretInputSchema();
 /// @return a secret as the API answers it (a names-only list leaves out value and notes).
 sdk::Schema secretSchema();
 
-/// @param request a request with a JSON body (or none). @param mode what it does.
-/// @return its fields. @throws HttpError 400 `invalid` naming every bad field.
+/// @return a secret without value and notes, as the secret.* events carry it.
+sdk::Schema secretNamesSchema();
+
+/// @param request a request whose JSON body passed the route's declaration (secretInputSchema(),
+/// partial for PATCH). @param mode what it does. @return its fields.
+/// @throws HttpError 400 `invalid` naming each value longer than its bound in bytes.
 SecretInput readSecretInput(const sdk::Request& request, WriteMode mode);
 
 }  // namespace svc::plugins::secrets

@@ -5,6 +5,7 @@
 //
 // This is the module: what the plugin declares, and the wiring of its core (svc_secrets_core).
 #include "secret_cache.h"
+#include "secret_input.h"
 #include "secret_pages.h"
 #include "secret_routes.h"
 #include "secret_store.h"
@@ -30,14 +31,19 @@ class SecretsPlugin : public sdk::Plugin {
     info_.events = {
         {"secret.created",
          "A secret was created; object: the secret without value and notes.",
-         {"key"}},
+         {"key"},
+         secretNamesSchema()},
         {"secret.updated",
          "A secret changed; object: the secret without value and notes.",
-         {"key"}},
+         {"key"},
+         secretNamesSchema()},
         {"secret.deleted",
          "A secret was deleted; object: the secret without value and notes.",
-         {"key"}},
+         {"key"},
+         secretNamesSchema()},
     };
+    // The contract serves the same resource under both.
+    info_.paths = {"/api/secrets/", "/api/vault/"};
     info_.config = {
         {"secrets.read_cache_seconds", "5",
          "how long a secret read by key is kept in memory (encrypted at rest, decrypted on every "

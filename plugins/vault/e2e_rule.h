@@ -37,9 +37,9 @@ struct EncryptionSetup {
   int p = 1;               ///< Argon2id parallelism.
 };
 
-/// Reads `{salt, public_key, verifier, kdf?}` from a request body.
-/// @param request the PUT/PATCH. @return the metadata. @throws sdk::HttpError 400 naming every
-/// field that is missing or of the wrong shape.
+/// Reads `{salt, public_key, verifier, kdf?}` from a request body that passed the route's
+/// declaration (encryption_shapes.h, which checks their shapes).
+/// @param request the PUT/PATCH. @return the metadata.
 EncryptionSetup parseEncryptionSetup(const sdk::Request& request);
 
 }  // namespace svc::plugins::vault

@@ -8,6 +8,7 @@
 // This is the module: what the plugin declares, and the wiring of its core (svc_vault_core).
 #include "at_rest.h"
 #include "encryption_routes.h"
+#include "encryption_shapes.h"
 #include "rotation.h"
 #include "vault_pages.h"
 #include "vault_service.h"
@@ -36,7 +37,10 @@ class VaultPlugin : public sdk::Plugin {
     info_.events = {{"encryption.updated",
                      "An account set up end-to-end encryption or changed its passphrase; object: "
                      "the metadata (GET /api/encryption/).",
-                     {}}};
+                     {},
+                     encryptionSchema()}};
+    // Its operator route (/admin/vault/) is the admin listener's, outside these.
+    info_.paths = {"/api/encryption/"};
     info_.offers_services = {sdk::kVaultService.name};
     info_.uses_services = {sdk::kDashboardPagesService.name};
     info_.config = {
@@ -69,30 +73,45 @@ class VaultPlugin : public sdk::Plugin {
 
   void registerRoutes(sdk::RouteRegistry& routes) override {
     using sdk::AuthNeed;
+    using sdk::Schema;
     auto add = [&](const char* method, const char* pattern, AuthNeed need, const char* summary,
-                   sdk::Handler h) {
-      routes.add({method, pattern, need, sdk::BodyKind::kJson, 0, summary, std::move(h)});
+                   sdk::Handler h, std::optional<Schema> request, std::map<int, Schema> responses,
+                   std::vector<sdk::RouteError> errors = {}, std::size_t max_body = 0) {
+      routes.add({method, pattern, need, sdk::BodyKind::kJson, max_body, summary, std::move(h),
+                  std::move(request), std::vector<sdk::Param>{}, std::move(responses),
+                  std::move(errors)});
     };
     EncryptionRoutes& e = *routes_;
+    const sdk::RouteError expired{409, "rekey_expired",
+                                  "the rekey_token's lease ended or another change replaced it"};
     add("GET", "/api/encryption/", AuthNeed::kAnyKey,
         "The account's end-to-end encryption metadata (404 until set up).",
-        sdk::bindHandler(e, &EncryptionRoutes::get));
+        sdk::bindHandler(e, &EncryptionRoutes::get), std::nullopt, {{200, encryptionSchema()}});
     for (const char* method : {"PUT", "PATCH"}) {
       // It carries every protected value of the account when the passphrase changes.
-      routes.add({method, "/api/encryption/", AuthNeed::kAccount, sdk::BodyKind::kJson,
-                  kChangeMaxBytes,
-                  "Set up end-to-end encryption, or change the passphrase (with a rekey lease).",
-                  sdk::bindHandler(e, &EncryptionRoutes::set)});
+      add(method, "/api/encryption/", AuthNeed::kAccount,
+          "Set up end-to-end encryption, or change the passphrase (with a rekey lease).",
+          sdk::bindHandler(e, &EncryptionRoutes::set), encryptionInputSchema(),
+          {{200, encryptionSchema()}},
+          {expired,
+           {409, "rekey_required",
+            "the vault has values or a passphrase already: take a lease (POST "
+            "/api/encryption/rekey/) and send every value sealed with its rekey_token"},
+           {409, "vault_rekeying", "another passphrase change holds the vault (Retry-After)"}},
+          kChangeMaxBytes);
     }
     add("POST", "/api/encryption/rekey/", AuthNeed::kAccount,
         "Start a passphrase change: hold the vault and list every protected value.",
-        sdk::bindHandler(e, &EncryptionRoutes::beginRekey));
+        sdk::bindHandler(e, &EncryptionRoutes::beginRekey),
+        Schema::object().describe("No body (or `{}`)."), {{201, rekeySchema()}});
     add("DELETE", "/api/encryption/rekey/", AuthNeed::kAccount,
         "End a passphrase change without changing anything.",
-        sdk::bindHandler(e, &EncryptionRoutes::endRekey));
+        sdk::bindHandler(e, &EncryptionRoutes::endRekey), rekeyEndSchema(), {{204, Schema::any()}},
+        {expired});
     add("POST", "/admin/vault/rotate-key/", AuthNeed::kOperator,
         "Re-encrypt every vault value under a new master key.",
-        sdk::bindHandler(*rotation_, &Rotation::handle));
+        sdk::bindHandler(*rotation_, &Rotation::handle), Schema::object(),
+        {{200, rotationSchema()}}, {{409, "conflict", "another rotation made a newer key"}});
   }
 
   void registerServices(sdk::ServiceRegistry& services) override {

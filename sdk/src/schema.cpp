@@ -235,8 +235,10 @@ Schema& Schema::pattern(const std::string& regex, std::string rule) {
   Node& n = edit();
   n.pattern = regex;
   n.rule = std::move(rule);
-  n.regex =
-      std::make_shared<const Poco::RegularExpression>(regex, Poco::RegularExpression::RE_UTF8);
+  // `$` ends the string, as in ECMA-262 (JSON Schema's dialect), not before a last line break
+  // too, as PCRE has it by default: `^[^\x00-\x1f]*$` must refuse "a\n".
+  n.regex = std::make_shared<const Poco::RegularExpression>(
+      regex, Poco::RegularExpression::RE_UTF8 | Poco::RegularExpression::RE_DOLLAR_ENDONLY);
   return *this;
 }
 Schema& Schema::format(std::string format) {

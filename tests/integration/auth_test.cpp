@@ -180,12 +180,20 @@ TEST_F(Auth, TheStandardFormGrantWorksAndWrongGrantsAreRefused) {
   auto wrong = http(svcd_->port(), "POST", "/api/auth/device/token/",
                     "grant_type=password&device_code=" + code, form);
   EXPECT_EQ(wrong.json()->getValue<std::string>("error"), "unsupported_grant_type");
-  EXPECT_EQ(svcd_->post("/api/auth/device/token/", "{}").json()->getValue<std::string>("error"),
-            "invalid_request");
-  EXPECT_EQ(svcd_->post("/api/auth/device/token/", "{\"device_code\":5}")
+  // A form is OAuth's and answered in its shape; a JSON body is checked against the route's
+  // declaration, like every JSON body of this API, and refused naming the field.
+  EXPECT_EQ(http(svcd_->port(), "POST", "/api/auth/device/token/",
+                 "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Adevice_code", form)
                 .json()
                 ->getValue<std::string>("error"),
             "invalid_request");
+  for (const char* body :
+       {"{}", "{\"device_code\":5}", "{\"device_code\":\"x\",\"wait\":\"yes\"}"}) {
+    auto bad = svcd_->post("/api/auth/device/token/", body);
+    EXPECT_EQ(bad.status, 400) << body;
+    EXPECT_EQ(bad.code(), "invalid") << bad.body;
+    EXPECT_TRUE(bad.json()->getObject("errors")) << bad.body;
+  }
 }
 
 TEST_F(Auth, AWaitingPollIsAnsweredAtApprovalAndOnlyOneWaiterGetsTheTokens) {

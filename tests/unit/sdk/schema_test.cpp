@@ -142,6 +142,17 @@ TEST(Schema, FormatsAreChecked) {
             4u);
 }
 
+// Patterns follow ECMA-262, as JSON Schema says: `$` is the end of the string, so a rule against
+// control characters refuses a trailing line break too (PCRE's default `$` would let it by).
+TEST(Schema, APatternsDollarIsTheEndOfTheString) {
+  const Schema s = Schema::object().optional(
+      "name", Schema::string().pattern("^[^\\x00-\\x1f\\x7f]*$", "no control characters"));
+  EXPECT_TRUE(problems(s, R"({"name":"plain"})").empty());
+  for (const char* bad : {R"({"name":"a\n"})", R"({"name":"\n"})", R"({"name":"a\nb"})"}) {
+    EXPECT_EQ(problems(s, bad).count("name"), 1u) << bad;
+  }
+}
+
 TEST(Schema, QueryParametersAreConvertedThenCheckedAndUnknownOnesRefused) {
   std::vector<Param> params = pageParams();
   params.push_back({"key", Schema::string().maxLength(4), false, ""});

@@ -71,7 +71,10 @@ TEST(AuthHttp, OAuthErrorsCarryErrorAndDescription) {
   auto o = Poco::JSON::Parser().parse(r.body).extract<Poco::JSON::Object::Ptr>();
   EXPECT_EQ(o->getValue<std::string>("error"), "invalid_grant");
   EXPECT_EQ(o->getValue<std::string>("error_description"), "nope");
-  EXPECT_EQ(o->size(), 2u);
+  // The contract's error members too: the same, as code and detail.
+  EXPECT_EQ(o->getValue<std::string>("code"), "invalid_grant");
+  EXPECT_EQ(o->getValue<std::string>("detail"), "nope");
+  EXPECT_EQ(o->size(), 4u);
   EXPECT_EQ(r.headers.size(), 2u);
 }
 

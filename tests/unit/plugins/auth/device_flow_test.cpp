@@ -47,10 +47,12 @@ class DeviceFlowTest : public ::testing::Test {
               (wait ? R"(,"wait":true)" : "") + "}");
   }
   TestResponse decide(const Poco::JSON::Object::Ptr& login, const char* how) {
+    // Only an approval names the user (a denial that did would be refused as unknown).
+    const bool approve = std::string(how) == "approve";
     return harness_->callOperator(
         RequestBuilder::post(std::string("/admin/auth/device/") + how + "/")
-            .json(R"({"user_code":")" + login->getValue<std::string>("user_code") +
-                  R"(","user":"ann@example.com"})"));
+            .json(R"({"user_code":")" + login->getValue<std::string>("user_code") + "\"" +
+                  (approve ? R"(,"user":"ann@example.com")" : "") + "}"));
   }
   static std::string error(const TestResponse& r) {
     return r.json()->optValue<std::string>("error", "");

@@ -41,9 +41,19 @@ sdk::Request withBody(const std::string& json) {
   return r;
 }
 
+// The declaration's check, as the kernel makes it before the handler runs, then the reader's.
+SecretInput checkedInput(const std::string& json, WriteMode mode) {
+  const sdk::Request r = withBody(json);
+  sdk::FieldErrors errors;
+  (mode == WriteMode::kPatch ? secretInputSchema().partial() : secretInputSchema())
+      .validate(r.json, "", errors);
+  errors.throwIfAny();
+  return readSecretInput(r, mode);
+}
+
 std::set<std::string> badFields(const std::string& json, WriteMode mode) {
   try {
-    readSecretInput(withBody(json), mode);
+    checkedInput(json, mode);
   } catch (const sdk::HttpError& e) {
     EXPECT_EQ(e.status(), 400);
     EXPECT_EQ(e.code(), "invalid");
@@ -76,7 +86,7 @@ TEST(SecretInput, EveryBadFieldIsNamedAtOnce) {
   EXPECT_EQ(badFields(R"({"notes":null})", WriteMode::kPatch), std::set<std::string>{});
   EXPECT_EQ(badFields(R"({})", WriteMode::kPatch), std::set<std::string>{});
   try {
-    readSecretInput(withBody(R"({"key":"a b"})"), WriteMode::kCreate);
+    checkedInput(R"({"key":"a b"})", WriteMode::kCreate);
     ADD_FAILURE() << "accepted";
   } catch (const sdk::HttpError& e) {
     EXPECT_EQ(e.detail(), std::string("The request is invalid: key: ") + kKeyRule +
@@ -109,12 +119,12 @@ TEST(SecretInput, ValueAndNotesAreBoundedSealedOrNot) {
 }
 
 TEST(SecretInput, PutClearsAbsentNotesAndPatchKeepsThem) {
-  auto put = readSecretInput(withBody(R"({"key":"K","value":"v"})"), WriteMode::kReplace);
+  auto put = checkedInput(R"({"key":"K","value":"v"})", WriteMode::kReplace);
   EXPECT_EQ(put.notes, std::optional<std::string>(""));
-  auto patch = readSecretInput(withBody(R"({"value":"v"})"), WriteMode::kPatch);
+  auto patch = checkedInput(R"({"value":"v"})", WriteMode::kPatch);
   EXPECT_FALSE(patch.notes.has_value());
   EXPECT_FALSE(patch.key.has_value());
-  auto cleared = readSecretInput(withBody(R"({"notes":null})"), WriteMode::kPatch);
+  auto cleared = checkedInput(R"({"notes":null})", WriteMode::kPatch);
   EXPECT_EQ(cleared.notes, std::optional<std::string>(""));
 }
 

@@ -3,6 +3,7 @@
 #include "at_rest.h"
 #include "database.h"
 #include "e2e_rule.h"
+#include "encryption_shapes.h"
 #include "master_keys.h"
 #include "rotation.h"
 #include "vault_service.h"
@@ -157,21 +158,30 @@ std::string b64(std::size_t n) {
   return sdk::base64(std::string(n, 'k'));
 }
 
+// The declaration's check, as the kernel makes it before the handler runs, then the reader's.
+EncryptionSetup checkedSetup(const std::string& body) {
+  const sdk::Request r = jsonRequest(body);
+  sdk::FieldErrors errors;
+  encryptionInputSchema().validate(r.json, "", errors);
+  errors.throwIfAny();
+  return parseEncryptionSetup(r);
+}
+
 TEST(E2eRule, EncryptionSetupIsCheckedForShapeAndEveryBadFieldIsNamed) {
   const std::string good = "{\"salt\":\"" + b64(16) + "\",\"public_key\":\"" + b64(32) +
                            "\",\"verifier\":\"" + b64(62) + "\"";
-  const auto setup = parseEncryptionSetup(jsonRequest(good + "}"));
+  const auto setup = checkedSetup(good + "}");
   EXPECT_EQ(setup.t, 3);
   EXPECT_EQ(setup.m, 65536);
   EXPECT_EQ(setup.p, 1);
-  const auto stronger = parseEncryptionSetup(
-      jsonRequest(good + ",\"kdf\":{\"alg\":\"argon2id\",\"t\":4,\"m\":131072}}"));
+  const auto stronger =
+      checkedSetup(good + ",\"kdf\":{\"alg\":\"argon2id\",\"t\":4,\"m\":131072}}");
   EXPECT_EQ(stronger.t, 4);
   EXPECT_EQ(stronger.m, 131072);
   try {
-    parseEncryptionSetup(jsonRequest("{\"salt\":\"" + b64(15) +
-                                     "\",\"public_key\":7,"
-                                     "\"kdf\":{\"t\":2,\"m\":1024,\"p\":2,\"alg\":\"scrypt\"}}"));
+    checkedSetup("{\"salt\":\"" + b64(15) +
+                 "\",\"public_key\":7,"
+                 "\"kdf\":{\"t\":2,\"m\":1024,\"p\":2,\"alg\":\"scrypt\"}}");
     FAIL() << "accepted";
   } catch (const sdk::HttpError& e) {
     EXPECT_EQ(e.status(), 400);
@@ -179,7 +189,15 @@ TEST(E2eRule, EncryptionSetupIsCheckedForShapeAndEveryBadFieldIsNamed) {
       EXPECT_EQ(e.errors().count(f), 1u) << f;
     }
   }
-  EXPECT_THROW(parseEncryptionSetup(jsonRequest(good + ",\"kdf\":[1]}")), sdk::HttpError);
+  EXPECT_THROW(checkedSetup(good + ",\"kdf\":[1]}"), sdk::HttpError);
+  // Base64 has one spelling: unused bits set, or no padding, is not it.
+  std::string loose = b64(16);
+  loose[21] = 'B';
+  EXPECT_THROW(checkedSetup("{\"salt\":\"" + loose + "\"" + good.substr(good.find(",")) + "}"),
+               sdk::HttpError);
+  EXPECT_THROW(checkedSetup("{\"salt\":\"" + b64(16).substr(0, 22) + "\"" +
+                            good.substr(good.find(",")) + "}"),
+               sdk::HttpError);
 }
 
 // A database for the service: SQLite in a temporary directory, or a new MariaDB database on the
