@@ -122,7 +122,10 @@ ObjectPtr operation(const RouteEntry& entry, Components& schemas) {
   ObjectPtr responses = object();
   for (const auto& [status, schema] : route.responses) {
     ObjectPtr r = object();
-    r->set("description", status == 201 ? "Created." : status == 204 ? "No content." : "OK.");
+    r->set("description", status == 201   ? "Created."
+                          : status == 204 ? "No content."
+                          : status < 300  ? "OK."
+                                          : "Failed: the body says why.");
     if (status != 204) r->set("content", jsonContent(schema.json(&schemas)));
     responses->set(std::to_string(status), r);
   }
@@ -137,9 +140,13 @@ ObjectPtr operation(const RouteEntry& entry, Components& schemas) {
     line += (line.empty() ? "" : "; ") + ("`" + e.code + "`: " + e.when);
   }
   for (const auto& [status, text] : errors) {
+    // A route that declares its own body for an error status (OAuth's shape) keeps it.
+    const auto own = route.responses.find(status);
     ObjectPtr r = object();
     r->set("description", text);
-    r->set("content", jsonContent(ref("#/components/schemas/Error")));
+    r->set("content",
+           jsonContent(own != route.responses.end() ? own->second.json(&schemas)
+                                                    : ref("#/components/schemas/Error")));
     responses->set(std::to_string(status), r);
   }
   op->set("responses", responses);
