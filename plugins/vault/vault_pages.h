@@ -1,8 +1,8 @@
 // The vault's part of the dashboard: the shared scripts with which pages open and seal an
 // account's values in the browser (sdk::kVaultDashboardScript: web/vault.js, the page's part;
 // sdk::kVaultWorkerScript: libsodium.js and web/vault-worker.js, the Web Worker that derives and
-// holds the key, opens and seals), and the vault page, where a person sees and sets up the account's
-// end-to-end encryption.
+// holds the key, opens and seals), and the vault page, where a person sees and sets up the
+// account's end-to-end encryption.
 #pragma once
 
 #include <svc/sdk/dashboard.h>
