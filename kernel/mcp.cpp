@@ -144,16 +144,6 @@ class ToolCallStream : public sdk::Stream {
   std::atomic<bool> recorded_{false};
 };
 
-std::vector<std::string> pathParams(const std::string& pattern) {
-  std::vector<std::string> out;
-  for (std::size_t at = 0; (at = pattern.find('{', at)) != std::string::npos;) {
-    const std::size_t end = pattern.find('}', at);
-    out.push_back(pattern.substr(at + 1, end - at - 1));
-    at = end;
-  }
-  return out;
-}
-
 bool takesBody(const sdk::Route& route) {
   return route.request ||
          (route.body != sdk::BodyKind::kAny && route.method != "GET" && route.method != "DELETE");

@@ -1,5 +1,6 @@
 #include <svc/sdk/waits.h>
 
+#include <svc/sdk/rate_limit.h>
 #include <svc/sdk/util.h>
 
 #include <Poco/JSON/Object.h>
@@ -10,11 +11,14 @@ namespace {
 
 // A check that failed answers the waiting client in the contract's error shape, as the same
 // failure would have answered it before the hold.
-Response errorAnswer(int status, const std::string& code, const std::string& detail) {
+Response errorAnswer(const HttpError& e) {
   Poco::JSON::Object::Ptr body = new Poco::JSON::Object;
-  body->set("detail", detail);
-  body->set("code", code);
-  return Response::json(status, body);
+  body->set("detail", e.detail());
+  body->set("code", e.code());
+  for (const auto& [name, value] : e.extras()) body->set(name, value);
+  Response r = Response::json(e.status(), body);
+  r.headers = e.headers();
+  return r;
 }
 
 }  // namespace
@@ -29,7 +33,7 @@ std::vector<Param> waitWindowParams() {
 }
 
 std::vector<RouteError> waitErrors() {
-  return {{429, "too_many_waits",
+  return {{429, "throttled",
            "the identity holds 1,000 waits (or the server 20,000) already; Retry-After says when "
            "to call again"}};
 }
@@ -102,12 +106,9 @@ void HeldWaits::admit(const std::string& account, const std::string& identity, C
     auto& list = waiters_[identity];
     if (list.size() >= kMaxPerIdentity || held_ >= kMaxHeld) {
       if (list.empty()) waiters_.erase(identity);
-      Response busy = errorAnswer(
-          429, "too_many_waits",
-          "This identity (or this server) holds as many waits as it allows; end some, or call "
-          "again in a few seconds.");
-      busy.headers.emplace_back("Retry-After", "5");
-      s->respond(busy);
+      // The contract's 429: `throttled`, saying when to come back.
+      s->respond(errorAnswer(
+          RateLimiter::throttled(5, "waits held for this identity (or on this server)")));
       return;
     }
     id = ++next_id_;
@@ -176,11 +177,11 @@ void HeldWaits::runJob(const Job& job) {
     try {
       if (auto answer = check(job.event.get())) stream->respond(*answer);
     } catch (const HttpError& e) {
-      stream->respond(errorAnswer(e.status(), e.code(), e.detail()));
+      stream->respond(errorAnswer(e));
     } catch (const std::exception&) {
-      stream->respond(errorAnswer(503, "service_unavailable",
-                                  "The server could not look for what this request waits for; "
-                                  "call again."));
+      stream->respond(errorAnswer(
+          HttpError(503, "service_unavailable",
+                    "The server could not look for what this request waits for; call again.")));
     }
   }
 }

@@ -235,7 +235,10 @@ TEST_F(HeldWaitsTest, WaitsBeyondTheCapAreRefusedWith429) {
   const Response over = waits_.hold(window(milliseconds(60000)), arrivedCheck());
   const Response refused = testing::awaitHeld(over, "req-over", milliseconds(2000));
   EXPECT_EQ(refused.status, 429);
-  EXPECT_NE(refused.body.find("too_many_waits"), std::string::npos);
+  EXPECT_NE(refused.body.find("\"throttled\""), std::string::npos) << refused.body;
+  EXPECT_NE(refused.body.find("\"retry_after_seconds\":5"), std::string::npos) << refused.body;
+  ASSERT_EQ(refused.headers.size(), 1u);
+  EXPECT_EQ(refused.headers[0], (std::pair<std::string, std::string>{"Retry-After", "5"}));
   // Another identity is not affected.
   const Response elsewhere = waits_.hold(window(milliseconds(100), "other"), arrivedCheck());
   EXPECT_EQ(testing::awaitHeld(elsewhere, "req-other", milliseconds(2000)).status, 204);

@@ -57,7 +57,7 @@ using WaitPage =
 /// @return the query parameters every wait route declares: created_after and timeout (1-120 s).
 std::vector<Param> waitWindowParams();
 
-/// @return the errors every wait route may answer (429 `too_many_waits`).
+/// @return the errors every wait route may answer (429 `throttled`).
 std::vector<RouteError> waitErrors();
 
 /// How far before the call a wait without created_after still looks, for a row stamped before
@@ -103,7 +103,7 @@ class HeldWaits {
   /// event it looks in the store; with an event, at what that event names only. Thread-safe.
   using Check = std::function<std::optional<Response>(const Event* event)>;
 
-  /// Waits held at most per identity, and in all; more are answered 429 `too_many_waits`.
+  /// Waits held at most per identity, and in all; more are answered 429 `throttled`.
   static constexpr std::size_t kMaxPerIdentity = 1000;
   static constexpr std::size_t kMaxHeld = 20000;
 
