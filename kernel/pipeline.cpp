@@ -290,7 +290,9 @@ void Pipeline::checkShapes(const RouteEntry& entry, const sdk::Request& req) {
     }
   }
   // A form-encoded body is the handler's (OAuth's token endpoint).
-  if (route.request && req.form.empty()) route.request->validate(req.json, "", errors);
+  if (route.request && req.form.empty() && route.body != sdk::BodyKind::kAny) {
+    route.request->validate(req.json, "", errors);  // kAny: the handler's bytes, never parsed
+  }
   errors.throwIfAny();
 }
 
@@ -407,11 +409,13 @@ sdk::Response Pipeline::dispatchInner(sdk::Request& req, std::function<void(int)
   }
   RouteStats* stats =
       rt_.metrics ? &rt_.metrics->stats(metricMethod(req.method), route_name) : nullptr;
-  record = [this, started, stats, method = req.method, path = req.path, rid = req.request_id,
-            client = req.client_address](int status) {
+  // Called later for a held answer, when this Pipeline (a temporary) is gone: it holds what it
+  // needs, never `this`.
+  record = [access_log = rt_.access_log, started, stats, method = req.method, path = req.path,
+            rid = req.request_id, client = req.client_address](int status) {
     const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
     if (stats) stats->observe(status, seconds);
-    if (rt_.access_log) rt_.access_log->record(method, path, status, seconds * 1000.0, rid, client);
+    if (access_log) access_log->record(method, path, status, seconds * 1000.0, rid, client);
   };
   if (!out.on_hold) record(out.status);
   return out;

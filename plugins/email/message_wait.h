@@ -42,14 +42,15 @@ class MessageWait {
   std::optional<sdk::Response> offer(const sdk::Event& event, const sdk::WaitWindow& window,
                                      const MessageWanted& wanted);
 
-  sdk::Database& db_;
-  MailStore& store_;
-  sdk::HeldWaits waits_;
   struct Offered {
     MessageRow row;
     Poco::JSON::Object::Ptr json;
   };
-  sdk::EventMemo<Offered> offered_;
+
+  sdk::Database& db_;
+  MailStore& store_;
+  sdk::EventMemo<Offered> offered_;  // before waits_: its thread may use it until waits_ is gone
+  sdk::HeldWaits waits_;
 };
 
 }  // namespace svc::plugins::email

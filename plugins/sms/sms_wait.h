@@ -36,8 +36,8 @@ class SmsWait {
                                      const SmsWanted& wanted);
 
   SmsStore& store_;
+  sdk::EventMemo<SmsRow> offered_;  // before waits_: its thread may use it until waits_ is gone
   sdk::HeldWaits waits_;
-  sdk::EventMemo<SmsRow> offered_;
 };
 
 }  // namespace svc::plugins::sms

@@ -81,7 +81,9 @@ void HeldWaits::stop() {
       }
     }
     waiters_.clear();
+    per_account_.clear();
     jobs_.clear();
+    rescans_.clear();
     held_ = 0;
   }
   for (auto& s : held) s->respond(Response::noContent());
@@ -97,25 +99,36 @@ Response HeldWaits::hold(const WaitWindow& window, Check check) {
 void HeldWaits::admit(const std::string& account, const std::string& identity, Check check,
                       std::chrono::milliseconds timeout, const std::shared_ptr<Stream>& s) {
   std::uint64_t id = 0;
+  bool refused = false, stopped = false;
   {
     std::lock_guard lock(mutex_);
+    const auto by_account = per_account_.find(account);
+    const auto by_identity = waiters_.find(identity);
     if (!running_) {
-      s->respond(Response::noContent());
-      return;
+      stopped = true;
+    } else if (held_ >= kMaxHeld ||
+               (by_account != per_account_.end() && by_account->second >= kMaxPerAccount) ||
+               (by_identity != waiters_.end() && by_identity->second.size() >= kMaxPerIdentity)) {
+      refused = true;
+    } else {
+      id = ++next_id_;
+      waiters_[identity][id] = {account, std::make_shared<const Check>(std::move(check)), s};
+      ++held_;
+      ++per_account_[account];
+      // What arrived between the first check and now had no waiter to wake: look once more.
+      jobs_.push_back({identity, id, nullptr});
     }
-    auto& list = waiters_[identity];
-    if (list.size() >= kMaxPerIdentity || held_ >= kMaxHeld) {
-      if (list.empty()) waiters_.erase(identity);
-      // The contract's 429: `throttled`, saying when to come back.
-      s->respond(errorAnswer(
-          RateLimiter::throttled(5, "waits held for this identity (or on this server)")));
-      return;
-    }
-    id = ++next_id_;
-    list[id] = {account, check, s};
-    ++held_;
-    // What arrived between the first check and now had no waiter to wake: look once more.
-    jobs_.push_back({identity, id, nullptr});
+  }
+  // Answers go out with the lock released: answering runs the hub's callbacks.
+  if (stopped) {
+    s->respond(Response::noContent());
+    return;
+  }
+  if (refused) {
+    // The contract's 429: `throttled`, saying when to come back.
+    s->respond(errorAnswer(RateLimiter::throttled(
+        5, "waits held for this identity (or this account, or on this server)")));
+    return;
   }
   wake_.notify_one();
   s->onClose([this, identity, id] { forget(identity, id); });
@@ -139,7 +152,11 @@ void HeldWaits::onEvent(const Event& event) {
     bool mine = false;
     for (const auto& [id, w] : it->second) mine = mine || w.account == event.account;
     if (!mine) return;
-    jobs_.push_back({event.identity, 0, std::make_shared<const Event>(event)});
+    if (jobs_.size() >= kMaxJobs) {
+      rescans_.insert(event.identity);  // the store has it: each wait looks there once
+    } else {
+      jobs_.push_back({event.identity, 0, std::make_shared<const Event>(event)});
+    }
   }
   wake_.notify_one();
 }
@@ -147,10 +164,16 @@ void HeldWaits::onEvent(const Event& event) {
 void HeldWaits::run() {
   std::unique_lock lock(mutex_);
   while (running_) {
-    wake_.wait(lock, [this] { return !running_ || !jobs_.empty(); });
+    wake_.wait(lock, [this] { return !running_ || !jobs_.empty() || !rescans_.empty(); });
     if (!running_) break;
-    Job job = std::move(jobs_.front());
-    jobs_.pop_front();
+    Job job;
+    if (!jobs_.empty()) {
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+    } else {
+      job.identity = *rescans_.begin();
+      rescans_.erase(rescans_.begin());
+    }
     lock.unlock();
     runJob(job);
     lock.lock();
@@ -158,7 +181,7 @@ void HeldWaits::run() {
 }
 
 void HeldWaits::runJob(const Job& job) {
-  std::vector<std::pair<Check, std::weak_ptr<Stream>>> list;
+  std::vector<std::pair<std::shared_ptr<const Check>, std::weak_ptr<Stream>>> list;
   {
     std::lock_guard lock(mutex_);
     auto it = waiters_.find(job.identity);
@@ -167,6 +190,8 @@ void HeldWaits::runJob(const Job& job) {
       for (const auto& [id, w] : it->second) {
         if (w.account == job.event->account) list.emplace_back(w.check, w.stream);
       }
+    } else if (job.waiter == 0) {
+      for (const auto& [id, w] : it->second) list.emplace_back(w.check, w.stream);
     } else if (auto w = it->second.find(job.waiter); w != it->second.end()) {
       list.emplace_back(w->second.check, w->second.stream);
     }
@@ -175,7 +200,7 @@ void HeldWaits::runJob(const Job& job) {
     auto stream = weak.lock();
     if (!stream || !stream->isOpen()) continue;
     try {
-      if (auto answer = check(job.event.get())) stream->respond(*answer);
+      if (auto answer = (*check)(job.event.get())) stream->respond(*answer);
     } catch (const HttpError& e) {
       stream->respond(errorAnswer(e));
     } catch (const std::exception&) {
@@ -190,7 +215,13 @@ void HeldWaits::forget(const std::string& identity, std::uint64_t id) {
   std::lock_guard lock(mutex_);
   auto it = waiters_.find(identity);
   if (it == waiters_.end()) return;
-  if (it->second.erase(id)) --held_;
+  auto w = it->second.find(id);
+  if (w == it->second.end()) return;
+  if (auto n = per_account_.find(w->second.account); n != per_account_.end() && --n->second == 0) {
+    per_account_.erase(n);
+  }
+  it->second.erase(w);
+  --held_;
   if (it->second.empty()) waiters_.erase(it);
 }
 

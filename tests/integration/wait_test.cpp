@@ -140,6 +140,19 @@ TEST_F(EmailWait, AThousandWaitersHoldNoWorkerThread) {
     ASSERT_EQ(::send(fd, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
     sockets.push_back(fd);
   }
+  // Every wait is held before the message comes (else a late one would count it as already
+  // there): the hub's gauge says so.
+  const auto held = [&] {
+    const std::string text =
+        http(svcd_->adminPort(), "GET", "/metrics", "", bearer(svcd_->adminToken())).body;
+    const auto at = text.find("\nsvc_held_responses_open ");
+    return at == std::string::npos ? 0 : static_cast<int>(std::stod(text.substr(at + 25)));
+  };
+  for (const auto until = Clock::now() + std::chrono::seconds(60);
+       held() < 1000 && Clock::now() < until;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_GE(held(), 1000);
   // Every worker would be taken many times over if a waiter held one.
   const auto start = Clock::now();
   EXPECT_EQ(svcd_->get("/api/health/").status, 200);

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 namespace svc::sdk {
@@ -245,6 +246,34 @@ TEST_F(HeldWaitsTest, WaitsBeyondTheCapAreRefusedWith429) {
   waits_.stop();
   EXPECT_EQ(waits_.heldCount(), 0u);
   for (const auto& parked : streams) EXPECT_EQ(parked->status(), 204);
+}
+
+// What one event names is read once for all its waiters; a read that fails is not remembered as
+// the event's (the next waiter reads again), and a new event reads anew.
+TEST(EventMemo, ReadsOncePerEventAndForgetsAFailedRead) {
+  EventMemo<std::string> memo;
+  Event first, second;
+  first.id = "e1";
+  second.id = "e2";
+  int loads = 0;
+  EXPECT_THROW(memo.get(first,
+                        [&]() -> std::optional<std::string> {
+                          ++loads;
+                          throw std::runtime_error("database away");
+                        }),
+               std::runtime_error);
+  const auto load = [&](std::string value) {
+    return [&loads, value]() -> std::optional<std::string> {
+      ++loads;
+      return value;
+    };
+  };
+  EXPECT_EQ(*memo.get(first, load("one")), "one");
+  EXPECT_EQ(*memo.get(first, load("other")), "one");
+  EXPECT_EQ(loads, 2);
+  EXPECT_EQ(*memo.get(second, load("two")), "two");
+  EXPECT_EQ(memo.get(first, [&]() -> std::optional<std::string> { return std::nullopt; }), nullptr);
+  EXPECT_EQ(loads, 3);
 }
 
 struct Row {

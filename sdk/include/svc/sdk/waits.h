@@ -84,9 +84,13 @@ class EventMemo {
   std::shared_ptr<const T> get(const Event& event, const std::function<std::optional<T>()>& load) {
     std::lock_guard lock(mutex_);
     if (event_ != event.id) {
-      event_ = event.id;
+      // Remembered only once read: a load that throws leaves nothing another waiter would take
+      // for this event's.
+      event_.clear();
+      value_ = nullptr;
       auto loaded = load();
       value_ = loaded ? std::make_shared<const T>(std::move(*loaded)) : nullptr;
+      event_ = event.id;
     }
     return value_;
   }
@@ -103,9 +107,14 @@ class HeldWaits {
   /// event it looks in the store; with an event, at what that event names only. Thread-safe.
   using Check = std::function<std::optional<Response>(const Event* event)>;
 
-  /// Waits held at most per identity, and in all; more are answered 429 `throttled`.
+  /// Waits held at most per identity, per account and in all (by one route); more are answered
+  /// 429 `throttled`.
   static constexpr std::size_t kMaxPerIdentity = 1000;
+  static constexpr std::size_t kMaxPerAccount = 5000;
   static constexpr std::size_t kMaxHeld = 20000;
+  /// Events queued for the thread at most; beyond, the identity's waits look in the store once
+  /// instead (nothing is missed, the queue stays bounded).
+  static constexpr std::size_t kMaxJobs = 10000;
 
   /// @param events the bus. @param types the event types that may satisfy a wait.
   HeldWaits(EventBus& events, std::vector<std::string> types);
@@ -130,11 +139,11 @@ class HeldWaits {
  private:
   struct Waiter {
     std::string account;
-    Check check;
+    std::shared_ptr<const Check> check;  // shared: the thread copies pointers, not the closure
     std::weak_ptr<Stream> stream;
   };
-  /// Work for the thread: look in the store for one new waiter, or offer an event to every
-  /// waiter of its identity.
+  /// Work for the thread: look in the store for one new waiter (or, with neither set, for every
+  /// waiter of the identity), or offer an event to every waiter of its identity.
   struct Job {
     std::string identity;
     std::uint64_t waiter = 0;              ///< set: the store check of this waiter
@@ -157,7 +166,9 @@ class HeldWaits {
   std::uint64_t next_id_ = 0;
   std::size_t held_ = 0;
   std::map<std::string, std::map<std::uint64_t, Waiter>> waiters_;  // by identity, then id
+  std::map<std::string, std::size_t> per_account_;
   std::deque<Job> jobs_;
+  std::set<std::string> rescans_;  // identities whose waits look in the store (queue was full)
 };
 
 // ---- templates ----
@@ -168,10 +179,13 @@ std::optional<Row> findInWindow(const WaitWindow& window, const WaitPage<Row>& p
   constexpr int kBatch = 50;
   std::int64_t after = window.after_us;
   std::string after_id = "~";  // after every id: strictly newer than after_us at first
-  for (int scanned = 0; scanned < max_rows; scanned += kBatch) {
+  // Rows left out (at most kMaxExcluded) do not count against max_rows.
+  for (int looked = 0; looked < max_rows;) {
     auto rows = page(after, after_id, kBatch);
     for (auto& row : rows) {
-      if (window.admits(row.created_us, row.id) && wanted(row)) return std::move(row);
+      if (!window.admits(row.created_us, row.id)) continue;
+      ++looked;
+      if (wanted(row)) return std::move(row);
     }
     if (static_cast<int>(rows.size()) < kBatch) break;
     after = rows.back().created_us;
@@ -192,7 +206,7 @@ WaitWindow waitWindow(const Request& r, const WaitPage<Row>& page) {
   w.timeout = std::chrono::seconds(std::stoi(r.queryParam("timeout").value_or("30")));
   if (!r.queryParam("created_after")) {
     // What is visible now is not new; what commits from now on is, whenever it was stamped.
-    constexpr int kMaxExcluded = 1000;
+    constexpr int kMaxExcluded = 200;
     findInWindow<Row>(
         w, page,
         [&](Row& row) {
