@@ -6,11 +6,13 @@
 // A worker leases one webhook at a time (webhooks.lease_owner/lease_until_us, taken with a
 // compare-and-set, so one svcd process delivers a webhook's deliveries at any moment) and sends
 // its pending deliveries oldest first over one kept-alive connection, recording a batch of
-// outcomes in one transaction. The first failure stops the run: nothing later is sent before
-// the delivery ahead of it is delivered or given up (in order per webhook). A failed attempt is
-// retried after the retry policy's delay; one still failing after its window is failed, and the
-// webhook is disabled with a `webhook.disabled` event saying why. A delivery sent but not yet
-// recorded when svcd dies is sent again by the next lease holder: at least once.
+// outcomes in one transaction. A drained webhook's lease is kept a moment (kIdleHold) for the
+// deliveries the fan-out makes next, so a steady flow costs no lease and release per event. The
+// first failure stops the run: nothing later is sent before the delivery ahead of it is delivered
+// or given up (in order per webhook). A failed attempt is retried after the retry policy's delay;
+// one still failing after its window is failed, and the webhook is disabled with a
+// `webhook.disabled` event saying why. A delivery sent but not yet recorded when svcd dies is sent
+// again by the next lease holder: at least once.
 #pragma once
 
 #include "fan_out.h"

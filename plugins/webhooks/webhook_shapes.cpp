@@ -34,12 +34,13 @@ sdk::Schema webhookInputSchema(const std::vector<std::string>& types) {
   using sdk::Schema;
   Schema type = types.empty() ? Schema::string() : Schema::oneOf(types);
   return Schema::object("WebhookInput")
-      .required("url",
-                Schema::string()
-                    .minLength(1)
-                    .maxLength(2048)
-                    .describe("An absolute http(s) URL on a public address, without credentials.")
-                    .example("https://example.com/hooks/svc"))
+      .required(
+          "url",
+          Schema::string()
+              .maxLength(2048)
+              .pattern("^[Hh][Tt][Tt][Pp][Ss]?://[^ ]+$", "must be an absolute http or https URL")
+              .describe("An absolute http(s) URL on a public address, without credentials.")
+              .example("https://example.com/hooks/svc"))
       .optional("event_types",
                 Schema::array(type).maxItems(200).describe(
                     "The event types to receive (the API description lists them); empty or "

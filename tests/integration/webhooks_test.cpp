@@ -7,6 +7,7 @@
 #include "harness.h"
 
 #include <Poco/JSON/Array.h>
+#include <Poco/JSON/Parser.h>
 #include <Poco/Net/HTTPRequestHandler.h>
 #include <Poco/Net/HTTPRequestHandlerFactory.h>
 #include <Poco/Net/HTTPServer.h>
@@ -26,48 +27,52 @@ namespace svc::testing {
 namespace {
 
 // A receiver on loopback that records what it is sent and answers `status`.
-class Receiver : public Poco::Net::HTTPRequestHandlerFactory {
+class Receiver {
  public:
   Receiver()
-      : server_(this, Poco::Net::ServerSocket(Poco::Net::SocketAddress("127.0.0.1", 0)),
+      : server_(new Factory(*this),
+                Poco::Net::ServerSocket(Poco::Net::SocketAddress("127.0.0.1", 0)),
                 new Poco::Net::HTTPServerParams) {
     server_.start();
   }
-  ~Receiver() override { server_.stopAll(true); }
-  int port() const { return server_.port(); }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port()) + "/hook"; }
+  ~Receiver() { server_.stopAll(true); }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(server_.port()) + "/hook"; }
   std::vector<std::string> bodies() {
     std::lock_guard lock(mutex_);
     return bodies_;
   }
   std::atomic<int> status{204};
 
-  Poco::Net::HTTPRequestHandler* createRequestHandler(
-      const Poco::Net::HTTPServerRequest&) override {
-    struct Handler : Poco::Net::HTTPRequestHandler {
-      explicit Handler(Receiver& r) : r(r) {}
-      void handleRequest(Poco::Net::HTTPServerRequest& req,
-                         Poco::Net::HTTPServerResponse& res) override {
-        std::string body;
-        Poco::StreamCopier::copyToString(req.stream(), body);
-        {
-          std::lock_guard lock(r.mutex_);
-          r.bodies_.push_back(body);
-        }
-        res.setStatus(static_cast<Poco::Net::HTTPResponse::HTTPStatus>(r.status.load()));
-        res.setContentLength(0);
-        res.send();
-      }
-      Receiver& r;
-    };
-    return new Handler(*this);
-  }
-
  private:
-  // The factory is owned by the server; this object outlives it (stopAll in the destructor).
-  Poco::Net::HTTPServer server_;
+  struct Handler : Poco::Net::HTTPRequestHandler {
+    explicit Handler(Receiver& r) : r(r) {}
+    void handleRequest(Poco::Net::HTTPServerRequest& req,
+                       Poco::Net::HTTPServerResponse& res) override {
+      std::string body;
+      Poco::StreamCopier::copyToString(req.stream(), body);
+      {
+        std::lock_guard lock(r.mutex_);
+        r.bodies_.push_back(body);
+      }
+      res.setStatus(static_cast<Poco::Net::HTTPResponse::HTTPStatus>(r.status.load()));
+      res.setContentLength(0);
+      res.send();
+    }
+    Receiver& r;
+  };
+  // Owned by the server, which is stopped before this receiver goes.
+  struct Factory : Poco::Net::HTTPRequestHandlerFactory {
+    explicit Factory(Receiver& r) : r(r) {}
+    Poco::Net::HTTPRequestHandler* createRequestHandler(
+        const Poco::Net::HTTPServerRequest&) override {
+      return new Handler(r);
+    }
+    Receiver& r;
+  };
+
   std::mutex mutex_;
   std::vector<std::string> bodies_;
+  Poco::Net::HTTPServer server_;
 };
 
 class Webhooks : public ::testing::Test {
@@ -286,6 +291,56 @@ TEST_F(Webhooks, AnEventCommittedBeforeACrashIsDeliveredAfterTheRestart) {
       call("GET", "/api/webhooks/" + made.json()->getValue<std::string>("uuid") + "/deliveries/")
           .json();
   EXPECT_EQ(page->getValue<int>("count"), 1);
+}
+
+// svcctl webhooks: every subcommand through the routes; the secret printed by create and
+// rotate-secret only.
+TEST_F(Webhooks, SvcctlCoversEveryRoute) {
+  Receiver receiver;
+  auto ctl = [&](const std::string& args) {
+    return runCommand("'" + binDir() + "/svcctl' --url http://127.0.0.1:" +
+                      std::to_string(svcd_->port()) + " --key " + key_ + " " + args + " 2>&1");
+  };
+  auto [rc, made] = ctl("--json webhooks create " + receiver.url() +
+                        " --event-type contact.created --description 'from svcctl'");
+  ASSERT_EQ(rc, 0) << made;
+  auto w = Poco::JSON::Parser().parse(made).extract<Poco::JSON::Object::Ptr>();
+  const std::string uuid = w->getValue<std::string>("uuid");
+  EXPECT_EQ(w->getValue<std::string>("secret").rfind("whsec_", 0), 0u);
+  auto [lrc, listed] = ctl("webhooks list");
+  EXPECT_EQ(lrc, 0);
+  EXPECT_NE(listed.find(uuid), std::string::npos) << listed;
+  EXPECT_NE(listed.find("contact.created"), std::string::npos) << listed;
+  auto [grc, got] = ctl("webhooks get " + uuid);
+  EXPECT_EQ(grc, 0);
+  EXPECT_EQ(got.find("whsec_"), std::string::npos) << got;
+  auto [erc, edited] = ctl("webhooks edit " + uuid + " --disable --description changed");
+  EXPECT_EQ(erc, 0) << edited;
+  EXPECT_NE(edited.find("enabled:     no"), std::string::npos) << edited;
+  EXPECT_EQ(ctl("webhooks edit " + uuid + " --enable").first, 0);
+  auto [rrc, rotated] = ctl("webhooks rotate-secret " + uuid);
+  EXPECT_EQ(rrc, 0);
+  EXPECT_NE(rotated.find("secret: whsec_"), std::string::npos) << rotated;
+  ASSERT_EQ(call("POST", "/api/contacts/?identity=" + ann_, R"({"email":"q@example.com"})").status,
+            201);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  std::string log;
+  while (std::chrono::steady_clock::now() < deadline) {
+    log = ctl("webhooks deliveries " + uuid).second;
+    if (log.find("delivered") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_NE(log.find("delivered"), std::string::npos) << log;
+  auto page = call("GET", "/api/webhooks/" + uuid + "/deliveries/").json();
+  const std::string delivery = page->getArray("results")->getObject(0)->getValue<std::string>("id");
+  auto [prc, replayed] = ctl("webhooks replay " + uuid + " " + delivery);
+  EXPECT_EQ(prc, 0) << replayed;
+  EXPECT_NE(replayed.find("replaying " + delivery), std::string::npos) << replayed;
+  auto [brc, bad] = ctl("webhooks create ftp://x");
+  EXPECT_EQ(brc, 1);
+  EXPECT_NE(bad.find("svcctl: 400 "), std::string::npos) << bad;
+  EXPECT_EQ(ctl("webhooks delete " + uuid).first, 0);
+  EXPECT_EQ(ctl("webhooks get " + uuid).first, 1);
 }
 
 }  // namespace
