@@ -166,7 +166,7 @@ std::vector<CliCommand> commands() {
       {"--event-type", "TYPE", "an event type to receive (none: every type)", true},
       {"--description", "TEXT", "what it is for"},
       {"--enable", "", "deliver (resumes a disabled webhook)"},
-      {"--disable", "", "pause deliveries (they wait)"},
+      {"--disable", "", "stop it (events meanwhile are not delivered)"},
   };
   auto with = [&](std::vector<sdk::CliOption> extra) {
     extra.insert(extra.end(), settings.begin(), settings.end());

@@ -14,6 +14,7 @@
 #include <svc/sdk/events.h>
 #include <svc/sdk/storage.h>
 
+#include <chrono>
 #include <cstddef>
 #include <string>
 
@@ -41,6 +42,7 @@ class FanOut {
   sdk::EventBus& events_;
   WebhookStore& store_;
   bool more_ = false;
+  std::chrono::steady_clock::time_point idle_advanced_{};
 };
 
 }  // namespace svc::plugins::webhooks

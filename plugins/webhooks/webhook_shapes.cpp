@@ -47,8 +47,8 @@ sdk::Schema webhookInputSchema(const std::vector<std::string>& types) {
                     "absent: every type."))
       .optional("description", Schema::string().maxLength(kMaxDescription))
       .optional("enabled", Schema::boolean().describe(
-                               "false pauses deliveries (they wait); true resumes them and clears "
-                               "disabled_reason."));
+                               "false: deliveries already made wait, events meanwhile are not "
+                               "delivered; true resumes and clears disabled_reason."));
 }
 
 sdk::Schema webhookSchema() {
