@@ -233,6 +233,31 @@ void EventLog::unsubscribe(std::uint64_t token) {
   subscribers_.erase(token);
 }
 
+std::vector<sdk::Event> EventLog::read(std::int64_t after, std::size_t limit) {
+  auto rows = read(after, std::numeric_limits<std::int64_t>::max(), "", limit);
+  std::vector<sdk::Event> out;
+  out.reserve(rows.size());
+  for (auto& [event, data] : rows) {
+    try {
+      auto parsed = Poco::JSON::Parser().parse(data).extract<Poco::JSON::Object::Ptr>();
+      event.object = parsed->getObject("object");
+    } catch (...) {
+    }
+    if (!event.object) event.object = new Poco::JSON::Object;
+    out.push_back(std::move(event));
+  }
+  return out;
+}
+
+std::vector<std::string> EventLog::declaredTypes() const {
+  std::vector<std::string> out;
+  if (!types_) return out;
+  for (const auto& name : types_->names()) {
+    if (types_->owner(name) != EventTypeRegistry::kKernel) out.push_back(name);
+  }
+  return out;
+}
+
 void EventLog::addStream(std::shared_ptr<sdk::Stream> stream, StreamFilter filter,
                          std::int64_t resume_after) {
   auto state = std::make_shared<StreamState>();

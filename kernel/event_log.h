@@ -61,6 +61,9 @@ class EventLog : public sdk::EventBus {
                      Poco::Data::Session* transaction) override;
   std::uint64_t subscribe(std::function<void(const sdk::Event&)> fn) override;
   void unsubscribe(std::uint64_t token) override;
+  std::vector<sdk::Event> read(std::int64_t after, std::size_t limit) override;
+  /// The types plugins declare (the kernel's own, which the log never stores, left out).
+  std::vector<std::string> declaredTypes() const override;
 
   /// Adds an SSE stream (already begun). @param resume_after the Last-Event-ID, or newest() taken
   /// before the client saw the stream open, and never past it. Events after it are replayed from

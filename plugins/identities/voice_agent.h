@@ -1,5 +1,6 @@
 // An identity's voice-agent settings: where its calls' speech goes (response_url) and whether
-// the agent answers, with the URL checks that keep svcd from being aimed at private networks.
+// the agent answers. Its URL passes the SDK's public-address rule (sdk::checkedPublicUrl), which
+// keeps svcd from being aimed at private networks.
 #pragma once
 
 #include "identity_store.h"
@@ -8,20 +9,9 @@
 #include <svc/sdk/identity_extensions.h>
 #include <svc/sdk/storage.h>
 
-#include <Poco/Net/IPAddress.h>
-
 #include <string>
 
 namespace svc::plugins::identities {
-
-/// @return true for addresses a server-side fetch must not reach unless allowed: loopback,
-/// private (RFC 1918, RFC 4193), link-local, carrier-grade NAT, unspecified, multicast.
-bool internalAddress(const Poco::Net::IPAddress& address);
-
-/// @param raw a requested response_url. @param allow_private whether internal addresses may be
-/// named. @return it. @throws HttpError 400 naming `response_url`: not http(s), credentials,
-/// unresolvable, or (unless allowed) resolving to an internal address.
-std::string checkedResponseUrl(const std::string& raw, bool allow_private);
 
 class VoiceAgents : public sdk::VoiceAgentDirectory {
  public:

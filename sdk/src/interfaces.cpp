@@ -14,6 +14,12 @@ Authenticator::~Authenticator() = default;
 IdentityDirectory::~IdentityDirectory() = default;
 Database::~Database() = default;
 EventBus::~EventBus() = default;
+std::vector<Event> EventBus::read(std::int64_t, std::size_t) {
+  return {};
+}
+std::vector<std::string> EventBus::declaredTypes() const {
+  return {};
+}
 ServiceRegistry::~ServiceRegistry() = default;
 PluginContext::~PluginContext() = default;
 Counter::~Counter() = default;

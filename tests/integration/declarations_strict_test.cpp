@@ -114,8 +114,8 @@ class StrictDeclarations : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     Svcd::Options o;
-    o.plugins = {"auth",  "identities", "dashboard", "email",  "sms",
-                 "vault", "contacts",   "passwords", "secrets"};
+    o.plugins = {"auth",  "identities", "dashboard", "email",   "sms",
+                 "vault", "contacts",   "passwords", "secrets", "webhooks"};
     svcd_ = new Svcd(o);
     ASSERT_TRUE(svcd_->start()) << svcd_->log();
     auto login = operatorLogin(*svcd_, "strict@example.com");

@@ -19,8 +19,8 @@ class Fence : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     Svcd::Options o;
-    o.plugins = {"auth",  "identities", "dashboard", "email",  "sms",
-                 "vault", "contacts",   "passwords", "secrets"};
+    o.plugins = {"auth",  "identities", "dashboard", "email",   "sms",
+                 "vault", "contacts",   "passwords", "secrets", "webhooks"};
     o.args = {"--set", "testing.clock=true",
               "--set", "auth.rate.failed_auth_per_minute=0",
               "--set", "auth.rate.failed_auth_per_key_per_minute=0",

@@ -1,11 +1,21 @@
 // Addresses people and agents give: email addresses (the RFC 5321 dot-atom subset this server
-// accepts) and phone numbers (E.164). Plugins that store or send to addresses check them the same
-// way.
+// accepts), phone numbers (E.164), and URLs svcd itself will call (voice agents' response URLs,
+// webhooks). Plugins that store or send to addresses check them the same way.
+//
+// The public-address rule: a URL given by a client is called from inside the operator's network,
+// so it must not reach loopback, private, link-local, carrier-grade NAT, unspecified or multicast
+// addresses (server-side request forgery). It is checked when the URL is stored, and again when
+// it is called, against the address actually connected to (a name may resolve elsewhere by then:
+// DNS rebinding). Tests allow private addresses with a plugin's own `allow_private_urls` key.
 #pragma once
+
+#include <Poco/Net/IPAddress.h>
+#include <Poco/URI.h>
 
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace svc::sdk {
 
@@ -22,5 +32,22 @@ bool isValidEmailAddress(std::string_view address);
 /// @param text a candidate number. @return it in E.164 (`+` and 8-15 digits, the first not 0)
 /// with spaces, hyphens, dots and parentheses removed, or nullopt when it is not one.
 std::optional<std::string> normalizeE164(const std::string& text);
+
+/// @param address an IP address. @return true for an address a server-side call must not reach
+/// unless allowed: loopback, private (RFC 1918, RFC 4193), link-local, carrier-grade NAT
+/// (100.64/10), unspecified (0/8, ::), multicast, broadcast; IPv4-mapped IPv6 as its IPv4.
+bool isInternalAddress(const Poco::Net::IPAddress& address);
+
+/// Checks a URL a client wants svcd to call. @param raw the URL. @param field the body field it
+/// came in, named in the error. @param allow_private whether internal addresses may be named
+/// (tests). @return the parsed URL. @throws HttpError 400 `invalid` naming field: longer than
+/// 2048 characters, not an absolute http or https URL, carrying credentials or a fragment, a host
+/// that does not resolve, or (unless allowed) one that resolves to an internal address.
+Poco::URI checkedPublicUrl(const std::string& raw, const std::string& field, bool allow_private);
+
+/// @param host a URL's host (a name or an IP literal). @param allow_private whether internal
+/// addresses may be kept. @return its addresses that the rule allows, in resolver order (empty
+/// when none is allowed). @throws Poco::Exception when the name does not resolve.
+std::vector<Poco::Net::IPAddress> allowedAddresses(const std::string& host, bool allow_private);
 
 }  // namespace svc::sdk

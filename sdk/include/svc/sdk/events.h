@@ -2,8 +2,10 @@
 //
 // A plugin publishes what happened (`email.received`, `key.revoked`, ...) with the account and
 // identity it concerns and the object as its own GET shows it, minus bodies and secret values.
-// Consumers (the SSE stream, other plugins) subscribe in-process; the durable, multi-process log
-// behind this interface is the kernel's business.
+// Consumers (the SSE stream, other plugins) subscribe in-process; a consumer that must not miss
+// an event across restarts (outbound webhooks) keeps its own cursor, a sequence number, and reads
+// the stored log after it with read(). The log is durable and shared by every svcd process on the
+// database, numbered in commit order, and kept `events.retention_days`.
 #pragma once
 
 #include <Poco/Data/Session.h>
@@ -12,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace svc::sdk {
 
@@ -43,6 +46,16 @@ class EventBus {
   virtual std::uint64_t subscribe(std::function<void(const Event&)> fn) = 0;
   /// Stops calling a consumer. @param token what subscribe() returned.
   virtual void unsubscribe(std::uint64_t token) = 0;
+  /// Reads stored (committed) events after a sequence number, from the durable log that every
+  /// svcd process on the database shares, in sequence order. A reader that has seen sequence N
+  /// has seen every event numbered below it: events commit in sequence order. Events older than
+  /// the log keeps are gone. The default (a bus without a durable log, such as a test's stand-in)
+  /// reads nothing. @param after the last sequence already seen (0: from the oldest kept).
+  /// @param limit the most events to read. @return them, objects included.
+  virtual std::vector<Event> read(std::int64_t after, std::size_t limit);
+  /// @return every event type the loaded plugins declare (PluginInfo::events), sorted: what a
+  /// consumer may ask for by name. The default (a stand-in without declarations) is none.
+  virtual std::vector<std::string> declaredTypes() const;
 };
 
 }  // namespace svc::sdk

@@ -1,0 +1,348 @@
+#include "delivery_engine.h"
+
+#include "signature.h"
+
+#include <svc/sdk/util.h>
+
+#include <Poco/Data/Statement.h>
+#include <Poco/Tuple.h>
+
+#include <algorithm>
+#include <random>
+
+using namespace Poco::Data::Keywords;
+
+namespace svc::plugins::webhooks {
+
+namespace {
+
+constexpr int kRunBatch = 100;  // deliveries sent between two records of their outcomes
+// How long a drained webhook's lease (and connection) is kept for more deliveries.
+constexpr std::chrono::milliseconds kIdleHold{400};
+
+std::int64_t wallSeconds() {
+  // The signature's timestamp is the real time: receivers compare it with their own clock.
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+double unitRandom() {
+  thread_local std::mt19937_64 gen{std::random_device{}()};
+  return std::uniform_real_distribution<double>(0.0, 1.0)(gen);
+}
+
+}  // namespace
+
+DeliveryEngine::DeliveryEngine(sdk::Database& db, sdk::EventBus& events, WebhookStore& store,
+                               EngineSettings settings, Poco::Logger& log)
+    : db_(db),
+      events_(events),
+      store_(store),
+      settings_(settings),
+      policy_(settings.retry_base_us, settings.retry_window_us),
+      log_(log),
+      fan_out_(db, events, store),
+      owner_(sdk::newUuid()) {}
+
+DeliveryEngine::~DeliveryEngine() {
+  stop();
+}
+
+void DeliveryEngine::start() {
+  running_ = true;
+  fan_out_thread_ = std::thread([this] { fanOutLoop(); });
+  for (int i = 0; i < settings_.workers; ++i) workers_.emplace_back([this] { workerLoop(); });
+}
+
+void DeliveryEngine::stop() {
+  if (!running_.exchange(false)) return;
+  fan_out_wake_.notify_all();
+  workers_wake_.notify_all();
+  fan_out_thread_.join();
+  for (auto& t : workers_) t.join();
+  workers_.clear();
+}
+
+void DeliveryEngine::eventArrived() {
+  {
+    std::lock_guard lock(mutex_);
+    event_arrived_ = true;
+  }
+  fan_out_wake_.notify_one();
+}
+
+void DeliveryEngine::wakeWorkers() {
+  {
+    std::lock_guard lock(mutex_);
+    ++work_generation_;
+  }
+  workers_wake_.notify_all();
+}
+
+void DeliveryEngine::fanOutLoop() {
+  while (running_) {
+    {
+      std::unique_lock lock(mutex_);
+      fan_out_wake_.wait_for(lock, settings_.poll, [this] { return event_arrived_ || !running_; });
+      event_arrived_ = false;
+    }
+    if (!running_) break;
+    try {
+      do {
+        if (fan_out_.runOnce() > 0) wakeWorkers();
+      } while (fan_out_.more() && running_);
+    } catch (const std::exception& e) {
+      // The database may be briefly unreachable, or a deadlock chose this round: next round.
+      log_.warning(std::string("webhooks fan-out: ") + e.what());
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    // Retries come due and other processes make deliveries: the workers look every round.
+    wakeWorkers();
+  }
+}
+
+void DeliveryEngine::workerLoop() {
+  Sender sender(settings_.allow_private_urls, settings_.timeout);
+  std::uint64_t seen = 0;
+  while (running_) {
+    std::optional<std::string> webhook;
+    try {
+      webhook = lease();
+    } catch (const std::exception& e) {
+      log_.warning(std::string("webhooks lease: ") + e.what());
+    }
+    if (webhook) {
+      try {
+        deliverFor(*webhook, sender);
+      } catch (const std::exception& e) {
+        log_.warning("webhooks delivery for " + *webhook + ": " + e.what());
+        sender.reset();
+      }
+      try {
+        release(*webhook);
+      } catch (const std::exception&) {
+        // The lease lapses by itself.
+      }
+      continue;
+    }
+    std::unique_lock lock(mutex_);
+    workers_wake_.wait_for(lock, settings_.poll,
+                           [&] { return work_generation_ != seen || !running_; });
+    seen = work_generation_;
+  }
+}
+
+std::optional<std::string> DeliveryEngine::lease() {
+  const Poco::Int64 now_us = sdk::nowMicros();
+  std::vector<std::string> candidates;
+  {
+    Poco::Data::Session s = db_.session();
+    Poco::Int64 a = now_us, b = now_us, c = now_us;
+    s << "SELECT DISTINCT d.webhook_id FROM webhook_deliveries d JOIN webhooks w ON w.id = "
+         "d.webhook_id WHERE d.state = 'pending' AND d.next_attempt_us <= ? AND w.enabled = 1 "
+         "AND w.retry_at_us <= ? AND w.lease_until_us < ? LIMIT 16",
+        use(a), use(b), use(c), into(candidates), now;
+  }
+  if (candidates.empty()) return std::nullopt;
+  // Workers of several processes start from different candidates.
+  std::shuffle(candidates.begin(), candidates.end(), std::mt19937_64(std::random_device{}()));
+  for (auto& id : candidates) {
+    std::size_t taken = 0;
+    db_.transaction([&](Poco::Data::Session& tx) {
+      std::string owner = owner_;
+      Poco::Int64 until = now_us + settings_.lease_us, at = now_us;
+      Poco::Data::Statement q =
+          (tx << "UPDATE webhooks SET lease_owner = ?, lease_until_us = ? WHERE id = ? AND "
+                 "lease_until_us < ? AND enabled = 1",
+           use(owner), use(until), use(id), use(at));
+      taken = q.execute();
+    });
+    if (taken == 1) return id;
+  }
+  return std::nullopt;
+}
+
+void DeliveryEngine::release(const std::string& webhook) {
+  db_.transaction([&](Poco::Data::Session& tx) {
+    std::string id = webhook, owner = owner_;
+    tx << "UPDATE webhooks SET lease_owner = '', lease_until_us = 0 WHERE id = ? AND "
+          "lease_owner = ?",
+        use(id), use(owner), now;
+  });
+}
+
+bool DeliveryEngine::renew(const std::string& webhook) {
+  std::size_t kept = 0;
+  db_.transaction([&](Poco::Data::Session& tx) {
+    std::string id = webhook, owner = owner_;
+    Poco::Int64 until = sdk::nowMicros() + settings_.lease_us;
+    Poco::Data::Statement q =
+        (tx << "UPDATE webhooks SET lease_until_us = ? WHERE id = ? AND lease_owner = ?",
+         use(until), use(id), use(owner));
+    kept = q.execute();
+  });
+  return kept == 1;
+}
+
+std::vector<DeliveryRow> DeliveryEngine::pendingOf(const std::string& webhook) {
+  Poco::Data::Session s = db_.session();
+  std::string id = webhook;
+  int limit = kRunBatch;
+  Poco::Data::Statement select =
+      (s << "SELECT id, seq, event_id, event_type, payload, attempts, first_attempt_us, "
+            "next_attempt_us FROM webhook_deliveries WHERE webhook_id = ? AND state = "
+            "'pending' ORDER BY seq, id LIMIT ?",
+       use(id), use(limit));
+  std::vector<Poco::Tuple<std::string, Poco::Int64, std::string, std::string, std::string, int,
+                          Poco::Int64, Poco::Int64>>
+      rows;
+  select, into(rows), now;
+  std::vector<DeliveryRow> pending;
+  for (const auto& t : rows) {
+    DeliveryRow d;
+    d.id = t.get<0>();
+    d.webhook_id = webhook;
+    d.seq = t.get<1>();
+    d.event_id = t.get<2>();
+    d.event_type = t.get<3>();
+    d.payload = t.get<4>();
+    d.attempts = t.get<5>();
+    d.first_attempt_us = t.get<6>();
+    d.next_attempt_us = t.get<7>();
+    pending.push_back(std::move(d));
+  }
+  return pending;
+}
+
+void DeliveryEngine::deliverFor(const std::string& webhook, Sender& sender) {
+  std::int64_t leased_at = sdk::nowMicros();
+  auto idle_since = std::chrono::steady_clock::now();
+  std::uint64_t seen = 0;
+  while (running_) {
+    std::optional<WebhookRow> hook;
+    {
+      Poco::Data::Session s = db_.session();
+      hook = store_.find(s, webhook);
+    }
+    if (!hook || !hook->enabled) return;
+    {
+      std::lock_guard lock(mutex_);
+      seen = work_generation_;
+    }
+    const std::vector<DeliveryRow> pending = pendingOf(webhook);
+    if (pending.empty()) {
+      // Drained: keep the lease (and the connection) a moment for what the fan-out makes next,
+      // so a steady flow of events does not cost a lease and a release each.
+      if (std::chrono::steady_clock::now() - idle_since > kIdleHold) return;
+      std::unique_lock lock(mutex_);
+      workers_wake_.wait_for(lock, kIdleHold / 4,
+                             [&] { return work_generation_ != seen || !running_; });
+      continue;
+    }
+    std::vector<Outcome> outcomes;
+    bool stop_run = false;
+    for (const auto& d : pending) {
+      std::int64_t now_us = sdk::nowMicros();
+      if (d.next_attempt_us > now_us) {
+        // The oldest waits for its retry, and everything after it waits behind it.
+        stop_run = true;
+        if (outcomes.empty()) {
+          db_.transaction([&](Poco::Data::Session& tx) {
+            std::string id = webhook;
+            Poco::Int64 at = d.next_attempt_us;
+            tx << "UPDATE webhooks SET retry_at_us = ? WHERE id = ?", use(at), use(id), now;
+          });
+        }
+        break;
+      }
+      // Half the lease spent (a slow receiver): renew it before sending more.
+      if (now_us - leased_at > settings_.lease_us / 2) {
+        if (!renew(webhook)) {
+          stop_run = true;
+          break;
+        }
+        leased_at = now_us;
+      }
+      const std::int64_t timestamp = wallSeconds();
+      const std::vector<std::pair<std::string, std::string>> headers = {
+          {"webhook-id", d.event_id},
+          {"webhook-timestamp", std::to_string(timestamp)},
+          {"webhook-signature",
+           signatureHeader(hook->signingSecrets(now_us), d.event_id, timestamp, d.payload)},
+      };
+      SendResult r = sender.post(hook->url, headers, d.payload);
+      outcomes.push_back({d, r, sdk::nowMicros()});
+      if (!r.ok()) {
+        stop_run = true;
+        break;
+      }
+    }
+    if (!outcomes.empty()) {
+      if (!record(webhook, outcomes)) return;
+      leased_at = sdk::nowMicros();
+    }
+    if (stop_run) return;
+    idle_since = std::chrono::steady_clock::now();
+  }
+}
+
+bool DeliveryEngine::record(const std::string& webhook, const std::vector<Outcome>& outcomes) {
+  bool still_mine = true;
+  std::uint64_t ok = 0, failed = 0;
+  db_.transaction([&](Poco::Data::Session& tx) {
+    ok = failed = 0;
+    std::string id = webhook, owner = owner_;
+    Poco::Int64 until = sdk::nowMicros() + settings_.lease_us;
+    Poco::Data::Statement renew =
+        (tx << "UPDATE webhooks SET lease_until_us = ? WHERE id = ? AND lease_owner = ?",
+         use(until), use(id), use(owner));
+    still_mine = renew.execute() == 1;
+    Poco::Int64 retry_at = 0;
+    for (const auto& o : outcomes) {
+      std::string did = o.delivery.id, error = o.result.error;
+      int status = o.result.status;
+      Poco::Int64 at = o.at_us;
+      Poco::Int64 first = o.delivery.first_attempt_us ? o.delivery.first_attempt_us : o.at_us;
+      if (o.result.ok()) {
+        ++ok;
+        tx << "UPDATE webhook_deliveries SET state = 'delivered', attempts = attempts + 1, "
+              "last_status = ?, last_error = '', first_attempt_us = ?, last_attempt_us = ?, "
+              "delivered_us = ?, next_attempt_us = 0 WHERE id = ? AND state = 'pending'",
+            use(status), use(first), use(at), bind(at), use(did), now;
+        continue;
+      }
+      ++failed;
+      if (!policy_.givesUp(first, at)) {
+        Poco::Int64 next = at + policy_.delay(o.delivery.attempts + 1, unitRandom());
+        retry_at = next;
+        tx << "UPDATE webhook_deliveries SET attempts = attempts + 1, last_status = ?, "
+              "last_error = ?, first_attempt_us = ?, last_attempt_us = ?, next_attempt_us = ? "
+              "WHERE id = ? AND state = 'pending'",
+            use(status), use(error), use(first), use(at), use(next), use(did), now;
+        continue;
+      }
+      // Failing for the whole window: the delivery is failed and the webhook disabled.
+      tx << "UPDATE webhook_deliveries SET state = 'failed', attempts = attempts + 1, "
+            "last_status = ?, last_error = ?, first_attempt_us = ?, last_attempt_us = ?, "
+            "next_attempt_us = 0 WHERE id = ? AND state = 'pending'",
+          use(status), use(error), use(first), use(at), use(did), now;
+      if (auto hook = store_.find(tx, webhook); hook && hook->enabled) {
+        hook->enabled = false;
+        hook->disabled_reason =
+            "Deliveries failed for " + std::to_string(policy_.window() / 3600000000LL) +
+            " hours (the last: " + sdk::truncateUtf8(error.empty() ? "no answer" : error, 300) +
+            "); fix the receiver, then PATCH enabled=true to resume.";
+        hook->updated_us = at;
+        store_.update(tx, *hook, "webhook.disabled");
+        still_mine = false;
+      }
+    }
+    tx << "UPDATE webhooks SET retry_at_us = ? WHERE id = ?", use(retry_at), use(id), now;
+  });
+  delivered_ += ok;
+  failed_attempts_ += failed;
+  return still_mine;
+}
+
+}  // namespace svc::plugins::webhooks

@@ -1,0 +1,105 @@
+#include "fan_out.h"
+
+#include <svc/sdk/util.h>
+
+#include <Poco/Data/Statement.h>
+#include <Poco/JSON/Stringifier.h>
+
+#include <algorithm>
+#include <sstream>
+
+using namespace Poco::Data::Keywords;
+
+namespace svc::plugins::webhooks {
+
+namespace {
+
+constexpr std::size_t kBatch = 500;
+constexpr std::chrono::seconds kIdleAdvance{5};
+
+// Thrown inside the transaction when another process moved the cursor: rolls it back.
+struct CursorMoved {};
+
+std::string quoted(const std::string& s) {
+  std::ostringstream out;
+  Poco::JSON::Stringifier::formatString(s, out, Poco::JSON_WRAP_STRINGS);
+  return out.str();
+}
+
+}  // namespace
+
+bool matches(const WebhookRow& w, const sdk::Event& e) {
+  if (!w.enabled || e.sequence <= w.after_seq || e.account != w.account_id) return false;
+  if (!w.identity_uuid.empty() && e.identity != w.identity_uuid) return false;
+  return w.event_types.empty() ||
+         std::find(w.event_types.begin(), w.event_types.end(), e.type) != w.event_types.end();
+}
+
+std::string payloadOf(const sdk::Event& e) {
+  std::ostringstream object;
+  if (e.object) {
+    e.object->stringify(object);
+  } else {
+    object << "{}";
+  }
+  return "{\"id\":" + quoted(e.id) + ",\"type\":" + quoted(e.type) + ",\"created_dt\":\"" +
+         sdk::isoTimestamp(e.created_us) + "\",\"account\":" + quoted(e.account) +
+         ",\"identity\":" + (e.identity.empty() ? "null" : quoted(e.identity)) +
+         ",\"object\":" + object.str() + "}";
+}
+
+std::size_t FanOut::runOnce() {
+  more_ = false;
+  Poco::Int64 cursor = 0;
+  Poco::Data::Session s = db_.session();
+  s << "SELECT seq FROM webhook_cursor WHERE name = 'fanout'", into(cursor), now;
+  const auto batch = events_.read(cursor, kBatch);
+  if (batch.empty()) return 0;
+  // The webhooks after the events: one made before an event of the batch committed is read
+  // here; one made later has its own event after the batch (after_seq), and wants none of it.
+  const std::vector<WebhookRow> hooks = store_.enabled(s);
+  if (hooks.empty()) {
+    // Nothing to deliver: move the cursor now and then, not a write per event. A webhook made
+    // later wants only events after its own creation, so the events skipped here are none of
+    // its business; the cursor just has less to read when one comes.
+    const auto now_time = std::chrono::steady_clock::now();
+    if (now_time - idle_advanced_ < kIdleAdvance) return 0;
+    idle_advanced_ = now_time;
+  }
+  more_ = batch.size() == kBatch;
+  std::size_t made = 0;
+  try {
+    db_.transaction([&](Poco::Data::Session& tx) {
+      made = 0;
+      // The compare-and-set first: on MariaDB it locks the cursor row, so a second svcd waits
+      // here, then finds the cursor moved and inserts nothing.
+      Poco::Int64 from = cursor, to = batch.back().sequence;
+      Poco::Data::Statement cas =
+          (tx << "UPDATE webhook_cursor SET seq = ? WHERE name = 'fanout' AND seq = ?", use(to),
+           use(from));
+      if (cas.execute() == 0) throw CursorMoved{};
+      const Poco::Int64 at = sdk::nowMicros();
+      for (const auto& e : batch) {
+        for (const auto& w : hooks) {
+          if (!matches(w, e)) continue;
+          std::string id = sdk::newUuid(), hook = w.id, event_id = e.id, type = e.type,
+                      payload = payloadOf(e);
+          Poco::Int64 seq = e.sequence, created = e.created_us, when = at;
+          tx << "INSERT INTO webhook_deliveries (id, webhook_id, seq, event_id, event_type, "
+                "payload, event_created_us, state, attempts, last_status, last_error, "
+                "first_attempt_us, last_attempt_us, next_attempt_us, delivered_us, created_us) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, 0, '', 0, 0, ?, 0, ?)",
+              use(id), use(hook), use(seq), use(event_id), use(type), use(payload), use(created),
+              use(when), bind(at), now;
+          ++made;
+        }
+      }
+    });
+  } catch (const CursorMoved&) {
+    more_ = true;  // another svcd did this batch: look again from where it left the cursor
+    return 0;
+  }
+  return made;
+}
+
+}  // namespace svc::plugins::webhooks
