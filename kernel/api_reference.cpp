@@ -73,6 +73,14 @@ std::string number(const Poco::Dynamic::Var& v) {
 std::string typeOf(const ObjectPtr& s) {
   if (!s) return "any";
   if (auto name = refName(s); !name.empty()) return name;
+  if (s->isArray("anyOf")) {
+    std::vector<std::string> alternatives;
+    for (const auto& a : *s->getArray("anyOf")) {
+      alternatives.push_back(a.type() == typeid(ObjectPtr) ? typeOf(a.extract<ObjectPtr>())
+                                                           : "any");
+    }
+    return join(alternatives, " or ");
+  }
   std::vector<std::string> types;
   if (s->isArray("type")) {
     for (const auto& t : *s->getArray("type")) types.push_back(t.toString());

@@ -24,7 +24,8 @@ Schema addresses() {
 // An address field of a request: one address or a list of them. The schema language the SDK
 // builds has no "string or array", so the handler checks the type (400 naming the field).
 Schema recipients(const char* what) {
-  return Schema::any()
+  const auto address = [] { return Schema::string().minLength(1).maxLength(998); };
+  return Schema::anyOf({address(), Schema::array(address()).maxItems(kMaxRecipients)})
       .describe(std::string(what) +
                 ": an address (`name@example.com` or `Name <name@example.com>`) "
                 "or a list of them; at most " +
@@ -169,16 +170,16 @@ Schema composeSchema() {
                                         "must be one line without control characters")
                                .example("Your order"))
       .required("content", content())
-      .optional("cc", recipients("Cc"))
-      .optional("bcc", recipients("Bcc"))
+      .optional("cc", recipients("Cc").nullable())
+      .optional("bcc", recipients("Bcc").nullable())
       .optional("attachment_uuids", attachmentUuids());
 }
 
 Schema replySchema() {
   return Schema::object("EmailReply")
       .required("content", content())
-      .optional("cc", recipients("Cc, besides those the reply keeps"))
-      .optional("bcc", recipients("Bcc"))
+      .optional("cc", recipients("Cc, besides those the reply keeps").nullable())
+      .optional("bcc", recipients("Bcc").nullable())
       .optional("attachment_uuids", attachmentUuids());
 }
 
@@ -186,8 +187,8 @@ Schema forwardSchema() {
   return Schema::object("EmailForward")
       .required("to_email", recipients("To"))
       .required("content", content().describe("A note above the forwarded message."))
-      .optional("cc", recipients("Cc"))
-      .optional("bcc", recipients("Bcc"))
+      .optional("cc", recipients("Cc").nullable())
+      .optional("bcc", recipients("Bcc").nullable())
       .optional("attachment_uuids", attachmentUuids());
 }
 

@@ -84,15 +84,18 @@ sdk::Response MessageWait::wait(sdk::Request& r) {
   wanted.body = Poco::toLower(r.queryParam("body").value_or(""));
   return waits_.hold(window, [this, window, wanted, page](const sdk::Event* event) {
     if (event) return offer(*event, window, wanted);
-    Poco::Data::Session s = db_.session();
+    // One database session at a time (page() takes its own): a thousand waits arriving on every
+    // worker must not need two sessions each from the pool.
     auto found = sdk::findInWindow<MessageRow>(window, page, [&](MessageRow& m) {
       // Bodies are read one message at a time, and only for one that passes the rest.
       if (!wanted.body.empty() && isWanted(m, {wanted.from, wanted.subject, ""})) {
+        Poco::Data::Session s = db_.session();
         store_.loadBodies(s, m);
       }
       return isWanted(m, wanted);
     });
     if (!found) return std::optional<sdk::Response>();
+    Poco::Data::Session s = db_.session();
     if (wanted.body.empty()) store_.loadBodies(s, *found);
     return std::optional(sdk::Response::json(200, store_.messageJson(s, *found, true)));
   });

@@ -28,6 +28,7 @@ struct Schema::Node {
   std::shared_ptr<const Schema> additional;                              // objects: other members
   std::shared_ptr<const Schema> items;                                   // arrays
   std::vector<std::string> values;                                       // strings: the enum
+  std::vector<Schema> any_of;                                            // alternatives
   std::optional<std::size_t> min_length, max_length, min_items, max_items;
   std::optional<double> minimum, maximum;
   std::string pattern, rule, format;
@@ -221,6 +222,12 @@ Schema Schema::oneOf(std::vector<std::string> values) {
   return s;
 }
 
+Schema Schema::anyOf(std::vector<Schema> alternatives) {
+  Schema s(Type::kAny);
+  s.node_->any_of = std::move(alternatives);
+  return s;
+}
+
 Schema& Schema::required(const std::string& name, Schema schema) {
   edit().members.push_back({name, {std::move(schema), true}});
   return *this;
@@ -350,6 +357,16 @@ Poco::JSON::Object::Ptr Schema::json(
     }
   }
   if (!n.description.empty()) o->set("description", n.description);
+  if (!n.any_of.empty()) {
+    Poco::JSON::Array::Ptr alternatives = new Poco::JSON::Array;
+    for (const auto& a : n.any_of) alternatives->add(a.json(components));
+    if (n.nullable) {
+      Poco::JSON::Object::Ptr null_type = new Poco::JSON::Object;
+      null_type->set("type", std::string("null"));
+      alternatives->add(null_type);
+    }
+    o->set("anyOf", alternatives);
+  }
   if (!n.values.empty()) {
     Poco::JSON::Array::Ptr values = new Poco::JSON::Array;
     for (const auto& v : n.values) values->add(v);
@@ -397,6 +414,17 @@ void Schema::validate(const Poco::Dynamic::Var& value, const std::string& at,
     void operator()(const Schema& s, const Poco::Dynamic::Var& v, const std::string& at) {
       if (p.full()) return;
       const Node& n = *s.node_;
+      if (!n.any_of.empty()) {
+        // The alternative of the value's type judges it.
+        std::string rule;
+        for (const auto& a : n.any_of) {
+          if (!v.isEmpty() && hasType(v, a.node_->type)) return (*this)(a, v, at);
+          rule += std::string(rule.empty() ? "" : " or ") + typeRule(a.node_->type);
+        }
+        if (v.isEmpty() && n.nullable) return;
+        p.add(at, "must be " + rule + (n.nullable ? " or null" : ""));
+        return;
+      }
       if (v.isEmpty()) {
         if (!n.nullable && n.type != Type::kAny) {
           p.add(at, std::string("must be ") + typeRule(n.type) + ", not null");

@@ -178,6 +178,28 @@ TEST(Schema, QueryParametersAreConvertedThenCheckedAndUnknownOnesRefused) {
   EXPECT_EQ(queryProblems({}, {{"x", "1"}})["x"][0], "unknown parameter; this route takes none");
 }
 
+// A union: the alternative of the value's type judges it, and the description says anyOf.
+TEST(Schema, AnyOfTakesTheAlternativeOfTheValuesType) {
+  const auto address = [] { return Schema::string().minLength(1); };
+  const Schema to = Schema::object("To").required(
+      "to", Schema::anyOf({address(), Schema::array(address()).maxItems(2)}));
+  EXPECT_TRUE(problems(to, R"({"to":"a@example.com"})").empty());
+  EXPECT_TRUE(problems(to, R"({"to":["a@example.com","b@example.com"]})").empty());
+  EXPECT_EQ(problems(to, R"({"to":7})")["to"],
+            std::vector<std::string>{"must be a string or an array"});
+  EXPECT_EQ(problems(to, R"({"to":null})")["to"],
+            std::vector<std::string>{"must be a string or an array"});
+  EXPECT_EQ(problems(to, R"({"to":["a","b","c"]})").count("to"), 1u);
+  EXPECT_EQ(problems(to, R"({"to":[""]})").count("to[0]"), 1u);
+  EXPECT_EQ(problems(to, R"({"to":""})").count("to"), 1u);
+  const Schema maybe = Schema::object().optional("cc", Schema::anyOf({address()}).nullable());
+  EXPECT_TRUE(problems(maybe, R"({"cc":null})").empty());
+  const std::string json = text(to.json()->getObject("properties")->getObject("to"));
+  EXPECT_NE(json.find(R"("anyOf":[{"minLength":1,"type":"string"})"), std::string::npos) << json;
+  EXPECT_EQ(json.find(R"("type":"null")"), std::string::npos) << json;
+  EXPECT_NE(text(maybe.json()).find(R"({"type":"null"})"), std::string::npos);
+}
+
 // A number in a query is written as JSON writes one: no separators, signs or spaces that a
 // lenient parser would read past (`0,120` is not 120).
 TEST(Schema, QueryNumbersArePlainDigits) {

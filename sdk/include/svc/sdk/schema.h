@@ -55,6 +55,9 @@ class Schema {
   static Schema object(std::string name = "");
   /// @param values the strings allowed. @return a string that must be one of them.
   static Schema oneOf(std::vector<std::string> values);
+  /// @param alternatives schemas of different JSON types (a string, or an array of them).
+  /// @return a value that must fit the alternative of its type (JSON Schema's `anyOf`).
+  static Schema anyOf(std::vector<Schema> alternatives);
 
   /// Declares a member that must be present. @return this.
   Schema& required(const std::string& name, Schema schema);
