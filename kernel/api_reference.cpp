@@ -1,5 +1,6 @@
 #include "api_reference.h"
 
+#include <svc/sdk/html.h>
 #include <svc/sdk/schema.h>
 
 #include <Poco/JSON/Array.h>
@@ -319,34 +320,6 @@ std::string fieldLine(const Field& f) {
          (f.description.empty() ? "" : ". " + f.description);
 }
 
-// HTML text: everything a page shows comes from plugins' declarations, so all of it is escaped.
-std::string esc(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string anchor(const std::string& text) {
   std::string out;
   for (const char c : text) {
@@ -401,7 +374,7 @@ std::string htmlReference(const ObjectPtr& openapi) {
   out << "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
          "<title>"
-      << esc(ref.title)
+      << sdk::htmlEscape(ref.title)
       << " — API reference</title><style>"
          "body{font:15px/1.5 system-ui,sans-serif;margin:0;display:flex}"
          "nav{width:16rem;height:100vh;overflow:auto;position:sticky;top:0;padding:1rem;"
@@ -411,48 +384,56 @@ std::string htmlReference(const ObjectPtr& openapi) {
          ".op{border-top:1px solid #ddd;padding:.5rem 0}.m{font-weight:bold;margin-right:.5rem}"
          "table{border-collapse:collapse}td{padding:.1rem .6rem .1rem 0;vertical-align:top}"
          "</style></head><body><nav><strong>"
-      << esc(ref.title) << "</strong>";
+      << sdk::htmlEscape(ref.title) << "</strong>";
   for (const auto& section : ref.sections) {
-    out << "<a href=\"#" << anchor(section.name) << "\">" << esc(section.name) << "</a>";
+    out << "<a href=\"#" << anchor(section.name) << "\">" << sdk::htmlEscape(section.name)
+        << "</a>";
   }
   out << "<a href=\"#events\">events</a><a href=\"#shapes\">shapes</a></nav><main><h1>"
-      << esc(ref.title) << "</h1><p>Version " << esc(ref.version) << ", base URL <code>"
-      << esc(ref.base_url) << "</code>. " << esc(ref.intro)
+      << sdk::htmlEscape(ref.title) << "</h1><p>Version " << sdk::htmlEscape(ref.version)
+      << ", base URL <code>" << sdk::htmlEscape(ref.base_url) << "</code>. "
+      << sdk::htmlEscape(ref.intro)
       << "</p><p>Machine-readable: <a href=\"/api/schema/\">OpenAPI 3.1</a>, "
          "<a href=\"/api/schema/reference.txt\">plain text</a>.</p>";
   for (const auto& section : ref.sections) {
-    out << "<h2 id=\"" << anchor(section.name) << "\">" << esc(section.name) << "</h2>";
-    if (!section.description.empty()) out << "<p>" << esc(section.description) << "</p>";
+    out << "<h2 id=\"" << anchor(section.name) << "\">" << sdk::htmlEscape(section.name) << "</h2>";
+    if (!section.description.empty())
+      out << "<p>" << sdk::htmlEscape(section.description) << "</p>";
     for (const auto& op : section.operations) {
       out << "<div class=\"op\" id=\"" << anchor(op.method + op.path) << "\"><p><span class=\"m\">"
-          << esc(op.method) << "</span><code>" << esc(op.path) << "/</code> " << esc(op.summary)
-          << "</p><table><tr><td>auth</td><td>" << esc(op.auth) << "</td></tr>";
+          << sdk::htmlEscape(op.method) << "</span><code>" << sdk::htmlEscape(op.path)
+          << "/</code> " << sdk::htmlEscape(op.summary) << "</p><table><tr><td>auth</td><td>"
+          << sdk::htmlEscape(op.auth) << "</td></tr>";
       for (const auto& p : op.params) {
-        out << "<tr><td>param</td><td>" << esc(fieldLine(p)) << "</td></tr>";
+        out << "<tr><td>param</td><td>" << sdk::htmlEscape(fieldLine(p)) << "</td></tr>";
       }
-      if (!op.body.empty()) out << "<tr><td>body</td><td>" << esc(op.body) << "</td></tr>";
+      if (!op.body.empty())
+        out << "<tr><td>body</td><td>" << sdk::htmlEscape(op.body) << "</td></tr>";
       for (const auto& [status, what] : op.answers) {
-        out << "<tr><td>" << esc(status) << "</td><td>" << esc(what) << "</td></tr>";
+        out << "<tr><td>" << sdk::htmlEscape(status) << "</td><td>" << sdk::htmlEscape(what)
+            << "</td></tr>";
       }
-      out << "</table><pre>" << esc(op.example) << "</pre></div>";
+      out << "</table><pre>" << sdk::htmlEscape(op.example) << "</pre></div>";
     }
   }
   out << "<h2 id=\"events\">events</h2><table>";
   for (const auto& [type, what] : ref.events) {
-    out << "<tr><td><code>" << esc(type) << "</code></td><td>" << esc(what) << "</td></tr>";
+    out << "<tr><td><code>" << sdk::htmlEscape(type) << "</code></td><td>" << sdk::htmlEscape(what)
+        << "</td></tr>";
   }
   out << "</table><h2 id=\"shapes\">shapes</h2>";
   for (const auto& shape : ref.shapes) {
-    out << "<h3 id=\"" << anchor(shape.name) << "\">" << esc(shape.name) << "</h3>";
-    if (!shape.description.empty()) out << "<p>" << esc(shape.description) << "</p>";
+    out << "<h3 id=\"" << anchor(shape.name) << "\">" << sdk::htmlEscape(shape.name) << "</h3>";
+    if (!shape.description.empty()) out << "<p>" << sdk::htmlEscape(shape.description) << "</p>";
     out << "<table>";
     for (const auto& f : shape.fields) {
-      out << "<tr><td><code>" << esc(f.name) << "</code></td><td>"
-          << esc(f.type + (f.required ? ", required" : "") +
-                 (f.description.empty() ? "" : ". " + f.description))
+      out << "<tr><td><code>" << sdk::htmlEscape(f.name) << "</code></td><td>"
+          << sdk::htmlEscape(f.type + (f.required ? ", required" : "") +
+                             (f.description.empty() ? "" : ". " + f.description))
           << "</td></tr>";
     }
-    if (!shape.other.empty()) out << "<tr><td colspan=\"2\">" << esc(shape.other) << "</td></tr>";
+    if (!shape.other.empty())
+      out << "<tr><td colspan=\"2\">" << sdk::htmlEscape(shape.other) << "</td></tr>";
     out << "</table>";
   }
   out << "</main></body></html>\n";

@@ -2,12 +2,16 @@
 
 #include "pipeline.h"
 
+#include <svc/sdk/util.h>
+
 #include <Poco/JSON/Array.h>
 #include <Poco/JSON/Parser.h>
 #include <Poco/JSON/Stringifier.h>
 #include <Poco/URI.h>
 
 #include <algorithm>
+#include <atomic>
+#include <functional>
 #include <sstream>
 
 namespace svc::kernel {
@@ -22,6 +26,7 @@ using Poco::JSON::Array;
 const char* const kVersions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
 
 // JSON-RPC 2.0 error codes.
+constexpr int kParseError = -32700;
 constexpr int kInvalidRequest = -32600;
 constexpr int kMethodNotFound = -32601;
 constexpr int kInvalidParams = -32602;
@@ -87,16 +92,21 @@ ObjectPtr toolError(const std::string& text) {
 // the hub's stream weakly: the hub owns that one, and that one's close callback owns this.
 class ToolCallStream : public sdk::Stream {
  public:
-  ToolCallStream(const std::shared_ptr<sdk::Stream>& outer, Poco::Dynamic::Var id)
-      : outer_(outer), id_(std::move(id)), request_id_(outer->requestId()) {}
+  /// @param record records the route's answer in the access log and metrics (once).
+  ToolCallStream(const std::shared_ptr<sdk::Stream>& outer, Poco::Dynamic::Var id,
+                 std::function<void(int)> record)
+      : outer_(outer), id_(std::move(id)), request_id_(outer->requestId()), record_(record) {}
   bool respond(const sdk::Response& response) override {
     auto outer = outer_.lock();
-    return outer && outer->respond(rpcResult(id_, toolResult(response)));
+    if (!outer || !outer->respond(rpcResult(id_, toolResult(response)))) return false;
+    recordOnce(response.status);
+    return true;
   }
-  bool begin(int, const std::string&,
+  bool begin(int status, const std::string&,
              const std::vector<std::pair<std::string, std::string>>&) override {
     if (auto outer = outer_.lock()) {
-      outer->respond(rpcResult(id_, toolError("This route streams; call it over HTTP.")));
+      if (outer->respond(rpcResult(id_, toolError("This route streams; call it over HTTP."))))
+        recordOnce(status);
     }
     return false;
   }
@@ -123,20 +133,16 @@ class ToolCallStream : public sdk::Stream {
   }
 
  private:
+  void recordOnce(int status) {
+    if (!recorded_.exchange(true) && record_) record_(status);
+  }
+
   std::weak_ptr<sdk::Stream> outer_;
   Poco::Dynamic::Var id_;
   std::string request_id_;
+  std::function<void(int)> record_;
+  std::atomic<bool> recorded_{false};
 };
-
-std::vector<std::string> pathParams(const std::string& pattern) {
-  std::vector<std::string> out;
-  for (std::size_t at = 0; (at = pattern.find('{', at)) != std::string::npos;) {
-    const std::size_t end = pattern.find('}', at);
-    out.push_back(pattern.substr(at + 1, end - at - 1));
-    at = end;
-  }
-  return out;
-}
 
 bool takesBody(const sdk::Route& route) {
   return route.request ||
@@ -227,10 +233,38 @@ const std::vector<McpServer::Tool>& McpServer::tools() {
 }
 
 sdk::Response McpServer::handle(sdk::Request& r) {
-  const ObjectPtr& m = r.json;
-  const Poco::Dynamic::Var id = m && m->has("id") ? m->get("id") : Poco::Dynamic::Var();
-  if (!m || !m->has("jsonrpc") || m->get("jsonrpc").toString() != "2.0" || !m->has("method") ||
-      !m->get("method").isString()) {
+  // The route takes the body unparsed, so that every malformed message is answered in
+  // JSON-RPC's shape rather than the REST API's.
+  if (r.content_type != "application/json") {
+    return rpcError(Poco::Dynamic::Var(), kInvalidRequest,
+                    "Send one JSON-RPC message as application/json.", 415);
+  }
+  Poco::Dynamic::Var parsed;
+  try {
+    if (!sdk::isValidUtf8(r.body)) throw Poco::DataFormatException("not UTF-8");
+    Poco::JSON::Parser parser;
+    parser.setDepth(64);
+    parsed = parser.parse(r.body);
+  } catch (const Poco::Exception&) {
+    return rpcError(Poco::Dynamic::Var(), kParseError, "The body is not valid JSON.", 400);
+  }
+  if (parsed.type() == typeid(Poco::JSON::Array::Ptr)) {
+    return rpcError(Poco::Dynamic::Var(), kInvalidRequest,
+                    "Batches are not supported (protocol 2025-06-18 and later): send one message "
+                    "per request.",
+                    400);
+  }
+  const ObjectPtr m =
+      parsed.type() == typeid(ObjectPtr) ? parsed.extract<ObjectPtr>() : ObjectPtr();
+  Poco::Dynamic::Var id;
+  if (m && m->has("id")) {
+    id = m->get("id");
+    // A request's id is a string or a number (JSON-RPC 2.0); anything else is answered with null.
+    if (!id.isString() && !id.isNumeric()) id = Poco::Dynamic::Var();
+  }
+  const auto text = [&](const char* field) { return m->has(field) && m->get(field).isString(); };
+  if (!m || !text("jsonrpc") || m->getValue<std::string>("jsonrpc") != "2.0" || !text("method") ||
+      (m->has("id") && id.isEmpty())) {
     return rpcError(id, kInvalidRequest, "Not a JSON-RPC 2.0 request.", 400);
   }
   const std::string method = m->getValue<std::string>("method");
@@ -328,15 +362,19 @@ sdk::Response McpServer::call(const ObjectPtr& params, sdk::Request& outer,
   req.request_id = outer.request_id;
   req.client_address = outer.client_address;
   req.base_url = outer.base_url;
-  std::string matched;
-  sdk::Response answer = Pipeline(*runtime_).dispatch(req, matched);
+  std::function<void(int)> record;
+  sdk::Response answer = Pipeline(*runtime_).dispatchInner(req, record);
   if (answer.on_hold) {
     // A route that holds its answer (a wait) holds the tool call: no thread waits for it.
     return sdk::Response::hold(
-        [inner = std::move(answer.on_hold), id](std::shared_ptr<sdk::Stream> stream) {
-          auto tool = std::make_shared<ToolCallStream>(stream, id);
+        [inner = std::move(answer.on_hold), id, record](std::shared_ptr<sdk::Stream> stream) {
+          auto tool = std::make_shared<ToolCallStream>(stream, id, record);
           stream->onClose([tool] {});  // lives as long as the held request
-          inner(tool);
+          try {
+            inner(tool);
+          } catch (const std::exception&) {
+            tool->respond(sdk::Response::text(500, "The server failed to answer this tool call."));
+          }
         });
   }
   return rpcResult(id, toolResult(answer));
@@ -346,7 +384,7 @@ void addMcpRoutes(Router& router, McpServer& mcp) {
   sdk::Route route{"POST",
                    "/mcp/",
                    sdk::AuthNeed::kAnyKey,
-                   sdk::BodyKind::kJson,
+                   sdk::BodyKind::kAny,
                    0,
                    "Model Context Protocol (Streamable HTTP): every route as a tool.",
                    [&mcp](sdk::Request& r) { return mcp.handle(r); }};

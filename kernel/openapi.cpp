@@ -62,18 +62,6 @@ std::string describedPath(const std::string& pattern) {
                                                      : pattern;
 }
 
-std::vector<std::string> pathParams(const std::string& pattern) {
-  std::vector<std::string> out;
-  std::size_t at = 0;
-  while ((at = pattern.find('{', at)) != std::string::npos) {
-    const std::size_t end = pattern.find('}', at);
-    if (end == std::string::npos) break;
-    out.push_back(pattern.substr(at + 1, end - at - 1));
-    at = end + 1;
-  }
-  return out;
-}
-
 ObjectPtr parameter(const std::string& name, const std::string& in, bool required,
                     const std::string& description, const ObjectPtr& schema) {
   ObjectPtr p = object();
@@ -316,6 +304,18 @@ Poco::JSON::Object::Ptr openApiDocument(const Router& router, const EventTypeReg
   tags->add(events_tag);
   doc->set("tags", tags);
   return doc;
+}
+
+std::vector<std::string> pathParams(const std::string& pattern) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while ((at = pattern.find('{', at)) != std::string::npos) {
+    const std::size_t end = pattern.find('}', at);
+    if (end == std::string::npos) break;
+    out.push_back(pattern.substr(at + 1, end - at - 1));
+    at = end + 1;
+  }
+  return out;
 }
 
 }  // namespace svc::kernel

@@ -8,6 +8,7 @@
 #include <Poco/JSON/Object.h>
 
 #include <string>
+#include <vector>
 
 namespace svc::kernel {
 
@@ -26,5 +27,9 @@ Poco::JSON::Object::Ptr openApiDocument(const Router& router, const EventTypeReg
 /// @param method a route's method. @param pattern its path pattern.
 /// @return the operation's id: `get_secrets_by_uuid` for GET /api/secrets/{uuid}/.
 std::string operationId(const std::string& method, const std::string& pattern);
+
+/// @param pattern a route's path pattern. @return its parameters' names in order: `uuid` for
+/// /api/secrets/{uuid}/.
+std::vector<std::string> pathParams(const std::string& pattern);
 
 }  // namespace svc::kernel

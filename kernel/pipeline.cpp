@@ -227,8 +227,7 @@ void Pipeline::parseBody(const RouteEntry& entry, sdk::Request& req) {
   bool form = type == "application/x-www-form-urlencoded";
   switch (entry.route.body) {
     case sdk::BodyKind::kAny:
-      if (!json) return;
-      break;
+      return;  // the handler's bytes, whatever they are (a JSON file uploaded is not parsed)
     case sdk::BodyKind::kJsonOrForm:
       if (form) {
         Poco::URI::QueryParameters fields;
@@ -383,6 +382,39 @@ std::size_t Pipeline::bodyLimit(const http::RequestHead& head) const {
     limit = match.entry->route.max_body_bytes;
   }
   return limit;
+}
+
+sdk::Response Pipeline::dispatchInner(sdk::Request& req, std::function<void(int)>& record) {
+  const auto started = Clock::now();
+  std::string route_name = "unmatched";
+  sdk::Response out;
+  try {
+    RouteMatch match = rt_.router->match(req.method, req.path);
+    if (match.status == RouteMatch::Status::kFound) {
+      route_name = match.entry->route.pattern;
+      const std::size_t limit = match.entry->route.max_body_bytes
+                                    ? match.entry->route.max_body_bytes
+                                    : rt_.limits.max_body_bytes;
+      if (req.body.size() > limit) {
+        throw sdk::HttpError(
+            413, "payload_too_large",
+            "The body is larger than this route accepts (" + std::to_string(limit) + " bytes).");
+      }
+    }
+    out = dispatchMatched(match, req);
+  } catch (const sdk::HttpError& e) {
+    out = errorResponse(e, req.request_id);
+  }
+  RouteStats* stats =
+      rt_.metrics ? &rt_.metrics->stats(metricMethod(req.method), route_name) : nullptr;
+  record = [this, started, stats, method = req.method, path = req.path, rid = req.request_id,
+            client = req.client_address](int status) {
+    const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    if (stats) stats->observe(status, seconds);
+    if (rt_.access_log) rt_.access_log->record(method, path, status, seconds * 1000.0, rid, client);
+  };
+  if (!out.on_hold) record(out.status);
+  return out;
 }
 
 sdk::Response Pipeline::refusal(int status, const std::string& code, const std::string& detail,

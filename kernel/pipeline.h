@@ -65,6 +65,12 @@ class Pipeline {
   /// @param route_out the matched route pattern, for logs and metrics.
   /// @return the response, or the error it became.
   sdk::Response dispatch(sdk::Request& req, std::string& route_out);
+  /// Runs a request made in-process on a client's behalf (an MCP tool call) as serve() runs one
+  /// from a socket: its body held to the route's limit (413), then dispatch(), and recorded in
+  /// the access log and metrics under its own route when answered.
+  /// @param record set to what records the answer: called here unless the answer is held, else
+  /// the caller calls it with the held answer's status.
+  sdk::Response dispatchInner(sdk::Request& req, std::function<void(int status)>& record);
 
  private:
   sdk::Response dispatchMatched(const RouteMatch& match, sdk::Request& req);

@@ -1,5 +1,7 @@
 #include "plugin_host.h"
 
+#include "plugin_manifest.h"
+
 #include <Poco/DirectoryIterator.h>
 #include <Poco/File.h>
 #include <Poco/Path.h>
@@ -265,19 +267,27 @@ void PluginHost::load(const std::string& dir, const std::string& enabled) {
 void PluginHost::noteDormant(const std::string& dir, const std::vector<std::string>& enabled) {
   Poco::File folder(dir);
   if (!folder.exists() || !folder.isDirectory()) return;
+  // A prefix one of the enabled plugins serves within (or around) stays theirs: a typo under it
+  // is not_found, not a feature to enable.
+  std::vector<std::string> served;
+  for (const auto& p : plugins_) {
+    served.insert(served.end(), p->plugin->info().paths.begin(), p->plugin->info().paths.end());
+  }
+  const auto overlaps = [&](const std::string& prefix) {
+    return std::any_of(served.begin(), served.end(), [&](const std::string& mine) {
+      return mine.rfind(prefix, 0) == 0 || prefix.rfind(mine, 0) == 0;
+    });
+  };
   for (Poco::DirectoryIterator it(folder); it != Poco::DirectoryIterator(); ++it) {
     const std::string file = it.name();
     if (file.rfind(kFilePrefix, 0) != 0 || !Poco::endsWith(file, std::string(kFileSuffix)))
       continue;
     if (std::find(enabled.begin(), enabled.end(), it->path()) != enabled.end()) continue;
-    try {
-      // Created only to read what it says about itself; never configured or started.
-      auto plugin = loadPluginFile(it->path(), "");
-      for (const auto& prefix : plugin->plugin->info().paths) {
-        dormant_paths_.emplace_back(prefix, plugin->name);
-      }
-    } catch (const std::exception&) {
-      // A library that does not load is no feature of this server; load() reports enabled ones.
+    // Read from the manifest the build wrote: a plugin that is not enabled is never loaded.
+    auto manifest = readManifest(manifestPathFor(it->path()));
+    if (!manifest) continue;
+    for (const auto& prefix : manifest->paths) {
+      if (!overlaps(prefix)) dormant_paths_.emplace_back(prefix, manifest->name);
     }
   }
 }

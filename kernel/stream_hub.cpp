@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -37,6 +38,7 @@ class HeldStream : public sdk::Stream, public std::enable_shared_from_this<HeldS
       if (state_ != State::kHeld) return false;
       state_ = State::kFinishing;
       status_ = response.status;
+      noteQueued();
       out_ += head;
       out_ += response.body;
     }
@@ -52,6 +54,7 @@ class HeldStream : public sdk::Stream, public std::enable_shared_from_this<HeldS
       if (state_ != State::kHeld) return false;
       state_ = State::kStreaming;
       status_ = status;
+      noteQueued();
       out_ += head;
     }
     return flush();
@@ -65,6 +68,7 @@ class HeldStream : public sdk::Stream, public std::enable_shared_from_this<HeldS
       if (out_.size() - sent_ + data.size() > hub_.max_buffer_) {
         overflow = true;
       } else {
+        noteQueued();
         out_ += data;
       }
     }
@@ -101,14 +105,16 @@ class HeldStream : public sdk::Stream, public std::enable_shared_from_this<HeldS
   }
 
   void expireAfter(std::chrono::milliseconds delay, std::function<void()> fn) override {
-    std::uint64_t generation;
+    std::optional<StreamHub::TimerKey> old;
     {
+      // The hub's lock is taken under the stream's (never the other way round).
       std::lock_guard lock(mutex_);
       if (state_ == State::kClosed) return;
       timer_fn_ = std::move(fn);
-      generation = ++timer_generation_;
+      old = timer_;
+      timer_ = hub_.addTimer(StreamHub::Clock::now() + delay, weak_from_this());
     }
-    hub_.addTimer(StreamHub::Clock::now() + delay, weak_from_this(), generation);
+    if (old) hub_.cancelTimer(*old);
   }
 
   const std::string& requestId() const override { return request_id_; }
@@ -118,14 +124,21 @@ class HeldStream : public sdk::Stream, public std::enable_shared_from_this<HeldS
     return out_.size() - sent_;
   }
 
-  void fireTimer(std::uint64_t generation) {
+  void fireTimer(const StreamHub::TimerKey& key) {
     std::function<void()> fn;
     {
       std::lock_guard lock(mutex_);
-      if (state_ == State::kClosed || generation != timer_generation_) return;
+      if (state_ == State::kClosed || timer_ != key) return;
       fn = std::move(timer_fn_);
+      timer_.reset();
     }
     if (fn) fn();
+  }
+
+  /// @return whether bytes have waited since before `limit` with none taken by the peer.
+  bool stalledSince(StreamHub::Clock::time_point limit) const {
+    std::lock_guard lock(mutex_);
+    return state_ != State::kClosed && sent_ < out_.size() && last_progress_ < limit;
   }
 
   /// Reads and discards what the peer sent. @return false when the peer has gone.
@@ -148,6 +161,7 @@ class HeldStream : public sdk::Stream, public std::enable_shared_from_this<HeldS
         long n = sendSome(out_.data() + sent_, out_.size() - sent_);
         if (n > 0) {
           sent_ += static_cast<std::size_t>(n);
+          last_progress_ = StreamHub::Clock::now();
           continue;
         }
         if (n == 0) break;  // would block
@@ -178,14 +192,17 @@ class HeldStream : public sdk::Stream, public std::enable_shared_from_this<HeldS
   void close() {
     std::vector<std::function<void()>> callbacks;
     int status;
+    std::optional<StreamHub::TimerKey> timer;
     {
       std::lock_guard lock(mutex_);
       if (state_ == State::kClosed) return;
       state_ = State::kClosed;
       callbacks.swap(on_close_);
       timer_fn_ = nullptr;
+      timer.swap(timer_);
       status = status_;
     }
+    if (timer) hub_.cancelTimer(*timer);
     hub_.forget(fd_);
     try {
       socket_.shutdown();
@@ -201,6 +218,11 @@ class HeldStream : public sdk::Stream, public std::enable_shared_from_this<HeldS
 
  private:
   enum class State { kHeld, kStreaming, kFinishing, kClosed };
+
+  // Bytes are about to be queued (mutex_ held): when none were waiting, the wait starts now.
+  void noteQueued() {
+    if (sent_ == out_.size()) last_progress_ = StreamHub::Clock::now();
+  }
 
   // One non-blocking send: bytes sent, 0 when it would block, -1 when the connection failed.
   long sendSome(const char* data, std::size_t size) {
@@ -233,10 +255,12 @@ class HeldStream : public sdk::Stream, public std::enable_shared_from_this<HeldS
   bool want_write_ = false;
   std::vector<std::function<void()>> on_close_;
   std::function<void()> timer_fn_;
-  std::uint64_t timer_generation_ = 0;
+  std::optional<StreamHub::TimerKey> timer_;
+  StreamHub::Clock::time_point last_progress_ = StreamHub::Clock::now();
 };
 
-StreamHub::StreamHub(std::size_t max_buffer) : max_buffer_(max_buffer) {
+StreamHub::StreamHub(std::size_t max_buffer, std::chrono::milliseconds send_timeout)
+    : max_buffer_(max_buffer), send_timeout_(send_timeout) {
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (epoll_fd_ < 0 || wake_fd_ < 0) throw std::runtime_error("cannot create the stream hub");
@@ -325,13 +349,39 @@ void StreamHub::forget(int fd) {
   if (streams_.erase(fd)) --open_;
 }
 
-void StreamHub::addTimer(Clock::time_point when, std::weak_ptr<HeldStream> stream,
-                         std::uint64_t generation) {
+StreamHub::TimerKey StreamHub::addTimer(Clock::time_point when, std::weak_ptr<HeldStream> stream) {
+  TimerKey key;
   {
     std::lock_guard lock(mutex_);
-    timers_.emplace(when, std::make_pair(std::move(stream), generation));
+    key = {when, ++next_timer_};
+    timers_.emplace(key, std::move(stream));
   }
   wake();
+  return key;
+}
+
+void StreamHub::cancelTimer(const TimerKey& key) {
+  std::lock_guard lock(mutex_);
+  timers_.erase(key);
+}
+
+std::size_t StreamHub::timerCount() const {
+  std::lock_guard lock(mutex_);
+  return timers_.size();
+}
+
+void StreamHub::closeStalled() {
+  const auto limit = Clock::now() - send_timeout_;
+  std::vector<std::shared_ptr<HeldStream>> streams;
+  {
+    std::lock_guard lock(mutex_);
+    streams.reserve(streams_.size());
+    for (const auto& [fd, stream] : streams_) streams.push_back(stream);
+  }
+  // Streams are asked outside the hub's lock: a stream holds its own while it calls the hub.
+  for (auto& s : streams) {
+    if (s->stalledSince(limit)) s->close();
+  }
 }
 
 void StreamHub::wake() {
@@ -342,13 +392,14 @@ void StreamHub::wake() {
 
 void StreamHub::run() {
   std::vector<epoll_event> events(256);
+  auto last_stall_check = Clock::now();
   while (running_.load()) {
     int timeout_ms = 1000;
     {
       std::lock_guard lock(mutex_);
       if (!timers_.empty()) {
-        auto until = std::chrono::duration_cast<std::chrono::milliseconds>(timers_.begin()->first -
-                                                                           Clock::now())
+        auto until = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         timers_.begin()->first.first - Clock::now())
                          .count();
         timeout_ms = static_cast<int>(std::max<long long>(0, std::min<long long>(until + 1, 1000)));
       }
@@ -381,17 +432,23 @@ void StreamHub::run() {
       }
       if (events[i].events & EPOLLOUT) stream->flush();
     }
-    std::vector<std::pair<std::weak_ptr<HeldStream>, std::uint64_t>> due;
+    std::vector<std::pair<TimerKey, std::weak_ptr<HeldStream>>> due;
     {
       std::lock_guard lock(mutex_);
       auto now = Clock::now();
-      while (!timers_.empty() && timers_.begin()->first <= now) {
-        due.push_back(timers_.begin()->second);
+      while (!timers_.empty() && timers_.begin()->first.first <= now) {
+        due.emplace_back(timers_.begin()->first, std::move(timers_.begin()->second));
         timers_.erase(timers_.begin());
       }
     }
-    for (auto& [weak, generation] : due) {
-      if (auto s = weak.lock()) s->fireTimer(generation);
+    for (auto& [key, weak] : due) {
+      if (auto s = weak.lock()) s->fireTimer(key);
+    }
+    // A peer that takes none of what waits for it (an answer or a stream's events) for
+    // send_timeout is cut, as the listener cuts one that does not read its answer.
+    if (Clock::now() - last_stall_check >= std::chrono::seconds(1)) {
+      last_stall_check = Clock::now();
+      closeStalled();
     }
   }
 }

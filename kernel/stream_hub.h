@@ -26,7 +26,10 @@ class HeldStream;
 class StreamHub {
  public:
   /// @param max_buffer bytes queued for one peer before it is disconnected as too slow.
-  explicit StreamHub(std::size_t max_buffer);
+  /// @param send_timeout how long queued bytes may wait with none taken before the peer is
+  /// disconnected as stalled (server.send_timeout_seconds).
+  explicit StreamHub(std::size_t max_buffer,
+                     std::chrono::milliseconds send_timeout = std::chrono::seconds(30));
   ~StreamHub();
   StreamHub(const StreamHub&) = delete;
   StreamHub& operator=(const StreamHub&) = delete;
@@ -41,6 +44,8 @@ class StreamHub {
                                      std::function<void(int status)> on_done);
   /// @return held streams now open.
   std::size_t openCount() const { return open_.load(); }
+  /// @return timers not yet fired (a closed stream leaves none).
+  std::size_t timerCount() const;
 
  private:
   friend class HeldStream;
@@ -48,11 +53,18 @@ class StreamHub {
   void run();
   void wantWrite(int fd, bool on);
   void forget(int fd);
-  void addTimer(Clock::time_point when, std::weak_ptr<HeldStream> stream, std::uint64_t generation);
+  using TimerKey = std::pair<Clock::time_point, std::uint64_t>;
+  /// @return the key that cancelTimer() takes.
+  TimerKey addTimer(Clock::time_point when, std::weak_ptr<HeldStream> stream);
+  /// Drops a timer that has not fired (a stream that closed or set another).
+  void cancelTimer(const TimerKey& key);
+  /// Closes streams whose queued bytes have waited send_timeout with none taken.
+  void closeStalled();
   void wake();
   static void refuseForStop(HeldStream& stream);
 
   std::size_t max_buffer_;
+  std::chrono::milliseconds send_timeout_;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
   std::atomic<bool> running_{false};
@@ -60,8 +72,9 @@ class StreamHub {
   std::thread thread_;
   mutable std::mutex mutex_;
   std::map<int, std::shared_ptr<HeldStream>> streams_;
-  bool stopped_ = false;  // guarded by mutex_
-  std::multimap<Clock::time_point, std::pair<std::weak_ptr<HeldStream>, std::uint64_t>> timers_;
+  bool stopped_ = false;                                  // guarded by mutex_
+  std::map<TimerKey, std::weak_ptr<HeldStream>> timers_;  // by when, then a unique number
+  std::uint64_t next_timer_ = 0;
 };
 
 }  // namespace svc::kernel

@@ -370,7 +370,8 @@ int SvcdApp::serve() {
   events.setEventTypes(&event_types);
   events.checkObjects(conf.getBool("server.check_responses"));
   Metrics metrics;
-  StreamHub hub(static_cast<std::size_t>(conf.getInt("server.stream_buffer_bytes")));
+  StreamHub hub(static_cast<std::size_t>(conf.getInt("server.stream_buffer_bytes")),
+                std::chrono::seconds(conf.getInt("server.send_timeout_seconds")));
 
   const ApiInfo api_info{kVersion, conf.getString("public.base_url")};
   addKernelRoutes(router, events, event_types, host, *db, api_info);

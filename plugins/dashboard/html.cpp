@@ -4,33 +4,6 @@
 
 namespace svc::plugins::dashboard {
 
-std::string escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out.push_back(c);
-    }
-  }
-  return out;
-}
-
 std::string urlEncode(std::string_view text) {
   std::string out;
   Poco::URI::encode(std::string(text), "!#$&'()*+,/:;=?@[]~%\"<>{}|\\^`", out);

@@ -1,6 +1,8 @@
 // Server-rendered pages: escaping and the one layout every dashboard page shares.
 #pragma once
 
+#include <svc/sdk/html.h>
+
 #include <string>
 #include <string_view>
 #include <utility>
@@ -9,7 +11,9 @@
 namespace svc::plugins::dashboard {
 
 /// @return text safe inside HTML element content and quoted attribute values.
-std::string escape(std::string_view text);
+inline std::string escape(std::string_view text) {
+  return sdk::htmlEscape(text);
+}
 
 /// @return text percent-encoded for a URL query value.
 std::string urlEncode(std::string_view text);

@@ -2,8 +2,6 @@
 
 #include "email_schemas.h"
 
-#include <svc/sdk/util.h>
-
 #include <Poco/String.h>
 
 #include <string>
@@ -14,18 +12,27 @@ namespace svc::plugins::email {
 
 namespace {
 
-constexpr int kMaxTimeoutSeconds = 120;
-constexpr int kBatch = 50;
-constexpr int kMaxScanned = 2000;  // messages looked at per check, oldest first
-
 bool contains(const std::string& text, const std::string& lower_needle) {
   return lower_needle.empty() || Poco::toLower(text).find(lower_needle) != std::string::npos;
 }
 
+bool endsWith(const std::string& text, const std::string& tail) {
+  return text.size() >= tail.size() &&
+         text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
+}
+
 }  // namespace
 
+bool senderMatches(const std::string& from_email, const std::string& from) {
+  if (from.empty()) return true;
+  const std::string sender = Poco::toLower(from_email);
+  if (from.find('@') != std::string::npos && from.front() != '@') return sender == from;
+  const std::string domain = from.front() == '@' ? from.substr(1) : from;
+  return endsWith(sender, "@" + domain) || endsWith(sender, "." + domain);
+}
+
 bool isWanted(const MessageRow& m, const MessageWanted& wanted) {
-  return m.direction == "incoming" && contains(m.from_email, wanted.from) &&
+  return m.direction == "incoming" && senderMatches(m.from_email, wanted.from) &&
          contains(m.subject, wanted.subject) &&
          (wanted.body.empty() || contains(m.content, wanted.body) || contains(m.html, wanted.body));
 }
@@ -44,64 +51,70 @@ sdk::Route MessageWait::route() {
                "Wait for the next incoming message (with its extracted_code): answers at once "
                "when one is there, else when it arrives, or 204 after timeout.",
                [this](sdk::Request& req) { return wait(req); }};
-  r.query = std::vector<sdk::Param>{
-      {"created_after", Schema::string().format("date-time"), false,
-       "Only a message received after this time (default: now). Pass the time you triggered "
-       "the message to catch one that arrived before this call."},
-      {"from", text(), false, "Part of the sender's address (any case)."},
-      {"subject", text(), false, "Part of the subject (any case)."},
-      {"body", text(), false, "Part of the text or HTML body (any case)."},
-      {"timeout", Schema::integer().minimum(1).maximum(kMaxTimeoutSeconds), false,
-       "Seconds to wait at most (default 30)."}};
+  r.query = sdk::waitWindowParams();
+  r.query->push_back(
+      {"from", Schema::string().pattern("^[!-~]{1,254}$", "must be an address or domain"), false,
+       "The sender's address, or its domain (`acme.example` also matches "
+       "`mail.acme.example`); any case."});
+  r.query->push_back({"subject", text(), false, "Part of the subject (any case)."});
+  r.query->push_back({"body", text(), false, "Part of the text or HTML body (any case)."});
   r.responses = {{200, messageSchema()}, {204, Schema::any()}};
+  r.errors = sdk::waitErrors();
   return r;
 }
 
 sdk::Response MessageWait::wait(sdk::Request& r) {
+  const sdk::WaitPage<MessageRow> page =
+      [this, account = r.principal.account_id, identity = sdk::scopeIdentity(r)](
+          std::int64_t after, const std::string& after_id, int limit) {
+        Poco::Data::Session s = db_.session();
+        std::string a = account, i = identity, id = after_id;
+        Poco::Data::Statement q =
+            (s << std::string(MailStore::messageColumns()) +
+                      "WHERE identity_uuid = ? AND account_id = ? AND direction = 'incoming' AND "
+                      "(created_us > ? OR (created_us = ? AND id > ?)) ORDER BY created_us, id "
+                      "LIMIT ?",
+             use(i), use(a), use(after), use(after), use(id), use(limit));
+        return MailStore::readMessages(q);
+      };
+  const sdk::WaitWindow window = sdk::waitWindow(r, page);
   MessageWanted wanted;
-  wanted.account = r.principal.account_id;
-  wanted.identity = sdk::scopeIdentity(r);
-  wanted.after_us = sdk::nowMicros();
-  if (auto raw = r.queryParam("created_after")) {
-    auto at = sdk::parseIsoMicros(*raw);
-    if (!at) throw sdk::HttpError::invalid("created_after", "must be an ISO 8601 time");
-    wanted.after_us = *at;
-  }
-  wanted.from = Poco::toLower(Poco::trim(r.queryParam("from").value_or("")));
+  wanted.from = Poco::toLower(r.queryParam("from").value_or(""));
   wanted.subject = Poco::toLower(r.queryParam("subject").value_or(""));
   wanted.body = Poco::toLower(r.queryParam("body").value_or(""));
-  // The declaration bounds it to 1-120.
-  const int timeout = std::stoi(r.queryParam("timeout").value_or("30"));
-  return waits_.hold(wanted.account, wanted.identity, std::chrono::seconds(timeout),
-                     [this, wanted] { return find(wanted); });
+  return waits_.hold(window, [this, window, wanted, page](const sdk::Event* event) {
+    if (event) return offer(*event, window, wanted);
+    Poco::Data::Session s = db_.session();
+    auto found = sdk::findInWindow<MessageRow>(window, page, [&](MessageRow& m) {
+      // Bodies are read one message at a time, and only for one that passes the rest.
+      if (!wanted.body.empty() && isWanted(m, {wanted.from, wanted.subject, ""})) {
+        store_.loadBodies(s, m);
+      }
+      return isWanted(m, wanted);
+    });
+    if (!found) return std::optional<sdk::Response>();
+    if (wanted.body.empty()) store_.loadBodies(s, *found);
+    return std::optional(sdk::Response::json(200, store_.messageJson(s, *found, true)));
+  });
 }
 
-std::optional<sdk::Response> MessageWait::find(const MessageWanted& wanted) {
-  Poco::Data::Session s = db_.session();
-  std::int64_t after = wanted.after_us;
-  std::string after_id = "~";  // after every id: strictly newer than after_us at first
-  for (int scanned = 0; scanned < kMaxScanned; scanned += kBatch) {
-    std::string identity = wanted.identity, account = wanted.account;
-    int limit = kBatch;
-    Poco::Data::Statement q =
-        (s << std::string(MailStore::messageColumns()) +
-                  "WHERE identity_uuid = ? AND account_id = ? AND direction = 'incoming' AND "
-                  "(created_us > ? OR (created_us = ? AND id > ?)) ORDER BY created_us, id "
-                  "LIMIT ?",
-         use(identity), use(account), use(after), use(after), use(after_id), use(limit));
-    auto rows = MailStore::readMessages(q);
-    for (auto& m : rows) {
-      if (!wanted.body.empty()) store_.loadBodies(s, m);
-      if (isWanted(m, wanted)) {
-        if (wanted.body.empty()) store_.loadBodies(s, m);
-        return sdk::Response::json(200, store_.messageJson(s, m, true));
-      }
-    }
-    if (static_cast<int>(rows.size()) < kBatch) break;
-    after = rows.back().created_us;
-    after_id = rows.back().id;
+std::optional<sdk::Response> MessageWait::offer(const sdk::Event& event,
+                                                const sdk::WaitWindow& window,
+                                                const MessageWanted& wanted) {
+  auto offered = offered_.get(event, [&]() -> std::optional<Offered> {
+    Poco::Data::Session s = db_.session();
+    auto m = store_.message(s, event.object ? event.object->optValue<std::string>("id", "") : "");
+    if (!m) return std::nullopt;
+    auto json = store_.messageJson(s, *m, true);
+    return Offered{std::move(*m), json};
+  });
+  if (!offered) return std::nullopt;
+  const MessageRow& m = offered->row;
+  if (m.account_id != window.account || m.identity_uuid != window.identity ||
+      !window.admits(m.created_us, m.id) || !isWanted(m, wanted)) {
+    return std::nullopt;
   }
-  return std::nullopt;
+  return sdk::Response::json(200, offered->json);
 }
 
 }  // namespace svc::plugins::email

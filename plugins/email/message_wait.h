@@ -9,19 +9,20 @@
 #include <svc/sdk/storage.h>
 #include <svc/sdk/waits.h>
 
-#include <cstdint>
 #include <optional>
 #include <string>
 
 namespace svc::plugins::email {
 
-/// What a wait looks for.
+/// What a wait looks for besides its window.
 struct MessageWanted {
-  std::string account, identity;
-  std::int64_t after_us = 0;        ///< created strictly after
-  std::string from, subject, body;  ///< lower-case substrings; empty: any
+  std::string from;           ///< lower-case sender address or domain; empty: any
+  std::string subject, body;  ///< lower-case substrings; empty: any
 };
 
+/// @return whether the sender's address is `from` itself or, when `from` is a domain (with or
+/// without a leading `@`), at that domain or one below it. Case-insensitive.
+bool senderMatches(const std::string& from_email, const std::string& from);
 /// @return whether the message (with its bodies loaded when wanted.body is set) is wanted.
 bool isWanted(const MessageRow& m, const MessageWanted& wanted);
 
@@ -35,12 +36,20 @@ class MessageWait {
   sdk::Response wait(sdk::Request& r);
 
  private:
-  /// @return the oldest wanted message, as GET shows it.
-  std::optional<sdk::Response> find(const MessageWanted& wanted);
+  /// @return the oldest wanted message of the window, as GET shows it.
+  std::optional<sdk::Response> find(const sdk::WaitWindow& window, const MessageWanted& wanted);
+  /// @return the message an email.received event names, as GET shows it, when it is wanted.
+  std::optional<sdk::Response> offer(const sdk::Event& event, const sdk::WaitWindow& window,
+                                     const MessageWanted& wanted);
 
   sdk::Database& db_;
   MailStore& store_;
   sdk::HeldWaits waits_;
+  struct Offered {
+    MessageRow row;
+    Poco::JSON::Object::Ptr json;
+  };
+  sdk::EventMemo<Offered> offered_;
 };
 
 }  // namespace svc::plugins::email

@@ -22,11 +22,12 @@ bool asks(const sdk::Request& r, const sdk::IdentityField& field) {
 
 }  // namespace
 
-sdk::HttpError capabilityMissing(const std::string& capability) {
-  return sdk::HttpError(503, "service_unavailable",
+sdk::HttpError capabilityMissing(const std::string& capability, int status) {
+  // Permanent until the operator changes the server: a 4xx, so agents do not retry it.
+  return sdk::HttpError(status, "feature_not_enabled",
                         "This server does not provide the identity capability '" + capability +
                             "' (the plugin that provides it is not enabled), so nothing was "
-                            "created; ask the operator to enable it.");
+                            "created; its operator can add that plugin to plugins.enabled.");
 }
 
 namespace {
@@ -114,7 +115,7 @@ void Extensions::validateCreate(const sdk::Request& r) const {
       if (by_name_.count(c.name)) continue;
     }
     for (const auto& f : c.create_fields) {
-      if (asks(r, f)) throw capabilityMissing(c.name);
+      if (asks(r, f)) throw capabilityMissing(c.name, 422);
     }
   }
   for (const auto& e : all()) e->validate(r);
@@ -167,7 +168,8 @@ std::vector<std::shared_ptr<sdk::IdentityExtension>> Extensions::updating(
 
 void Extensions::refuseAction(const std::string& action) const {
   for (const auto& c : sdk::contractIdentityCapabilities()) {
-    if (std::count(c.actions.begin(), c.actions.end(), action)) throw capabilityMissing(c.name);
+    if (std::count(c.actions.begin(), c.actions.end(), action))
+      throw capabilityMissing(c.name, 404);
   }
   throw sdk::HttpError::notFound("action");
 }

@@ -56,7 +56,8 @@ class Extensions : public sdk::IdentityExtensions {
   std::map<std::string, std::shared_ptr<sdk::IdentityExtension>> by_name_;
 };
 
-/// @return a 503 saying capability is not enabled on this server.
-sdk::HttpError capabilityMissing(const std::string& capability);
+/// @return `feature_not_enabled` with status (422 for a field asked for, 404 for an action) saying
+/// capability is not enabled on this server.
+sdk::HttpError capabilityMissing(const std::string& capability, int status);
 
 }  // namespace svc::plugins::identities

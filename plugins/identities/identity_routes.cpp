@@ -20,9 +20,14 @@ void IdentityRoutes::registerIn(sdk::RouteRegistry& routes) {
                 std::move(request), std::move(query), std::move(responses), std::move(errors)});
   };
   const Schema identity = identitySchema();
-  const sdk::RouteError missing{503, "service_unavailable",
+  const sdk::RouteError missing{422, "feature_not_enabled",
                                 "the body asks for a part (an inbox, a phone number) whose plugin "
-                                "is not enabled, or no phone number can be had now"};
+                                "is not enabled on this server"};
+  const sdk::RouteError missing_action{404, "feature_not_enabled",
+                                       "the action belongs to a plugin that is not enabled on "
+                                       "this server"};
+  const sdk::RouteError busy{503, "service_unavailable",
+                             "no phone number can be had now (Retry-After says when to try)"};
   add(
       "GET", "/api/identities/", AuthNeed::kAnyKey, "List identities (an identity key: its own).",
       [this](sdk::Request& r) { return list(r); }, std::nullopt,
@@ -30,7 +35,7 @@ void IdentityRoutes::registerIn(sdk::RouteRegistry& routes) {
   add("POST", "/api/identities/", AuthNeed::kAccount,
       "Create an identity, with its inbox (and a phone number when asked).",
       [this](sdk::Request& r) { return create(r); }, identityCreateSchema(), {{201, identity}},
-      {{409, "email_taken", "another identity has that email address"}, missing});
+      {{409, "email_taken", "another identity has that email address"}, missing, busy});
   const auto one = [this](sdk::Request& r) { return this->one(r); };
   const auto voice = [this](sdk::Request& r) { return voice_.serve(target(r), r); };
   add("GET", "/api/identities/{uuid}/", AuthNeed::kAnyKey, "An identity.", one, std::nullopt,
@@ -53,7 +58,9 @@ void IdentityRoutes::registerIn(sdk::RouteRegistry& routes) {
       [this](sdk::Request& r) { return action(r); }, identityActionSchema(),
       {{200, identity},  // provision-phone: the identity, with its phone
        {201, Schema::any().describe("Another plugin's action: its own answer.")}},
-      {{409, "phone_exists", "provision-phone: the identity has a phone number"}, missing});
+      {{409, "phone_exists", "provision-phone: the identity has a phone number"},
+       missing_action,
+       busy});
 }
 
 Identity IdentityRoutes::target(const sdk::Request& r) {

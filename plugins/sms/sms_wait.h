@@ -7,18 +7,15 @@
 #include <svc/sdk/routes.h>
 #include <svc/sdk/waits.h>
 
-#include <cstdint>
 #include <optional>
 #include <string>
 
 namespace svc::plugins::sms {
 
-/// What a wait looks for.
+/// What a wait looks for besides its window.
 struct SmsWanted {
-  std::string account, identity;
-  std::int64_t after_us = 0;  ///< created strictly after
-  std::string from;           ///< digits of the sender's number it contains; empty: any
-  std::string body;           ///< lower-case part of the text; empty: any
+  std::string from;  ///< digits the sender's number ends with (4 or more); empty: any
+  std::string body;  ///< lower-case part of the text; empty: any
 };
 
 /// @return whether the message is wanted.
@@ -34,11 +31,13 @@ class SmsWait {
   sdk::Response wait(sdk::Request& r);
 
  private:
-  /// @return the oldest wanted message, as GET shows it.
-  std::optional<sdk::Response> find(const SmsWanted& wanted);
+  /// @return the message an sms.received event names, as GET shows it, when it is wanted.
+  std::optional<sdk::Response> offer(const sdk::Event& event, const sdk::WaitWindow& window,
+                                     const SmsWanted& wanted);
 
   SmsStore& store_;
   sdk::HeldWaits waits_;
+  sdk::EventMemo<SmsRow> offered_;
 };
 
 }  // namespace svc::plugins::sms

@@ -11,6 +11,7 @@
 #include <Poco/URI.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <set>
 #include <sstream>
@@ -34,6 +35,30 @@ struct Schema::Node {
 };
 
 namespace {
+
+// A query parameter's text as JSON writes a number: an optional minus, digits and, for a
+// fraction, one point and an exponent. Nothing else (no `+`, spaces, separators or hex).
+bool isPlainNumber(const std::string& text, bool fraction) {
+  if (text.empty()) return false;
+  std::size_t i = text[0] == '-' ? 1 : 0;
+  const std::size_t digits_start = i;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+  if (i == digits_start || text.size() > 40) return false;
+  if (!fraction) return i == text.size();
+  if (i < text.size() && text[i] == '.') {
+    const std::size_t start = ++i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    if (i == start) return false;
+  }
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    const std::size_t start = i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    if (i == start) return false;
+  }
+  return i == text.size();
+}
 
 const char* typeName(Schema::Type t) {
   switch (t) {
@@ -537,7 +562,8 @@ void validateQuery(const std::vector<Param>& declared,
       }
       case Schema::Type::kInteger: {
         Poco::Int64 n = 0;
-        if (!Poco::NumberParser::tryParse64(text, n)) {
+        // Digits only: Poco's parser also takes thousands separators (`0,120` as 120).
+        if (!isPlainNumber(text, false) || !Poco::NumberParser::tryParse64(text, n)) {
           add(name, "must be an integer");
           continue;
         }
@@ -546,7 +572,8 @@ void validateQuery(const std::vector<Param>& declared,
       }
       case Schema::Type::kNumber: {
         double n = 0;
-        if (!Poco::NumberParser::tryParseFloat(text, n) || !std::isfinite(n)) {
+        if (!isPlainNumber(text, true) || !Poco::NumberParser::tryParseFloat(text, n) ||
+            !std::isfinite(n)) {
           add(name, "must be a number");
           continue;
         }

@@ -1,5 +1,8 @@
 #include <svc/sdk/waits.h>
 
+#include <svc/sdk/rate_limit.h>
+#include <svc/sdk/util.h>
+
 #include <Poco/JSON/Object.h>
 
 namespace svc::sdk {
@@ -8,14 +11,41 @@ namespace {
 
 // A check that failed answers the waiting client in the contract's error shape, as the same
 // failure would have answered it before the hold.
-Response errorAnswer(int status, const std::string& code, const std::string& detail) {
+Response errorAnswer(const HttpError& e) {
   Poco::JSON::Object::Ptr body = new Poco::JSON::Object;
-  body->set("detail", detail);
-  body->set("code", code);
-  return Response::json(status, body);
+  body->set("detail", e.detail());
+  body->set("code", e.code());
+  for (const auto& [name, value] : e.extras()) body->set(name, value);
+  Response r = Response::json(e.status(), body);
+  r.headers = e.headers();
+  return r;
 }
 
 }  // namespace
+
+std::vector<Param> waitWindowParams() {
+  return {{"created_after", Schema::string().format("date-time"), false,
+           "Only a message received after this time. Without it, any message that was not yet "
+           "there when the call came. Pass the time you triggered the message to catch one that "
+           "arrived before this call."},
+          {"timeout", Schema::integer().minimum(1).maximum(120), false,
+           "Seconds to wait at most (default 30)."}};
+}
+
+std::vector<RouteError> waitErrors() {
+  return {{429, "throttled",
+           "the identity holds 1,000 waits (or the server 20,000) already; Retry-After says when "
+           "to call again"}};
+}
+
+std::int64_t waitAfterMicros(const Request& r) {
+  if (auto raw = r.queryParam("created_after")) {
+    auto at = parseIsoMicros(*raw);
+    if (!at) throw HttpError::invalid("created_after", "must be an ISO 8601 time");
+    return *at;
+  }
+  return nowMicros() - kWaitGraceMicros;
+}
 
 HeldWaits::HeldWaits(EventBus& events, std::vector<std::string> types)
     : events_(events), types_(types.begin(), types.end()) {}
@@ -51,40 +81,53 @@ void HeldWaits::stop() {
       }
     }
     waiters_.clear();
+    jobs_.clear();
+    held_ = 0;
   }
   for (auto& s : held) s->respond(Response::noContent());
 }
 
-Response HeldWaits::hold(const std::string& account, const std::string& identity,
-                         std::chrono::milliseconds timeout, Check check) {
-  if (auto now = check()) return *now;
-  return Response::hold([this, account, identity, timeout, check](std::shared_ptr<Stream> s) {
-    std::uint64_t id = 0;
-    {
-      std::lock_guard lock(mutex_);
-      if (!running_) {
-        s->respond(Response::noContent());
-        return;
-      }
-      id = ++next_id_;
-      waiters_[identity][id] = {account, check, s};
-      // What arrived between the first check and now had no waiter to wake: look once more.
-      due_.insert(identity);
+Response HeldWaits::hold(const WaitWindow& window, Check check) {
+  if (auto now = check(nullptr)) return *now;
+  return Response::hold(
+      [this, account = window.account, identity = window.identity, timeout = window.timeout,
+       check](std::shared_ptr<Stream> s) { admit(account, identity, check, timeout, s); });
+}
+
+void HeldWaits::admit(const std::string& account, const std::string& identity, Check check,
+                      std::chrono::milliseconds timeout, const std::shared_ptr<Stream>& s) {
+  std::uint64_t id = 0;
+  {
+    std::lock_guard lock(mutex_);
+    if (!running_) {
+      s->respond(Response::noContent());
+      return;
     }
-    wake_.notify_one();
-    s->onClose([this, identity, id] { forget(identity, id); });
-    std::weak_ptr<Stream> weak = s;
-    s->expireAfter(timeout, [weak] {
-      if (auto held = weak.lock()) held->respond(Response::noContent());
-    });
+    auto& list = waiters_[identity];
+    if (list.size() >= kMaxPerIdentity || held_ >= kMaxHeld) {
+      if (list.empty()) waiters_.erase(identity);
+      // The contract's 429: `throttled`, saying when to come back.
+      s->respond(errorAnswer(
+          RateLimiter::throttled(5, "waits held for this identity (or on this server)")));
+      return;
+    }
+    id = ++next_id_;
+    list[id] = {account, check, s};
+    ++held_;
+    // What arrived between the first check and now had no waiter to wake: look once more.
+    jobs_.push_back({identity, id, nullptr});
+  }
+  wake_.notify_one();
+  s->onClose([this, identity, id] { forget(identity, id); });
+  std::weak_ptr<Stream> weak = s;
+  s->expireAfter(timeout, [weak] {
+    if (auto held = weak.lock()) held->respond(Response::noContent());
   });
 }
 
 std::size_t HeldWaits::heldCount() const {
   std::lock_guard lock(mutex_);
-  std::size_t n = 0;
-  for (const auto& [identity, list] : waiters_) n += list.size();
-  return n;
+  return held_;
 }
 
 void HeldWaits::onEvent(const Event& event) {
@@ -96,7 +139,7 @@ void HeldWaits::onEvent(const Event& event) {
     bool mine = false;
     for (const auto& [id, w] : it->second) mine = mine || w.account == event.account;
     if (!mine) return;
-    due_.insert(event.identity);
+    jobs_.push_back({event.identity, 0, std::make_shared<const Event>(event)});
   }
   wake_.notify_one();
 }
@@ -104,35 +147,41 @@ void HeldWaits::onEvent(const Event& event) {
 void HeldWaits::run() {
   std::unique_lock lock(mutex_);
   while (running_) {
-    wake_.wait(lock, [this] { return !running_ || !due_.empty(); });
+    wake_.wait(lock, [this] { return !running_ || !jobs_.empty(); });
     if (!running_) break;
-    std::set<std::string> due;
-    due.swap(due_);
+    Job job = std::move(jobs_.front());
+    jobs_.pop_front();
     lock.unlock();
-    for (const auto& identity : due) checkIdentity(identity);
+    runJob(job);
     lock.lock();
   }
 }
 
-void HeldWaits::checkIdentity(const std::string& identity) {
+void HeldWaits::runJob(const Job& job) {
   std::vector<std::pair<Check, std::weak_ptr<Stream>>> list;
   {
     std::lock_guard lock(mutex_);
-    auto it = waiters_.find(identity);
+    auto it = waiters_.find(job.identity);
     if (it == waiters_.end()) return;
-    for (const auto& [id, w] : it->second) list.emplace_back(w.check, w.stream);
+    if (job.event) {
+      for (const auto& [id, w] : it->second) {
+        if (w.account == job.event->account) list.emplace_back(w.check, w.stream);
+      }
+    } else if (auto w = it->second.find(job.waiter); w != it->second.end()) {
+      list.emplace_back(w->second.check, w->second.stream);
+    }
   }
   for (auto& [check, weak] : list) {
     auto stream = weak.lock();
     if (!stream || !stream->isOpen()) continue;
     try {
-      if (auto answer = check()) stream->respond(*answer);
+      if (auto answer = check(job.event.get())) stream->respond(*answer);
     } catch (const HttpError& e) {
-      stream->respond(errorAnswer(e.status(), e.code(), e.detail()));
+      stream->respond(errorAnswer(e));
     } catch (const std::exception&) {
-      stream->respond(errorAnswer(503, "service_unavailable",
-                                  "The server could not look for what this request waits for; "
-                                  "call again."));
+      stream->respond(errorAnswer(
+          HttpError(503, "service_unavailable",
+                    "The server could not look for what this request waits for; call again.")));
     }
   }
 }
@@ -141,7 +190,7 @@ void HeldWaits::forget(const std::string& identity, std::uint64_t id) {
   std::lock_guard lock(mutex_);
   auto it = waiters_.find(identity);
   if (it == waiters_.end()) return;
-  it->second.erase(id);
+  if (it->second.erase(id)) --held_;
   if (it->second.empty()) waiters_.erase(it);
 }
 

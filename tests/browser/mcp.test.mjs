@@ -73,6 +73,47 @@ test('tools come from the declarations and act with the caller\'s key, fenced li
     // Without a key there is no session at all.
     await assert.rejects(connect(svcd, 'svc_mgmt_nope'));
     await client.close();
+
+    // A tool call is a request of its route: counted in its metrics and access log.
+    const metrics = await (await fetch(`${svcd.admin}/metrics`,
+      { headers: { Authorization: `Bearer ${svcd.adminToken}` } })).text();
+    assert.match(metrics, /svc_http_requests_total\{method="POST",route="\/api\/secrets\/",status="(201|2xx)"\} [1-9]/);
+    assert.match(svcd.log, /POST \/api\/secrets\/ 201/);
+  } finally {
+    await svcd.stop();
+  }
+});
+
+// What is not a well-formed JSON-RPC request is answered in JSON-RPC's shape, never the REST
+// API's, and never with a server error.
+test('malformed messages get JSON-RPC errors', async () => {
+  const svcd = await Svcd.start();
+  try {
+    const key = await svcd.managementKey('rpc@example.com');
+    const post = async (body, type = 'application/json') => {
+      const r = await fetch(`${svcd.url}/mcp`, { method: 'POST', body,
+        headers: { Authorization: `Bearer ${key}`, 'Content-Type': type, Accept: 'application/json, text/event-stream' } });
+      return { status: r.status, json: await r.json() };
+    };
+    const cases = [
+      ['{"jsonrpc": null, "id": 1, "method": "ping"}', -32600, 1],
+      ['{"jsonrpc": "2.0", "id": 2, "method": null}', -32600, 2],
+      ['{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}', -32600, null],
+      ['[{"jsonrpc": "2.0", "id": 3, "method": "ping"}]', -32600, null],
+      ['{"jsonrpc": "2.0", "id": 4, "method": "ping"', -32700, null],
+    ];
+    for (const [body, code, id] of cases) {
+      const r = await post(body);
+      assert.equal(r.status, 400, body);
+      assert.equal(r.json.jsonrpc, '2.0', body);
+      assert.equal(r.json.error.code, code, body);
+      assert.equal(r.json.id, id, body);
+    }
+    const wrongType = await post('{"jsonrpc": "2.0", "id": 5, "method": "ping"}', 'text/plain');
+    assert.equal(wrongType.status, 415);
+    assert.equal(wrongType.json.error.code, -32600);
+    const ok = await post('{"jsonrpc": "2.0", "id": 6, "method": "ping"}');
+    assert.deepEqual(ok, { status: 200, json: { jsonrpc: '2.0', id: 6, result: {} } });
   } finally {
     await svcd.stop();
   }

@@ -173,6 +173,12 @@ Svcd::Svcd(Options options) : options_(std::move(options)) {
     std::string target = testPluginDir() + "/" + file;
     if (!Poco::File(target).exists()) target = SVC_BUNDLED_PLUGIN_DIR "/" + file;
     EXPECT_EQ(::symlink(target.c_str(), (plugin_dir_ + "/" + file).c_str()), 0) << target;
+    // The manifest the build wrote beside it, when it has one (kernel/plugin_manifest.h).
+    const std::string manifest = target.substr(0, target.size() - 3) + ".json";
+    if (Poco::File(manifest).exists()) {
+      const std::string link = plugin_dir_ + "/svc_plugin_" + p + ".json";
+      EXPECT_EQ(::symlink(manifest.c_str(), link.c_str()), 0) << manifest;
+    }
   }
   if (!options_.db_url.empty()) {
     db_url_ = options_.db_url;

@@ -1,5 +1,6 @@
 // The identities plugin over HTTP: create, read, update, list with pages, the voice-agent settings
-// and their URL checks, and the 503s that create nothing while no SMS or email plugin is loaded.
+// and their URL checks, and the refusals that create nothing while no SMS or email plugin is
+// loaded.
 #include "harness.h"
 
 #include <Poco/JSON/Array.h>
@@ -77,14 +78,15 @@ TEST_F(Identities, BadNamesAndUnknownIdentitiesAreRefused) {
   EXPECT_EQ(count(), 1);
 }
 
-TEST_F(Identities, PhonesAndInboxesAnswer503AndCreateNothingWithoutTheirPlugins) {
+TEST_F(Identities, PhonesAndInboxesWithoutTheirPluginsAreFeatureNotEnabledAndCreateNothing) {
   auto phone = call("POST", "/api/identities/", R"({"name":"p","provision_phone":true})");
-  EXPECT_EQ(phone.status, 503) << phone.body;
-  EXPECT_EQ(phone.code(), "service_unavailable");
+  // Permanent on this server: a 4xx an agent does not retry, naming what is missing.
+  EXPECT_EQ(phone.status, 422) << phone.body;
+  EXPECT_EQ(phone.code(), "feature_not_enabled");
   EXPECT_NE(phone.json()->getValue<std::string>("detail").find("'phone'"), std::string::npos)
       << "the refusal names the missing capability: " << phone.body;
   auto mail = call("POST", "/api/identities/", R"({"name":"m","email_identifier":"sales"})");
-  EXPECT_EQ(mail.status, 503) << mail.body;
+  EXPECT_EQ(mail.status, 422) << mail.body;
   EXPECT_NE(mail.json()->getValue<std::string>("detail").find("'email'"), std::string::npos)
       << mail.body;
   // The rule for local parts is the email plugin's: without it any identifier is refused the
@@ -92,17 +94,19 @@ TEST_F(Identities, PhonesAndInboxesAnswer503AndCreateNothingWithoutTheirPlugins)
   for (const char* bad : {"-x", "a..b"}) {
     auto bad_mail = call("POST", "/api/identities/",
                          std::string(R"({"name":"m","email_identifier":")") + bad + "\"}");
-    EXPECT_EQ(bad_mail.status, 503) << bad << " " << bad_mail.body;
+    EXPECT_EQ(bad_mail.status, 422) << bad << " " << bad_mail.body;
   }
   EXPECT_EQ(call("POST", "/api/identities/", R"({"name":"m","email_identifier":7})").status, 400);
   EXPECT_EQ(count(), 0);
   auto uuid =
       call("POST", "/api/identities/", R"({"name":"q"})").json()->getValue<std::string>("uuid");
-  EXPECT_EQ(call("POST", "/api/identities/" + uuid + "/provision-phone/", "{}").status, 503);
+  auto action = call("POST", "/api/identities/" + uuid + "/provision-phone/", "{}");
+  EXPECT_EQ(action.status, 404) << action.body;
+  EXPECT_EQ(action.code(), "feature_not_enabled");
   EXPECT_EQ(
       call("POST", "/api/identities/" + uuid + "/provision-phone/", R"({"country_code":"USA"})")
           .status,
-      503);
+      404);
   // An action no capability has is not found.
   EXPECT_EQ(call("POST", "/api/identities/" + uuid + "/teleport/", "{}").status, 404);
   // A sub-resource without POST is 405, not taken for an action.

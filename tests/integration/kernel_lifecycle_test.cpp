@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <fstream>
 #include <future>
+#include <iterator>
 #include <regex>
 #include <thread>
 
@@ -181,6 +182,12 @@ TEST(KernelPlugins, APathOfAnInstalledPluginThatIsNotEnabledSaysSo) {
   }
   // A typo is still a typo; a plugin that declares no paths (testkit here) cannot be told apart.
   EXPECT_EQ(svcd.get("/api/betamax/").code(), "not_found");
+  // What beta serves is read from its manifest: its code is never loaded into svcd.
+  std::ifstream maps("/proc/" + std::to_string(svcd.pid()) + "/maps");
+  const std::string mapped((std::istreambuf_iterator<char>(maps)),
+                           std::istreambuf_iterator<char>());
+  EXPECT_NE(mapped.find("svc_plugin_alpha.so"), std::string::npos);
+  EXPECT_EQ(mapped.find("svc_plugin_beta.so"), std::string::npos);
   EXPECT_EQ(svcd.terminate(), 0);
 }
 

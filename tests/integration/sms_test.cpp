@@ -536,10 +536,30 @@ TEST_F(Sms, AWaitHeldBeforeAnSmsArrivesAnswersWithItsCodeAndTimesOutWith204) {
   ASSERT_EQ(there.status, 200) << there.body;
   EXPECT_EQ(there.json()->getValue<std::string>("extracted_code"), "222222");
   EXPECT_EQ(call("GET", "/api/messages/wait/?timeout=1&identity=" + a.uuid).status, 204);
+  // `from` is the number or its tail, never a part that matches everything.
+  const std::string past = "/api/messages/wait/?created_after=2000-01-01T00:00:00Z&timeout=1&";
+  EXPECT_EQ(call("GET", past + "from=%2B1%20500%20555%200007&identity=" + a.uuid)
+                .json()
+                ->getValue<std::string>("extracted_code"),
+            "222222");
+  EXPECT_EQ(call("GET", past + "from=0007&identity=" + a.uuid)
+                .json()
+                ->getValue<std::string>("extracted_code"),
+            "222222");
+  EXPECT_EQ(call("GET", past + "from=1500&identity=" + a.uuid).status, 204);
   auto bad = call("GET", "/api/messages/wait/?timeout=0&from=abc&identity=" + a.uuid);
   ASSERT_EQ(bad.status, 400) << bad.body;
   EXPECT_TRUE(bad.json()->getObject("errors")->has("timeout"));
   EXPECT_TRUE(bad.json()->getObject("errors")->has("from"));
+  for (const char* from : {"%2B()-", "55", "%20"}) {
+    auto refused =
+        call("GET", std::string("/api/messages/wait/?from=") + from + "&identity=" + a.uuid);
+    ASSERT_EQ(refused.status, 400) << from << refused.body;
+    EXPECT_TRUE(refused.json()->getObject("errors")->has("from")) << from;
+  }
+  auto separated = call("GET", "/api/messages/wait/?timeout=0,120&identity=" + a.uuid);
+  ASSERT_EQ(separated.status, 400) << separated.body;
+  EXPECT_TRUE(separated.json()->getObject("errors")->has("timeout"));
 }
 
 }  // namespace

@@ -71,6 +71,18 @@ TEST_F(EmailWait, AMessageAlreadyThereAnswersAtOnceAndFiltersChooseAmongThem) {
                 .json()
                 ->getValue<std::string>("subject"),
             "Sign-in code");
+  // `from` is an address or a domain, never a fragment of one.
+  EXPECT_EQ(wait(sales, "created_after=" + before + "&from=No-Reply@bank.example&timeout=1")
+                .json()
+                ->getValue<std::string>("subject"),
+            "Sign-in code");
+  EXPECT_EQ(wait(sales, "created_after=" + before + "&from=%40shop.example&timeout=1")
+                .json()
+                ->getValue<std::string>("subject"),
+            "Weekly news");
+  EXPECT_EQ(wait(sales, "created_after=" + before + "&from=ank.example&timeout=1").status, 204);
+  EXPECT_EQ(wait(sales, "created_after=" + before + "&from=reply@bank.example&timeout=1").status,
+            204);
   // Nothing newer than the newest, and nothing from elsewhere: 204 when the time is up.
   const auto start = Clock::now();
   auto none = wait(sales, "created_after=" + before + "&from=nobody.example&timeout=1");

@@ -1,6 +1,7 @@
 // The pipeline without sockets: matching, bodies, error mapping and the authentication hook,
 // driven through Pipeline::dispatch with a fake Authenticator and IdentityDirectory.
 #include "pipeline.h"
+#include "metrics.h"
 
 #include <svc/sdk/auth.h>
 #include <svc/sdk/util.h>
@@ -263,6 +264,56 @@ TEST_F(PipelineTest, AnErrorThatEchoesRawInputStillAnswersValidUtf8OfBoundedSize
   EXPECT_TRUE(sdk::isValidUtf8(r.body)) << r.body.substr(0, 200);
   EXPECT_LT(r.body.size(), 4000u);
   EXPECT_EQ(code(r), "invalid");
+}
+
+// A request made in-process for a client (an MCP tool call) meets its route's body limit, as one
+// from a socket does, and is recorded when answered.
+TEST_F(PipelineTest, AnInnerRequestMeetsItsRoutesBodyLimitAndIsRecorded) {
+  sdk::Route small;
+  small.method = "POST";
+  small.pattern = "/api/small/";
+  small.auth = sdk::AuthNeed::kNone;
+  small.max_body_bytes = 16;
+  small.handler = [](sdk::Request&) { return sdk::Response::noContent(); };
+  router_.add(std::move(small), "test");
+  Metrics metrics;
+  runtime_.metrics = &metrics;
+  const auto inner = [&](const std::string& body) {
+    sdk::Request req;
+    req.method = "POST";
+    req.path = "/api/small/";
+    req.request_id = "rid-inner";
+    req.body = body;
+    req.content_type = "application/json";
+    std::function<void(int)> record;
+    sdk::Response r = Pipeline(runtime_).dispatchInner(req, record);
+    EXPECT_TRUE(record);
+    return r;
+  };
+  const sdk::Response big = inner(R"({"text":"more than sixteen bytes"})");
+  EXPECT_EQ(big.status, 413);
+  EXPECT_EQ(code(big), "payload_too_large");
+  EXPECT_EQ(inner("{}").status, 204);
+  const std::string text = metrics.render();
+  EXPECT_NE(text.find(R"(method="POST",route="/api/small/",status="413"} 1)"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find(R"(method="POST",route="/api/small/",status="204"} 1)"), std::string::npos);
+}
+
+// A route that takes any body gets the bytes: a JSON file is not parsed (nor refused) for it.
+TEST_F(PipelineTest, ARouteTakingAnyBodyGetsJsonUnparsed) {
+  sdk::Route raw;
+  raw.method = "POST";
+  raw.pattern = "/api/raw/";
+  raw.auth = sdk::AuthNeed::kNone;
+  raw.body = sdk::BodyKind::kAny;
+  raw.handler = [](sdk::Request& r) { return sdk::Response::text(200, r.body); };
+  router_.add(std::move(raw), "test");
+  for (const std::string body : {"[1,2]", "{not json", "\"text\""}) {
+    const sdk::Response r = call("POST", "/api/raw/", "", body);
+    EXPECT_EQ(r.status, 200) << body;
+    EXPECT_EQ(r.body, body);
+  }
 }
 
 TEST(RequestId, KeepsShortSafeTokensOnly) {

@@ -111,6 +111,40 @@ TEST(StreamHub, SlowPeerIsDisconnectedWhenItsBufferOverflows) {
   EXPECT_FALSE(stream->isOpen());
 }
 
+// A held answer the peer never reads is not kept forever: with nothing taken for send_timeout the
+// peer is cut and the answer's memory freed.
+TEST(StreamHub, APeerThatReadsNothingIsCutAfterTheSendTimeout) {
+  StreamHub hub(64 * 1024, std::chrono::milliseconds(300));
+  hub.start();
+  Pair p;
+  p.client.setReceiveBufferSize(4096);
+  std::atomic<bool> closed{false};
+  auto stream = hub.adopt(p.server, "rid", nullptr);
+  stream->onClose([&] { closed = true; });
+  stream->respond(sdk::Response::text(200, std::string(8 << 20, 'x'), "text/plain"));
+  EXPECT_GT(stream->queued(), 0u);
+  for (int i = 0; i < 400 && !closed; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(closed.load());
+  EXPECT_EQ(hub.openCount(), 0u);
+}
+
+// A stream that closes (or sets a new timer) takes its timer with it: a closed long-poll leaves
+// nothing behind in the hub until its timeout would have come.
+TEST(StreamHub, AClosedStreamLeavesNoTimer) {
+  StreamHub hub(1 << 20);
+  hub.start();
+  Pair p;
+  auto stream = hub.adopt(p.server, "rid", nullptr);
+  stream->expireAfter(std::chrono::seconds(120), [] {});
+  stream->expireAfter(std::chrono::seconds(60), [] {});
+  EXPECT_EQ(hub.timerCount(), 1u);
+  stream->respond(sdk::Response::noContent());
+  p.readAll();
+  EXPECT_FALSE(stream->isOpen());
+  EXPECT_EQ(hub.timerCount(), 0u);
+}
+
 TEST(StreamHub, StopClosesEveryStream) {
   StreamHub hub(1 << 20);
   hub.start();

@@ -178,6 +178,25 @@ TEST(Schema, QueryParametersAreConvertedThenCheckedAndUnknownOnesRefused) {
   EXPECT_EQ(queryProblems({}, {{"x", "1"}})["x"][0], "unknown parameter; this route takes none");
 }
 
+// A number in a query is written as JSON writes one: no separators, signs or spaces that a
+// lenient parser would read past (`0,120` is not 120).
+TEST(Schema, QueryNumbersArePlainDigits) {
+  const std::vector<Param> params = {{"n", Schema::integer().minimum(1).maximum(120), false, ""},
+                                     {"x", Schema::number(), false, ""}};
+  for (const char* bad : {"0,120", "1,000", "+5", " 5", "5 ", "0x10", "", "-", "1e2"}) {
+    EXPECT_EQ(queryProblems(params, {{"n", bad}})["n"],
+              std::vector<std::string>{"must be an integer"})
+        << bad;
+  }
+  for (const char* bad : {"1,5", "1.", ".5", "1e", "nan", "inf", "1.5.2"}) {
+    EXPECT_EQ(queryProblems(params, {{"x", bad}})["x"],
+              std::vector<std::string>{"must be a number"})
+        << bad;
+  }
+  EXPECT_TRUE(queryProblems(params, {{"n", "120"}, {"x", "-1.5e-3"}}).empty());
+  EXPECT_TRUE(queryProblems(params, {{"n", "007"}, {"x", "2"}}).empty());
+}
+
 TEST(Schema, PublishesJsonSchemaWithNamedObjectsAsComponents) {
   std::map<std::string, Poco::JSON::Object::Ptr> components;
   const Schema list = Schema::object("SecretList")

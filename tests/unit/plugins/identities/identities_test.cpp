@@ -414,7 +414,8 @@ TEST_F(IdentitiesTest, AnExtensionsActionIsServedAndFenced) {
       RequestBuilder::get("/api/identities/" + mine + "/").as(managementPrincipal(kAccount)));
   EXPECT_EQ(read.json()->getObject("badge")->getValue<int>("shine"), 2);
 
-  // An action nobody provides is not found; a contract action without its plugin is a 503.
+  // An action nobody provides is not found; a contract action without its plugin is a feature
+  // this server has not enabled.
   EXPECT_EQ(harness_
                 .call(RequestBuilder::post("/api/identities/" + mine + "/dance/")
                           .as(managementPrincipal(kAccount)))
@@ -422,17 +423,18 @@ TEST_F(IdentitiesTest, AnExtensionsActionIsServedAndFenced) {
             404);
   auto phone = harness_.call(RequestBuilder::post("/api/identities/" + mine + "/provision-phone/")
                                  .as(managementPrincipal(kAccount)));
-  EXPECT_EQ(phone.status, 503);
+  EXPECT_EQ(phone.status, 404);
+  EXPECT_EQ(phone.code(), "feature_not_enabled");
   EXPECT_NE(phone.body.find("'phone'"), std::string::npos) << phone.body;
 }
 
-TEST_F(IdentitiesTest, ContractCapabilitiesWithoutTheirPluginAre503AndCreateNothing) {
+TEST_F(IdentitiesTest, ContractCapabilitiesWithoutTheirPluginAreNotEnabledAndCreateNothing) {
   auto phone = create(R"({"name":"caller","provision_phone":true})");
-  EXPECT_EQ(phone.status, 503) << phone.body;
-  EXPECT_EQ(phone.code(), "service_unavailable");
+  EXPECT_EQ(phone.status, 422) << phone.body;
+  EXPECT_EQ(phone.code(), "feature_not_enabled");
   EXPECT_NE(phone.body.find("'phone'"), std::string::npos) << phone.body;
   auto email = create(R"({"name":"writer","email_identifier":"writer"})");
-  EXPECT_EQ(email.status, 503) << email.body;
+  EXPECT_EQ(email.status, 422) << email.body;
   EXPECT_NE(email.body.find("'email'"), std::string::npos) << email.body;
   EXPECT_EQ(identityRows(), 0);
   EXPECT_EQ(probe_.provisioned.load(), 0);
