@@ -1,4 +1,7 @@
-// The sms plugin's svcctl commands: `svcctl phones ...` and `svcctl sms ...`, through the routes.
+// The sms plugin's svcctl commands: `svcctl sms ...` here, `svcctl phones ...` in cli_phones.cpp,
+// through the routes.
+#include "cli_phones.h"
+
 #include <svc/sdk/cli.h>
 #include <svc/sdk/util.h>
 
@@ -22,34 +25,6 @@ std::string bodyText(CliContext& cli, const CliArgs& args, std::size_t index) {
 
 void printMessageLine(CliContext& cli, const Poco::JSON::Object& m) {
   cli.out() << m.getValue<std::string>("id") << " " << m.getValue<std::string>("status") << "\n";
-}
-
-int phonesList(CliContext& cli, const CliArgs& args) {
-  auto reply = cli.api("GET", "/api/phone/?limit=200" + identityQuery(args, '&'));
-  cli.expect(reply, 200);
-  cli.print(reply, [&](const Poco::JSON::Object& page) {
-    sdk::CliTable table({"ID", "NUMBER", "COUNTRY", "IDENTITY"});
-    auto list = page.getArray("results");
-    for (std::size_t i = 0; list && i < list->size(); ++i) {
-      auto p = list->getObject(static_cast<unsigned>(i));
-      table.row({p->getValue<std::string>("id"), p->getValue<std::string>("number"),
-                 p->getValue<std::string>("country_code"), p->getValue<std::string>("identity")});
-    }
-    table.print(cli.out());
-  });
-  return 0;
-}
-
-int phonesProvision(CliContext& cli, const CliArgs& args) {
-  Poco::JSON::Object body;
-  if (args.has("--country")) body.set("country_code", args.value("--country"));
-  auto reply =
-      cli.api("POST", "/api/identities/" + args.arg(0) + "/provision-phone/", sdk::jsonText(body));
-  cli.expect(reply, 200);
-  cli.print(reply, [&](const Poco::JSON::Object& i) {
-    cli.out() << i.getObject("phone")->getValue<std::string>("number") << "\n";
-  });
-  return 0;
 }
 
 int send(CliContext& cli, const CliArgs& args) {
@@ -120,17 +95,6 @@ int read(CliContext& cli, const CliArgs& args) {
                 R"({"is_read":true})"),
         200);
   }
-  return 0;
-}
-
-int phonesShow(CliContext& cli, const CliArgs& args) {
-  auto reply = cli.api("GET", "/api/phone/" + args.arg(0) + "/" + identityQuery(args));
-  cli.expect(reply, 200);
-  cli.print(reply, [&](const Poco::JSON::Object& p) {
-    cli.out() << p.getValue<std::string>("id") << " " << p.getValue<std::string>("number") << " "
-              << p.getValue<std::string>("country_code") << " identity "
-              << p.getValue<std::string>("identity") << "\n";
-  });
   return 0;
 }
 
@@ -214,16 +178,7 @@ int inject(CliContext& cli, const CliArgs& args) {
 std::vector<CliCommand> commands() {
   const sdk::CliOption identity{"--identity", "UUID", "the identity (needed with an account key)"};
   return {
-      CliCommand::group(
-          "phones", "phone numbers of identities",
-          {CliCommand::leaf("list", "the account's numbers", {}, {identity}, phonesList)
-               .calls({"GET /api/phone/"}),
-           CliCommand::leaf("show", "one number", {"PHONE_ID"}, {identity}, phonesShow)
-               .calls({"GET /api/phone/{id}/"}),
-           CliCommand::leaf("provision", "give an identity a number; prints it", {"IDENTITY"},
-                            {{"--country", "CC", "ISO 3166 alpha-2 country (default US)"}},
-                            phonesProvision)
-               .calls({"POST /api/identities/{uuid}/{action=provision-phone}/"})}),
+      phonesCommand(identity),
       CliCommand::group(
           "sms", "an identity's SMS: send, list, read, wait; inject (operator)",
           {CliCommand::leaf("send", "send an SMS; prints its id and status", {"[BODY]"},
