@@ -1,5 +1,7 @@
 // The auth plugin's svcctl commands: the operator's (users, device, accounts, on the operator
 // listener) and the agent's (login by device flow, keys), all through svcd's HTTP routes.
+#include "cli_tokens.h"
+
 #include <svc/sdk/cli.h>
 
 #include <Poco/File.h>
@@ -182,36 +184,48 @@ int keysRevoke(CliContext& cli, const CliArgs& args) {
 
 std::vector<CliCommand> commands() {
   const sdk::CliOption identity{"--identity", "UUID", "for an identity: its own key"};
-  return {
+  std::vector<CliCommand> all = {
       CliCommand::group(
           "users", "local users (operator)",
           {CliCommand::leaf(
-              "add", "add a local user (prints the user as JSON)", {"EMAIL"},
-              {{"--password-stdin", "", "read the password from the first line of stdin"},
-               {"--name", "NAME", "the user's display name"}},
-              usersAdd)}),
+               "add", "add a local user (prints the user as JSON)", {"EMAIL"},
+               {{"--password-stdin", "", "read the password from the first line of stdin"},
+                {"--name", "NAME", "the user's display name"}},
+               usersAdd)
+               .calls({"POST /admin/auth/users/"})}),
       CliCommand::group(
           "device", "device logins waiting for approval (operator)",
           {CliCommand::leaf(
                "approve", "approve a device login as a user (prints the answer as JSON)",
                {"USER_CODE"}, {{"--user", "EMAIL", "the user who signs in (required)"}},
-               deviceApprove),
-           CliCommand::leaf("deny", "deny a device login", {"USER_CODE"}, {}, deviceDeny)}),
+               deviceApprove)
+               .calls({"POST /admin/auth/device/approve/"}),
+           CliCommand::leaf("deny", "deny a device login", {"USER_CODE"}, {}, deviceDeny)
+               .calls({"POST /admin/auth/device/deny/"})}),
       CliCommand::group("accounts", "accounts (operator)",
                         {CliCommand::leaf("plan", "set an account's plan",
-                                          {"ACCOUNT_ID", "active|none"}, {}, accountsPlan)}),
+                                          {"ACCOUNT_ID", "active|none"}, {}, accountsPlan)
+                             .calls({"POST /admin/auth/accounts/{id}/plan/"})}),
       CliCommand::leaf(
           "login", "sign in by device login; writes the key file (0600)", {},
           {{"--client-id", "NAME", "what the approval page calls this terminal"}}, login,
           "Prints a code and a URL to approve it at (and a QR code when qrencode is installed),\n"
-          "waits for the approval, and keeps the management key in the key file (--key-file)."),
+          "waits for the approval, and keeps the management key in the key file (--key-file).")
+          .calls({"POST /api/auth/device/", "POST /api/auth/device/token/"}),
       CliCommand::group(
           "keys", "the account's API keys",
-          {CliCommand::leaf("list", "the account's keys", {}, {}, keysList),
+          {CliCommand::leaf("list", "the account's keys", {}, {}, keysList)
+               .calls({"GET /api/auth/keys/"}),
            CliCommand::leaf("create", "create a key; prints it (it is shown once)", {},
-                            {{"--label", "LABEL", "what the key is for"}, identity}, keysCreate),
-           CliCommand::leaf("revoke", "revoke a key", {"KEY_ID"}, {}, keysRevoke)}),
+                            {{"--label", "LABEL", "what the key is for"}, identity}, keysCreate,
+                            "A management key for the account, or with --identity a key bound "
+                            "to that identity.")
+               .calls({"POST /api/auth/keys/", "POST /api/auth/keys/identity/"}),
+           CliCommand::leaf("revoke", "revoke a key", {"KEY_ID"}, {}, keysRevoke)
+               .calls({"DELETE /api/auth/keys/{id}/"})}),
   };
+  for (auto& command : tokenCommands()) all.push_back(std::move(command));
+  return all;
 }
 
 }  // namespace

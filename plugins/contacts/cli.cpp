@@ -93,6 +93,13 @@ int find(CliContext& cli, const CliArgs& args) {
   return 0;
 }
 
+int show(CliContext& cli, const CliArgs& args) {
+  auto reply = cli.api("GET", "/api/contacts/" + encoded(args.arg(0)) + "/" + identityQuery(args));
+  cli.expect(reply, 200);
+  cli.print(reply, [&](const Poco::JSON::Object& c) { printContact(cli, c); });
+  return 0;
+}
+
 int search(CliContext& cli, const CliArgs& args) {
   auto reply = cli.api("GET", "/api/contacts/search/?limit=200&q=" + encoded(args.arg(0)) +
                                   identityQuery(args, '&'));
@@ -126,16 +133,24 @@ std::vector<CliCommand> commands() {
   edit_fields.push_back({"--clear", "FIELD",
                          "set FIELD (email, phone_number, display_name, nickname) to null", true});
   return {CliCommand::group(
-      "contacts", "an identity's contacts: list, add, find, search, edit, delete",
-      {CliCommand::leaf("list", "contacts, newest first", {}, {identity}, list),
+      "contacts", "an identity's contacts: list, add, show, find, search, edit, delete",
+      {CliCommand::leaf("list", "contacts, newest first", {}, {identity}, list)
+           .calls({"GET /api/contacts/"}),
        CliCommand::leaf("add", "add a contact (an email or a phone number at least)", {}, fields,
-                        add),
+                        add)
+           .calls({"POST /api/contacts/"}),
+       CliCommand::leaf("show", "one contact", {"UUID"}, {identity}, show)
+           .calls({"GET /api/contacts/{uuid}/"}),
        CliCommand::leaf("find", "the contact with an email address or phone number",
-                        {"EMAIL_OR_NUMBER"}, {identity}, find),
+                        {"EMAIL_OR_NUMBER"}, {identity}, find)
+           .calls({"GET /api/contacts/find/"}),
        CliCommand::leaf("search", "contacts whose name, email or number contains TEXT", {"TEXT"},
-                        {identity}, search),
-       CliCommand::leaf("edit", "change the fields given", {"UUID"}, edit_fields, edit),
-       CliCommand::leaf("delete", "delete a contact", {"UUID"}, {identity}, remove)})};
+                        {identity}, search)
+           .calls({"GET /api/contacts/search/"}),
+       CliCommand::leaf("edit", "change the fields given", {"UUID"}, edit_fields, edit)
+           .calls({"PATCH /api/contacts/{uuid}/"}),
+       CliCommand::leaf("delete", "delete a contact", {"UUID"}, {identity}, remove)
+           .calls({"DELETE /api/contacts/{uuid}/"})})};
 }
 
 }  // namespace

@@ -86,9 +86,40 @@ int create(CliContext& cli, const CliArgs& args) {
 
 int update(CliContext& cli, const CliArgs& args) {
   Poco::JSON::Object fields;
-  auto reply = cli.api("PATCH", "/api/identities/" + args.arg(0) + "/", body(args, fields));
+  auto reply = cli.api(args.has("--replace") ? "PUT" : "PATCH",
+                       "/api/identities/" + args.arg(0) + "/", body(args, fields));
   cli.expect(reply, 200);
   printOne(cli, reply);
+  return 0;
+}
+
+void printVoiceAgent(CliContext& cli, const sdk::CliReply& reply) {
+  cli.print(reply, [&](const Poco::JSON::Object& agent) {
+    cli.out() << (agent.optValue<bool>("enabled", false) ? "enabled " : "disabled ")
+              << (agent.isNull("response_url") ? "-" : agent.getValue<std::string>("response_url"))
+              << "\n";
+  });
+}
+
+int voiceAgentShow(CliContext& cli, const CliArgs& args) {
+  auto reply = cli.api("GET", "/api/identities/" + args.arg(0) + "/voice-agent/");
+  cli.expect(reply, 200);
+  printVoiceAgent(cli, reply);
+  return 0;
+}
+
+int voiceAgentSet(CliContext& cli, const CliArgs& args) {
+  if (args.has("--enable") && args.has("--disable")) {
+    throw sdk::CliUsageError("give --enable or --disable, not both");
+  }
+  Poco::JSON::Object fields;
+  if (args.has("--response-url")) fields.set("response_url", args.value("--response-url"));
+  if (args.has("--enable") || args.has("--disable")) fields.set("enabled", args.has("--enable"));
+  if (fields.size() == 0) throw sdk::CliUsageError("give --response-url, --enable or --disable");
+  auto reply = cli.api(args.has("--replace") ? "PUT" : "PATCH",
+                       "/api/identities/" + args.arg(0) + "/voice-agent/", sdk::jsonText(fields));
+  cli.expect(reply, 200);
+  printVoiceAgent(cli, reply);
   return 0;
 }
 
@@ -99,8 +130,10 @@ std::vector<CliCommand> commands() {
                              true};
   return {CliCommand::group(
       "identities", "the personas agents act as",
-      {CliCommand::leaf("list", "the account's identities and their addresses", {}, {}, list),
-       CliCommand::leaf("show", "one identity", {"UUID"}, {}, show),
+      {CliCommand::leaf("list", "the account's identities and their addresses", {}, {}, list)
+           .calls({"GET /api/identities/"}),
+       CliCommand::leaf("show", "one identity", {"UUID"}, {}, show)
+           .calls({"GET /api/identities/{uuid}/"}),
        CliCommand::leaf("create", "create an identity (with its inbox when email is enabled)",
                         {"NAME"},
                         {field,
@@ -108,9 +141,29 @@ std::vector<CliCommand> commands() {
                          {"--domain", "DOMAIN", "the inbox's domain"}},
                         create,
                         "Prints the new identity's UUID and addresses. Other plugins' fields:\n"
-                        "  svcctl identities create Bot --field provision_phone=true"),
+                        "  svcctl identities create Bot --field provision_phone=true")
+           .calls({"POST /api/identities/"}),
        CliCommand::leaf("update", "change an identity", {"UUID"},
-                        {{"--name", "NAME", "its new name"}, field}, update)})};
+                        {{"--name", "NAME", "its new name"},
+                         field,
+                         {"--replace", "", "send PUT (every field: --name) instead of PATCH"}},
+                        update, "Prints the identity's UUID and addresses.")
+           .calls({"PATCH /api/identities/{uuid}/", "PUT /api/identities/{uuid}/"}),
+       CliCommand::group(
+           "voice-agent", "where calls to an identity's number are handed",
+           {CliCommand::leaf("show", "an identity's voice agent: enabled, response URL", {"UUID"},
+                             {}, voiceAgentShow)
+                .calls({"GET /api/identities/{uuid}/voice-agent/"}),
+            CliCommand::leaf("set", "change an identity's voice agent", {"UUID"},
+                             {{"--response-url", "URL", "where calls are handed (public http(s))"},
+                              {"--enable", "", "hand calls to it"},
+                              {"--disable", "", "answer calls with a short message"},
+                              {"--replace", "",
+                               "send PUT (--response-url needed) instead of "
+                               "PATCH"}},
+                             voiceAgentSet)
+                .calls({"PATCH /api/identities/{uuid}/voice-agent/",
+                        "PUT /api/identities/{uuid}/voice-agent/"})})})};
 }
 
 }  // namespace

@@ -142,9 +142,9 @@ int edit(CliContext& cli, const CliArgs& args) {
   if (body.size() == 0) {
     throw sdk::CliUsageError("give --domain, --username, --notes or --password-stdin");
   }
-  auto reply =
-      cli.api("PATCH", "/api/passwords/" + encoded(args.arg(0)) + "/" + identityQuery(args),
-              sdk::jsonText(body), "application/json", vault.sealedToHeaders());
+  auto reply = cli.api(args.has("--replace") ? "PUT" : "PATCH",
+                       "/api/passwords/" + encoded(args.arg(0)) + "/" + identityQuery(args),
+                       sdk::jsonText(body), "application/json", vault.sealedToHeaders());
   cli.expect(reply, 200);
   showEntry(cli, args, vault, reply);
   return 0;
@@ -190,13 +190,15 @@ std::vector<CliCommand> commands() {
                         {identity,
                          {"--domain", "DOMAIN", "only this domain (exact)"},
                          {"--search", "TEXT", "only domains containing TEXT"}},
-                        list),
+                        list)
+           .calls({"GET /api/passwords/"}),
        CliCommand::leaf("add", "store an entry; prints it", {"DOMAIN"}, with({identity}, fields),
                         add,
                         "Without --password-stdin the server generates the password (only for "
                         "accounts without end-to-end encryption). With end-to-end encryption set "
                         "up, username, password and notes are sealed here to the account's key "
-                        "(checked against the vault passphrase first)."),
+                        "(checked against the vault passphrase first).")
+           .calls({"POST /api/passwords/", "GET /api/encryption/"}),
        CliCommand::leaf("get", "one entry, with its password on a terminal or with --reveal",
                         {"UUID"},
                         {identity,
@@ -204,10 +206,20 @@ std::vector<CliCommand> commands() {
                          sdk::e2e::passphraseFileOption()},
                         get,
                         "With end-to-end encryption set up the protected fields are opened here, "
-                        "with the vault passphrase."),
+                        "with the vault passphrase.")
+           .calls({"GET /api/passwords/{uuid}/", "GET /api/encryption/"}),
        CliCommand::leaf("edit", "change the fields given; prints the entry", {"UUID"},
-                        with({identity, {"--domain", "DOMAIN", "the new domain"}}, fields), edit),
-       CliCommand::leaf("delete", "delete an entry", {"UUID"}, {identity}, remove),
+                        with({identity,
+                              {"--domain", "DOMAIN", "the new domain"},
+                              {"--replace", "",
+                               "send PUT (every field: --domain, --username, --notes, "
+                               "--password-stdin) instead of PATCH"}},
+                             fields),
+                        edit)
+           .calls({"PATCH /api/passwords/{uuid}/", "PUT /api/passwords/{uuid}/",
+                   "GET /api/encryption/"}),
+       CliCommand::leaf("delete", "delete an entry", {"UUID"}, {identity}, remove)
+           .calls({"DELETE /api/passwords/{uuid}/"}),
        CliCommand::leaf("generate", "print a random password", {},
                         {{"--length", "N", "4-128 (default 16)"},
                          {"--no-digits", "", "no digits"},
@@ -215,7 +227,8 @@ std::vector<CliCommand> commands() {
                          {"--no-uppercase", "", "no upper-case letters"},
                          {"--no-special", "", "no punctuation"},
                          {"--exclude", "CHARS", "characters never to use"}},
-                        generate)})};
+                        generate)
+           .calls({"GET /api/passwords/generate-password/"})})};
 }
 
 }  // namespace

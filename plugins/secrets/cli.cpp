@@ -138,9 +138,13 @@ int set(CliContext& cli, const CliArgs& args) {
   sdk::e2e::CliVault vault(cli, args);
   vault.sealFields(body, kProtected);
   const sdk::CliHeaders sealed_to = vault.sealedToHeaders();
+  // PATCH changes what is given; --replace sends PUT, which replaces (notes absent: none).
+  const bool replace = args.has("--replace");
   auto update = [&](const Poco::JSON::Object& existing) {
-    return cli.api("PATCH", path(existing, args), sdk::jsonText(body), "application/json",
-                   sealed_to);
+    Poco::JSON::Object sent(body);
+    if (replace) sent.set("key", key);
+    return cli.api(replace ? "PUT" : "PATCH", path(existing, args), sdk::jsonText(sent),
+                   "application/json", sealed_to);
   };
   sdk::CliReply reply;
   std::string done = "updated";
@@ -165,6 +169,23 @@ int set(CliContext& cli, const CliArgs& args) {
   return 0;
 }
 
+// A secret by its uuid (as events and lists name it), shown as `get` shows one.
+int show(CliContext& cli, const CliArgs& args) {
+  auto reply = cli.api("GET", "/api/secrets/" + encoded(args.arg(0)) + "/" + identityQuery(args));
+  cli.expect(reply, 200);
+  auto secret = reply.json();
+  const bool reveal = args.has("--reveal");
+  if (reveal) sdk::e2e::CliVault(cli, args).openFields(*secret, kProtected);
+  reply.body = sdk::jsonText(*secret);
+  printHidden(cli, reply, reveal, [&](const Poco::JSON::Object& s) {
+    cli.out() << s.getValue<std::string>("key") << " (identity "
+              << s.getValue<std::string>("identity") << ", updated "
+              << s.getValue<std::string>("updated_dt").substr(0, 19) << ")\n";
+    if (reveal) cli.out() << sdk::safeForTerminal(s.getValue<std::string>("value")) << "\n";
+  });
+  return 0;
+}
+
 int remove(CliContext& cli, const CliArgs& args) {
   auto secret = mustFind(cli, args, args.arg(0));
   cli.expect(cli.api("DELETE", path(*secret, args)), 204);
@@ -181,19 +202,33 @@ std::vector<CliCommand> commands() {
   return {CliCommand::group(
       "secrets", "an identity's key-value secrets: list, get, set, delete",
       {CliCommand::leaf("list", "secrets by key, newest first (never their values)", {},
-                        {identity, {"--key", "KEY", "only this key"}}, list),
+                        {identity, {"--key", "KEY", "only this key"}}, list)
+           .calls({"GET /api/secrets/"}),
        CliCommand::leaf("get", "whether a secret is set; its value with --reveal", {"KEY"},
                         {identity, {"--reveal", "", "print the value"}, passphrase}, get,
                         "With --reveal the value is printed as stored, then a line break (on a "
                         "terminal, without control characters). With end-to-end encryption set "
-                        "up it is opened here, with the vault passphrase."),
+                        "up it is opened here, with the vault passphrase.")
+           .calls({"GET /api/secrets/", "GET /api/encryption/"}),
+       CliCommand::leaf("show", "a secret by its uuid; its value with --reveal", {"UUID"},
+                        {identity, {"--reveal", "", "print the value"}, passphrase}, show)
+           .calls({"GET /api/secrets/{uuid}/", "GET /api/encryption/"}),
        CliCommand::leaf("set", "create a secret, or change the one with that key", {"KEY"},
-                        {identity, {"--notes", "TEXT", "its notes"}, passphrase}, set,
+                        {identity,
+                         {"--notes", "TEXT", "its notes"},
+                         passphrase,
+                         {"--replace", "",
+                          "change it with PUT (notes not given: none) instead "
+                          "of PATCH"}},
+                        set,
                         "The value is read from stdin, without its final line break. With "
                         "end-to-end encryption set up, value and notes are sealed here to the "
                         "account's key (checked against the vault passphrase first): the server "
-                        "never sees them."),
-       CliCommand::leaf("delete", "delete a secret", {"KEY"}, {identity}, remove)})};
+                        "never sees them.")
+           .calls({"GET /api/secrets/", "POST /api/secrets/", "PATCH /api/secrets/{uuid}/",
+                   "PUT /api/secrets/{uuid}/", "GET /api/encryption/"}),
+       CliCommand::leaf("delete", "delete a secret", {"KEY"}, {identity}, remove)
+           .calls({"GET /api/secrets/", "DELETE /api/secrets/{uuid}/"})})};
 }
 
 }  // namespace

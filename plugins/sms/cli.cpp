@@ -1,4 +1,7 @@
-// The sms plugin's svcctl commands: `svcctl phones ...` and `svcctl sms ...`, through the routes.
+// The sms plugin's svcctl commands: `svcctl sms ...` here, `svcctl phones ...` in cli_phones.cpp,
+// through the routes.
+#include "cli_phones.h"
+
 #include <svc/sdk/cli.h>
 #include <svc/sdk/util.h>
 
@@ -22,34 +25,6 @@ std::string bodyText(CliContext& cli, const CliArgs& args, std::size_t index) {
 
 void printMessageLine(CliContext& cli, const Poco::JSON::Object& m) {
   cli.out() << m.getValue<std::string>("id") << " " << m.getValue<std::string>("status") << "\n";
-}
-
-int phonesList(CliContext& cli, const CliArgs& args) {
-  auto reply = cli.api("GET", "/api/phone/?limit=200" + identityQuery(args, '&'));
-  cli.expect(reply, 200);
-  cli.print(reply, [&](const Poco::JSON::Object& page) {
-    sdk::CliTable table({"ID", "NUMBER", "COUNTRY", "IDENTITY"});
-    auto list = page.getArray("results");
-    for (std::size_t i = 0; list && i < list->size(); ++i) {
-      auto p = list->getObject(static_cast<unsigned>(i));
-      table.row({p->getValue<std::string>("id"), p->getValue<std::string>("number"),
-                 p->getValue<std::string>("country_code"), p->getValue<std::string>("identity")});
-    }
-    table.print(cli.out());
-  });
-  return 0;
-}
-
-int phonesProvision(CliContext& cli, const CliArgs& args) {
-  Poco::JSON::Object body;
-  if (args.has("--country")) body.set("country_code", args.value("--country"));
-  auto reply =
-      cli.api("POST", "/api/identities/" + args.arg(0) + "/provision-phone/", sdk::jsonText(body));
-  cli.expect(reply, 200);
-  cli.print(reply, [&](const Poco::JSON::Object& i) {
-    cli.out() << i.getObject("phone")->getValue<std::string>("number") << "\n";
-  });
-  return 0;
 }
 
 int send(CliContext& cli, const CliArgs& args) {
@@ -123,6 +98,66 @@ int read(CliContext& cli, const CliArgs& args) {
   return 0;
 }
 
+// Messages without the conversation grouping: newest first, or oldest first after a cursor.
+int list(CliContext& cli, const CliArgs& args) {
+  if (args.has("--read") && args.has("--unread")) {
+    throw sdk::CliUsageError("give --read or --unread, not both");
+  }
+  std::string query = sdk::queryFrom(args, {{"--created-after", "created_after"},
+                                            {"--direction", "direction"},
+                                            {"--phone", "phone"},
+                                            {"--limit", "limit"},
+                                            {"--offset", "offset"}});
+  if (args.has("--read") || args.has("--unread")) {
+    query += std::string(query.empty() ? "?" : "&") +
+             "is_read=" + (args.has("--read") ? "true" : "false");
+  }
+  auto reply = cli.api("GET", "/api/messages/" + query);
+  cli.expect(reply, 200);
+  cli.print(reply, [&](const Poco::JSON::Object& page) {
+    sdk::CliTable table({"ID", "DATE", "DIRECTION", "FROM", "TO", "CODE", "BODY"});
+    auto results = page.getArray("results");
+    for (std::size_t i = 0; results && i < results->size(); ++i) {
+      auto m = results->getObject(static_cast<unsigned>(i));
+      table.row({m->getValue<std::string>("id"),
+                 m->getValue<std::string>("created_dt").substr(0, 19),
+                 m->getValue<std::string>("direction"),
+                 sdk::quoteForDetail(m->getValue<std::string>("from_number"), 20),
+                 sdk::quoteForDetail(m->getValue<std::string>("to_number"), 20),
+                 m->isNull("extracted_code") ? "-" : m->getValue<std::string>("extracted_code"),
+                 sdk::quoteForDetail(m->optValue<std::string>("body", ""), 40)});
+    }
+    table.print(cli.out());
+  });
+  return 0;
+}
+
+// Read or unread: PATCH changes is_read; --replace sends it as PUT, the whole mutable state.
+int mark(CliContext& cli, const CliArgs& args) {
+  if (args.has("--read") == args.has("--unread"))
+    throw sdk::CliUsageError("give --read or --unread");
+  Poco::JSON::Object body;
+  body.set("is_read", args.has("--read"));
+  auto reply =
+      cli.api(args.has("--replace") ? "PUT" : "PATCH",
+              "/api/messages/" + args.arg(0) + "/" + identityQuery(args), sdk::jsonText(body));
+  cli.expect(reply, 200);
+  cli.print(reply, [&](const Poco::JSON::Object& m) {
+    cli.out() << m.getValue<std::string>("id")
+              << (m.getValue<bool>("is_read") ? " read" : " unread") << "\n";
+  });
+  return 0;
+}
+
+int wait(CliContext& cli, const CliArgs& args) {
+  return sdk::printWaited(
+      cli, cli.api("GET", "/api/messages/wait/" +
+                              sdk::queryFrom(args, {{"--created-after", "created_after"},
+                                                    {"--from", "from"},
+                                                    {"--body", "body"},
+                                                    {"--timeout", "timeout"}})));
+}
+
 int inject(CliContext& cli, const CliArgs& args) {
   if (!args.has("--to") || !args.has("--from")) {
     throw sdk::CliUsageError("give --to NUMBER and --from NUMBER");
@@ -143,27 +178,59 @@ int inject(CliContext& cli, const CliArgs& args) {
 std::vector<CliCommand> commands() {
   const sdk::CliOption identity{"--identity", "UUID", "the identity (needed with an account key)"};
   return {
+      phonesCommand(identity),
       CliCommand::group(
-          "phones", "phone numbers of identities",
-          {CliCommand::leaf("list", "the account's numbers", {}, {identity}, phonesList),
-           CliCommand::leaf("provision", "give an identity a number; prints it", {"IDENTITY"},
-                            {{"--country", "CC", "ISO 3166 alpha-2 country (default US)"}},
-                            phonesProvision)}),
-      CliCommand::group(
-          "sms", "an identity's SMS: send, list, read; inject (operator)",
+          "sms", "an identity's SMS: send, list, read, wait; inject (operator)",
           {CliCommand::leaf("send", "send an SMS; prints its id and status", {"[BODY]"},
                             {identity, {"--to", "NUMBER", "the recipient, E.164 (required)"}}, send,
-                            "Without BODY the text is read from stdin."),
+                            "Without BODY the text is read from stdin.")
+               .calls({"POST /api/messages/send/"}),
            CliCommand::leaf("inbox", "conversations, newest first", {},
                             {identity, {"--unread", "", "only conversations with unread messages"}},
-                            inbox),
+                            inbox)
+               .calls({"GET /api/sms-inbox/"}),
            CliCommand::leaf("read", "a conversation or a message in full (marks it read)",
-                            {"CONVERSATION_OR_MESSAGE_ID"}, {identity}, read),
+                            {"CONVERSATION_OR_MESSAGE_ID"}, {identity}, read)
+               .calls({"GET /api/sms-inbox/{id}/", "GET /api/messages/{id}/",
+                       "PATCH /api/messages/{id}/"}),
+           CliCommand::leaf("list", "messages, newest first (oldest first after --created-after)",
+                            {},
+                            {identity,
+                             {"--created-after", "TIME", "only newer than this ISO 8601 time"},
+                             {"--direction", "incoming|outgoing", "only this direction"},
+                             {"--phone", "PHONE_ID", "only this number's"},
+                             {"--read", "", "only read messages"},
+                             {"--unread", "", "only unread messages"},
+                             {"--limit", "N", "page size (default 50, at most 200)"},
+                             {"--offset", "N", "skip N"}},
+                            list)
+               .calls({"GET /api/messages/"}),
+           CliCommand::leaf("mark", "mark a message read or unread", {"MESSAGE_ID"},
+                            {identity,
+                             {"--read", "", "mark it read"},
+                             {"--unread", "", "mark it unread"},
+                             {"--replace", "", "send PUT (every mutable field) instead of PATCH"}},
+                            mark)
+               .calls({"PATCH /api/messages/{id}/", "PUT /api/messages/{id}/"}),
+           CliCommand::leaf(
+               "wait", "wait for the next incoming SMS; prints its code", {},
+               {identity,
+                {"--created-after", "TIME", "an SMS newer than this (default: from now on)"},
+                {"--from", "NUMBER", "only from this number"},
+                {"--body", "TEXT", "only with TEXT in the body"},
+                {"--timeout", "SECONDS",
+                 "how long to wait, 1-120 (the server's default otherwise)"}},
+               wait,
+               "One call (GET /api/messages/wait/): answers at once when such an SMS is there,\n"
+               "else when it arrives. Prints its extracted_code (--json: the message). Exits 124\n"
+               "when nothing came within the timeout, 1 when the SMS carries no code.")
+               .calls({"GET /api/messages/wait/"}),
            CliCommand::leaf(
                "inject", "deliver an inbound SMS to a number of this server (operator)", {"[BODY]"},
                {{"--to", "NUMBER", "a number of this server (required)"},
                 {"--from", "NUMBER", "the sender (required)"}},
-               inject, "Without BODY the text is read from stdin.")})};
+               inject, "Without BODY the text is read from stdin.")
+               .calls({"POST /admin/sms/inject/"})})};
 }
 
 }  // namespace

@@ -157,16 +157,20 @@ std::vector<CliCommand> commands() {
       "the vault: end-to-end encryption (set up, check, change the passphrase); master key "
       "rotation (operator)",
       {CliCommand::leaf("status", "whether the account has end-to-end encryption set up", {}, {},
-                        status),
+                        status)
+           .calls({"GET /api/encryption/"}),
        CliCommand::leaf(
            "init", "set up end-to-end encryption with a passphrase", {}, {passphrase, drop}, init,
            "Asks for the passphrase twice (no echo) unless --passphrase-file or "
            "SVC_VAULT_PASSPHRASE_FILE gives it, makes a salt, the key pair and the verifier on "
            "this machine and sets them. Values the account stored before are sealed in the same "
            "change. Keep the passphrase: nobody, the server included, can open the values "
-           "without it."),
+           "without it.")
+           .calls({"GET /api/encryption/", "POST /api/encryption/rekey/", "PUT /api/encryption/",
+                   "DELETE /api/encryption/rekey/"}),
        CliCommand::leaf("unlock", "check a passphrase against the account's verifier", {},
-                        {passphrase}, unlock, "Exits 1, saying so, when the passphrase is wrong."),
+                        {passphrase}, unlock, "Exits 1, saying so, when the passphrase is wrong.")
+           .calls({"GET /api/encryption/"}),
        CliCommand::leaf(
            "change-passphrase", "re-seal every value of the account under a new passphrase", {},
            {passphrase,
@@ -177,11 +181,14 @@ std::vector<CliCommand> commands() {
            "Opens every protected value with the current passphrase and seals it to the new one "
            "in one atomic change: interrupted, the current passphrase keeps working and nothing "
            "is half changed (run it again). Writes to the vault get 409 vault_rekeying while it "
-           "runs."),
+           "runs.")
+           .calls({"GET /api/encryption/", "POST /api/encryption/rekey/", "PUT /api/encryption/",
+                   "DELETE /api/encryption/rekey/"}),
        CliCommand::leaf("rotate-key",
                         "re-encrypt every vault value under a new master key while svcd serves "
                         "(operator)",
-                        {}, {}, rotateKey)})};
+                        {}, {}, rotateKey)
+           .calls({"POST /admin/vault/rotate-key/"})})};
 }
 
 }  // namespace

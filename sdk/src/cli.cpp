@@ -5,6 +5,7 @@
 #include <Poco/FileStream.h>
 #include <Poco/JSON/Array.h>
 #include <Poco/JSON/Parser.h>
+#include <Poco/URI.h>
 
 #include <algorithm>
 #include <iostream>
@@ -78,6 +79,19 @@ void commandHelp(const std::vector<std::string>& path, const CliCommand& command
     for (const auto& o : command.options) lines.emplace_back(optionUsage(o), o.help);
     listing(out, lines);
   }
+  if (!command.operations.empty()) {
+    out << "\ncalls:\n";
+    for (const auto& operation : command.operations) out << "  " << operation << "\n";
+  }
+  out << "\nGlobal options (--url, --key, --json...) stand anywhere: see 'svcctl --help'.\n";
+}
+
+// Under --json a failure is printed as JSON on stdout, where a script reads the answer; the
+// message goes to stderr either way.
+int report(CliContext& context, const CliError& e) {
+  context.err() << "svcctl: " << e.what() << "\n";
+  if (context.json()) context.out() << e.json() << "\n";
+  return e.exit_code;
 }
 
 }  // namespace
@@ -119,6 +133,19 @@ CliCommand CliCommand::group(std::string name, std::string summary,
   c.summary = std::move(summary);
   c.subcommands = std::move(subcommands);
   return c;
+}
+
+CliCommand CliCommand::calls(std::vector<std::string> operations_called) && {
+  operations = std::move(operations_called);
+  return std::move(*this);
+}
+
+std::string CliError::json() const {
+  if (!server_error.empty()) return server_error;
+  Poco::JSON::Object error;
+  error.set("detail", std::string(what()));
+  error.set("code", code);
+  return jsonText(error);
 }
 
 CliArgs parseCliArgs(const CliCommand& command, const std::vector<std::string>& args) {
@@ -236,6 +263,8 @@ std::vector<std::string> CliOptions::take(const std::vector<std::string>& args) 
       json = true;
     } else if (a == "--help" || a == "-h") {
       help = true;
+    } else if (a == "--version") {
+      version = true;
     } else {
       rest.push_back(a);
     }
@@ -255,8 +284,10 @@ std::string CliOptions::usage() {
          "data.dir/admin.token)\n"
          "  --plugins-dir DIR        where plugins' commands are (SVC_PLUGINS_DIR; default\n"
          "                           <prefix>/lib/svc/plugins, as svcd)\n"
-         "  --json                   print the server's JSON as it is\n"
-         "  -h, --help               help on svcctl or on the command before it\n";
+         "  --json                   print the server's JSON as it is (errors too, as JSON on\n"
+         "                           stdout, with a non-zero exit status)\n"
+         "  -h, --help               help on svcctl or on the command before it\n"
+         "  --version                svcctl's version and the SDK version it was built with\n";
 }
 
 // ---- table printer ----
@@ -360,7 +391,7 @@ int CliCommandTable::run(const std::vector<std::string>& args, CliContext& conte
   if (!words.empty() && words.front() == "help") {  // `svcctl help keys create`
     words.erase(words.begin());
     if (help(words, context.out())) return 0;
-    context.err() << "svcctl: no command 'svcctl" << joined(words) << "'\n";
+    report(context, CliUsageError("no command 'svcctl" + joined(words) + "'"));
     help({}, context.err());
     return 2;
   }
@@ -385,7 +416,7 @@ int CliCommandTable::run(const std::vector<std::string>& args, CliContext& conte
     return 0;
   }
   auto usageError = [&](const std::string& message) {
-    context.err() << "svcctl: " << message << "\n";
+    report(context, CliUsageError(message));
     if (command == nullptr) {
       help({}, context.err());
     } else {
@@ -402,8 +433,8 @@ int CliCommandTable::run(const std::vector<std::string>& args, CliContext& conte
     return usageError("unknown command '" + named.substr(1) + "'");
   }
   if (!command->handler) {
-    context.err() << "svcctl: 'svcctl" << joined(path) << "' has neither a handler nor commands\n";
-    return 1;
+    return report(context,
+                  CliError("'svcctl" + joined(path) + "' has neither a handler nor commands"));
   }
   try {
     const CliArgs parsed =
@@ -412,12 +443,26 @@ int CliCommandTable::run(const std::vector<std::string>& args, CliContext& conte
   } catch (const CliUsageError& e) {
     return usageError(e.what());
   } catch (const CliError& e) {
-    context.err() << "svcctl: " << e.what() << "\n";
-    return e.exit_code;
+    return report(context, e);
   } catch (const std::exception& e) {
-    context.err() << "svcctl: " << e.what() << "\n";
-    return 1;
+    return report(context, CliError(e.what()));
   }
+}
+
+void CliCommandTable::forEachLeaf(
+    const std::function<void(const std::vector<std::string>&, const CliCommand&)>& visit) const {
+  std::function<void(std::vector<std::string>&, const CliCommand&)> walk =
+      [&](std::vector<std::string>& path, const CliCommand& command) {
+        path.push_back(command.name);
+        if (command.isGroup()) {
+          for (const auto& sub : command.subcommands) walk(path, sub);
+        } else {
+          visit(path, command);
+        }
+        path.pop_back();
+      };
+  std::vector<std::string> path;
+  for (const auto& command : commands_) walk(path, command);
 }
 
 std::string jsonText(const Poco::JSON::Object& body) {
@@ -429,6 +474,34 @@ std::string jsonText(const Poco::JSON::Object& body) {
 std::string identityQuery(const CliArgs& args, char sep) {
   const std::string identity = args.value("--identity");
   return identity.empty() ? "" : std::string(1, sep) + "identity=" + identity;
+}
+
+std::string queryFrom(const CliArgs& args,
+                      const std::vector<std::pair<std::string, std::string>>& options) {
+  std::string query = identityQuery(args, '&');
+  for (const auto& [option, parameter] : options) {
+    for (const auto& value : args.values(option)) {
+      std::string encoded;
+      Poco::URI::encode(value.empty() ? "true" : value, "!#$&'()*+,/:;=?@[]", encoded);
+      query += "&" + parameter + "=" + encoded;
+    }
+  }
+  return query.empty() ? "" : "?" + query.substr(1);
+}
+
+int printWaited(const CliContext& cli, const CliReply& reply) {
+  if (reply.status == 204) {
+    throw CliError("nothing came in time (the server answered 204)", kCliWaitTimeout, "timeout");
+  }
+  CliContext::expect(reply, 200);
+  cli.print(reply, [&](const Poco::JSON::Object& message) {
+    if (message.isNull("extracted_code")) {
+      throw CliError("the message " + message.optValue<std::string>("id", "") +
+                     " carries no code that could be found (--json prints it)");
+    }
+    cli.out() << message.getValue<std::string>("extracted_code") << "\n";
+  });
+  return 0;
 }
 
 std::string CliContext::readInput() const {

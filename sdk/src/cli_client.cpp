@@ -60,7 +60,7 @@ CliReply cliHttpCall(const std::string& base, const std::string& method, const s
     reply.status = response.getStatus();
     reply.content_type = response.getContentType();
   } catch (const Poco::Exception& e) {
-    throw CliError("cannot reach " + base + ": " + e.displayText());
+    throw CliError("cannot reach " + base + ": " + e.displayText(), 1, "unreachable");
   }
   return reply;
 }
@@ -120,15 +120,18 @@ void CliContext::saveKey(const std::string& key) const {
 
 void CliContext::expect(const CliReply& reply, int status) {
   if (status == 0 ? reply.status >= 200 && reply.status < 300 : reply.status == status) return;
-  std::string message;
   try {
     auto error = Poco::JSON::Parser().parse(reply.body).extract<Poco::JSON::Object::Ptr>();
-    message = std::to_string(reply.status) + " " + error->optValue<std::string>("code", "") + ": " +
-              error->optValue<std::string>("detail", "");
-  } catch (...) {  // not the contract's error shape
-    message = "HTTP " + std::to_string(reply.status) + ": " + reply.body;
+    if (error && error->has("code")) {
+      throw CliError(std::to_string(reply.status) + " " + error->optValue<std::string>("code", "") +
+                         ": " + error->optValue<std::string>("detail", ""),
+                     1, error->optValue<std::string>("code", ""), reply.body);
+    }
+  } catch (const Poco::Exception&) {  // not JSON
   }
-  throw CliError(message);
+  // Not the contract's error shape (a 2xx other than the one expected, a proxy's page).
+  throw CliError("HTTP " + std::to_string(reply.status) + ": " + reply.body.substr(0, 500), 1,
+                 "unexpected_response");
 }
 
 void CliContext::print(const CliReply& reply,

@@ -41,6 +41,15 @@ int health(CliContext& cli, const CliArgs&) {
   return reply.status == 200 ? 0 : 1;
 }
 
+// The API's description: OpenAPI 3.1 as JSON, or the plain-text reference with --text.
+int schema(CliContext& cli, const CliArgs& args) {
+  const bool text = args.has("--text");
+  auto reply = cli.anonymous("GET", text ? "/api/schema/reference.txt" : "/api/schema/");
+  cli.expect(reply, 200);
+  cli.out() << reply.body << (reply.body.empty() || reply.body.back() == '\n' ? "" : "\n");
+  return 0;
+}
+
 int metrics(CliContext& cli, const CliArgs&) {
   auto reply = cli.admin("GET", "/metrics");
   cli.expect(reply, 200);
@@ -53,10 +62,21 @@ int metrics(CliContext& cli, const CliArgs&) {
 std::vector<CliCommand> kernelCommands() {
   return {
       CliCommand::leaf("plugins", "loaded plugins: name, version, status, routes (operator)", {},
-                       {}, plugins),
-      CliCommand::leaf("health", "the API's health and its plugins (JSON)", {}, {}, health),
+                       {}, plugins)
+          .calls({"GET /admin/plugins"}),
+      CliCommand::leaf("health", "the API's health and its plugins (JSON)", {}, {}, health,
+                       "Prints the health document as the server answers it; exits 1 when it\n"
+                       "is not 200 (the database unreachable).")
+          .calls({"GET /api/health/"}),
       CliCommand::leaf("metrics", "the operator listener's Prometheus metrics (operator)", {}, {},
-                       metrics),
+                       metrics)
+          .calls({"GET /metrics"}),
+      CliCommand::leaf("schema", "the API's description: OpenAPI 3.1 (JSON), or --text", {},
+                       {{"--text", "", "the plain-text reference instead, to read in one go"}},
+                       schema,
+                       "Every route of every plugin the server has enabled, with its fields,\n"
+                       "answers and errors, and every event type.")
+          .calls({"GET /api/schema/", "GET /api/schema/reference.txt"}),
   };
 }
 

@@ -22,7 +22,8 @@ std::vector<svc::sdk::CliCommand> commands() {
   using svc::sdk::CliCommand;
   return {CliCommand::group(
       "hello", "the hello example plugin",
-      {CliCommand::leaf("greet", "greet NAME (publishes hello.greeted)", {"NAME"}, {}, greet)})};
+      {CliCommand::leaf("greet", "greet NAME (publishes hello.greeted)", {"NAME"}, {}, greet)
+           .calls({"POST /api/hello/greetings/"})})};
 }
 
 }  // namespace

@@ -14,7 +14,8 @@
 //       return 0;
 //     };
 //     return {svc::sdk::CliCommand::group("hello", "the hello plugin", {
-//         svc::sdk::CliCommand::leaf("greet", "greet NAME", {"NAME"}, {}, greet)})};
+//         svc::sdk::CliCommand::leaf("greet", "greet NAME", {"NAME"}, {}, greet)
+//             .calls({"POST /api/hello/greetings/"})})};   // the operations it calls
 //   }
 //   SVC_CLI_COMMANDS(commands)
 //
@@ -24,9 +25,12 @@
 // may add `identities <its-command>`); the first module to name a command keeps it.
 //
 // Global options (`--url`, `--key`, `--admin`, `--admin-token`, `--admin-token-file`,
-// `--key-file`, `--plugins-dir`, `--json`, `--help`/`-h`) are taken wherever they stand on the
-// line, so a command must not declare an option of the same name. `--help` works at every level,
-// and `--json` is for every command that prints a resource: print it with CliContext::print().
+// `--key-file`, `--plugins-dir`, `--json`, `--help`/`-h`, `--version`) are taken wherever they
+// stand on the line, so a command must not declare an option of the same name. `--help` works at
+// every level, and `--json` is for every command that prints a resource: print it with
+// CliContext::print(). Under `--json` a failure (CliError, the server's error through expect()) is
+// printed as JSON. Every leaf declares the API operations it calls (calls()): a test holds them
+// against the server's description, so every described route has a command.
 #pragma once
 
 #include <svc/sdk/version.h>
@@ -45,19 +49,30 @@
 
 namespace svc::sdk {
 
-/// A failed command: svcctl prints `svcctl: <message>` and exits with `exit_code`.
+/// A failed command: svcctl prints `svcctl: <message>` and exits with `exit_code`. Under `--json`
+/// it prints the error as JSON on stdout instead, in the contract's error shape: `server_error`
+/// when the server answered one (CliContext::expect() keeps it), else `{"detail": message,
+/// "code": code}`, so a script parses a failure as it parses an answer.
 class CliError : public std::runtime_error {
  public:
-  explicit CliError(const std::string& message, int exit_code = 1)
-      : std::runtime_error(message), exit_code(exit_code) {}
+  explicit CliError(const std::string& message, int exit_code = 1, std::string code = "failed",
+                    std::string server_error = "")
+      : std::runtime_error(message),
+        exit_code(exit_code),
+        code(std::move(code)),
+        server_error(std::move(server_error)) {}
   int exit_code;
+  std::string code;          ///< A machine code for a local failure: `usage`, `unreachable`...
+  std::string server_error;  ///< The server's error object (JSON text), when it answered one.
+  /// @return the error as the JSON text `--json` prints.
+  std::string json() const;
 };
 
 /// A command line that does not fit the command: svcctl prints the message and the command's
 /// usage, and exits 2.
 class CliUsageError : public CliError {
  public:
-  explicit CliUsageError(const std::string& message) : CliError(message, 2) {}
+  explicit CliUsageError(const std::string& message) : CliError(message, 2, "usage") {}
 };
 
 /// An option of one command.
@@ -115,6 +130,12 @@ struct CliCommand {
   std::string description;         ///< More text for --help (how it reads stdin, what it prints).
   CliHandler handler;              ///< Set for a leaf.
   std::vector<CliCommand> subcommands;  ///< Set for a group.
+  /// The API operations a leaf calls, as `METHOD /path/` with the route's own pattern
+  /// (`GET /api/identities/{uuid}/`; a parameter the command always fills may say with what:
+  /// `POST /api/identities/{uuid}/{action=provision-phone}/`). `svcctl commands` lists them, and
+  /// a test holds them against `GET /api/schema/`: every described operation has a command, and
+  /// every operation named here exists. Set it with calls().
+  std::vector<std::string> operations;
 
   /// @return a leaf: its name, summary, positional arguments, options, handler and more help.
   static CliCommand leaf(std::string name, std::string summary, std::vector<std::string> arguments,
@@ -123,6 +144,8 @@ struct CliCommand {
   /// @return a group named `name` holding `subcommands`.
   static CliCommand group(std::string name, std::string summary,
                           std::vector<CliCommand> subcommands);
+  /// @return this leaf, declaring the operations it calls: `leaf(...).calls({"GET /api/x/"})`.
+  CliCommand calls(std::vector<std::string> operations_called) &&;
   bool isGroup() const { return !subcommands.empty(); }
 };
 
@@ -137,6 +160,7 @@ struct CliOptions {
   std::string plugins_dir;                      ///< Where command modules are ("": default).
   bool json = false;                            ///< Print the server's JSON as it is.
   bool help = false;                            ///< `--help` or `-h` was given.
+  bool version = false;                         ///< `--version` was given.
 
   /// @return the defaults overridden by the environment.
   static CliOptions fromEnvironment();
@@ -163,7 +187,7 @@ using CliHeaders = std::vector<std::pair<std::string, std::string>>;
 /// @param base `http(s)://host:port`. @param method GET, POST... @param path `/api/...`.
 /// @param token sent as `Authorization: Bearer` when not empty. @param body the body, or empty.
 /// @param content_type the body's media type. @param headers more headers to send.
-/// @throws CliError when the server cannot be reached.
+/// @throws CliError (code `unreachable`) when the server cannot be reached.
 CliReply cliHttpCall(const std::string& base, const std::string& method, const std::string& path,
                      const std::string& token, const std::string& body = "",
                      const std::string& content_type = "application/json",
@@ -172,6 +196,19 @@ CliReply cliHttpCall(const std::string& base, const std::string& method, const s
 /// @param args a command's arguments. @param sep `?` or `&`: what comes before it in the path.
 /// @return `?identity=UUID` from `--identity UUID`, or empty (an identity key needs none).
 std::string identityQuery(const CliArgs& args, char sep = '?');
+
+/// @param args a command's arguments. @param options (option, query parameter) pairs: each
+/// option given adds `parameter=value` (URL-encoded; a flag adds `parameter=true`).
+/// @return `?identity=UUID&...` (--identity first, when given), or empty when nothing was given.
+std::string queryFrom(const CliArgs& args,
+                      const std::vector<std::pair<std::string, std::string>>& options);
+
+/// What a one-call wait answered (`GET .../wait/`): 200 prints the message's `extracted_code`
+/// (the message itself under `--json`) and returns 0. @throws CliError with exit code
+/// kCliWaitTimeout and code `timeout` for 204 (nothing came in time), the server's error else.
+int printWaited(const CliContext& cli, const CliReply& reply);
+/// The exit status of a wait that timed out, as timeout(1)'s.
+constexpr int kCliWaitTimeout = 124;
 
 /// What a command gets: the global options, the way to svcd, and where to print.
 class CliContext {
@@ -207,8 +244,8 @@ class CliContext {
   /// Writes the key file readable only by its owner (0600, whatever the umask or an older file).
   void saveKey(const std::string& key) const;
 
-  /// @throws CliError naming the server's error (`409 conflict: ...`) unless the reply has
-  /// `status` (any 2xx when 0).
+  /// @throws CliError naming the server's error (`409 conflict: ...`, and keeping its JSON for
+  /// `--json`) unless the reply has `status` (any 2xx when 0).
   static void expect(const CliReply& reply, int status = 0);
   /// Prints a resource: under `--json` the server's JSON as it is, else what `human` prints.
   void print(const CliReply& reply,
@@ -251,6 +288,9 @@ class CliCommandTable {
   /// Prints the help of the command at `path` (empty: the whole table). @return false when the
   /// path names no command.
   bool help(const std::vector<std::string>& path, std::ostream& out) const;
+  /// Calls `visit(path, leaf)` for every leaf command, depth first, in table order.
+  void forEachLeaf(
+      const std::function<void(const std::vector<std::string>&, const CliCommand&)>& visit) const;
   const std::vector<CliCommand>& commands() const { return commands_; }
 
  private:
