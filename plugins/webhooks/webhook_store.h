@@ -90,6 +90,9 @@ class WebhookStore {
   /// @return the webhook's API view (never its secrets). @param with_secret add `secret`
   /// (create and rotate-secret answers).
   static Poco::JSON::Object::Ptr json(const WebhookRow& row, bool with_secret = false);
+  /// @return the webhook as its events carry it: `url_host` (scheme and host) for `url`, whose
+  /// path or query may hold a token that other webhooks and the event stream must not see.
+  static Poco::JSON::Object::Ptr eventJson(const WebhookRow& row);
   static Poco::JSON::Object::Ptr deliveryJson(const DeliveryRow& row);
 
  private:
