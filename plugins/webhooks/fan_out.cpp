@@ -80,6 +80,8 @@ std::size_t FanOut::runOnce() {
   if (batch.empty()) return 0;
   more_ = batch.size() == kBatch;
   std::size_t made = 0;
+  const char* ignore =
+      db_.dialect() == sdk::Dialect::kSqlite ? "INSERT OR IGNORE" : "INSERT IGNORE";
   try {
     db_.transaction([&](Poco::Data::Session& tx) {
       made = 0;
@@ -97,13 +99,19 @@ std::size_t FanOut::runOnce() {
           std::string id = sdk::newUuid(), hook = w.id, event_id = e.id, type = e.type,
                       payload = payloadOf(e);
           Poco::Int64 seq = e.sequence, created = e.created_us, when = at;
-          tx << "INSERT INTO webhook_deliveries (id, webhook_id, seq, event_id, event_type, "
-                "payload, event_created_us, state, attempts, last_status, last_error, "
-                "first_attempt_us, last_attempt_us, next_attempt_us, delivered_us, created_us) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, 0, '', 0, 0, ?, 0, ?)",
-              use(id), use(hook), use(seq), use(event_id), use(type), use(payload), use(created),
-              use(when), bind(at), now;
-          ++made;
+          // A delivery that exists already (the cursor set back, by an operator or a restore of
+          // an older backup) is left as it is: one duplicate must not roll back the batch,
+          // which would stall the fan-out on it for good.
+          Poco::Data::Statement insert =
+              (tx << std::string(ignore) +
+                         " INTO webhook_deliveries (id, webhook_id, seq, event_id, event_type, "
+                         "payload, event_created_us, state, attempts, last_status, last_error, "
+                         "first_attempt_us, last_attempt_us, next_attempt_us, delivered_us, "
+                         "created_us) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, 0, '', 0, 0, ?, "
+                         "0, ?)",
+               use(id), use(hook), use(seq), use(event_id), use(type), use(payload), use(created),
+               use(when), bind(at));
+          made += insert.execute();
         }
       }
     });

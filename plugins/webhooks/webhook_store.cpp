@@ -271,8 +271,9 @@ bool WebhookStore::replay(Poco::Data::Session& tx, const std::string& webhook,
   std::string w = webhook, d = Poco::toLower(id);
   Poco::Int64 at = now_us;
   Poco::Data::Statement q =
-      (tx << "UPDATE webhook_deliveries SET state = 'pending', next_attempt_us = ?, "
-             "first_attempt_us = 0 WHERE webhook_id = ? AND id = ?",
+      (tx << "UPDATE webhook_deliveries SET first_attempt_us = CASE WHEN state = 'pending' "
+             "THEN first_attempt_us ELSE 0 END, state = 'pending', next_attempt_us = ? WHERE "
+             "webhook_id = ? AND id = ?",
        use(at), use(w), use(d));
   if (q.execute() == 0) return false;
   tx << "UPDATE webhooks SET retry_at_us = 0 WHERE id = ?", use(w), now;

@@ -82,8 +82,10 @@ class WebhookStore {
   long deliveryCount(Poco::Data::Session& s, const std::string& webhook);
   std::optional<DeliveryRow> delivery(Poco::Data::Session& s, const std::string& webhook,
                                       const std::string& id);
-  /// Makes a delivery pending and due now, with a fresh retry window (a replay), and its webhook
-  /// due now. @return false when it is gone.
+  /// Makes a delivery pending and due now (a replay), and its webhook due now. A delivered or
+  /// failed one gets a fresh retry window; a pending one keeps its window: replaying it again
+  /// and again must not keep a failing webhook from being disabled after 24 hours.
+  /// @return false when it is gone.
   bool replay(Poco::Data::Session& tx, const std::string& webhook, const std::string& id,
               std::int64_t now_us);
 

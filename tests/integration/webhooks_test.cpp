@@ -221,6 +221,14 @@ class WebhooksOneWorker : public Webhooks {
   std::vector<std::string> settings() const override { return {"--set", "webhooks.workers=1"}; }
 };
 
+// Deliveries are retried for 2 s only.
+class WebhooksShortWindow : public Webhooks {
+ protected:
+  std::vector<std::string> settings() const override {
+    return {"--set", "webhooks.retry_window_seconds=2"};
+  }
+};
+
 // A long attempt limit (60 s): what ends a send in flight at stop is stop itself.
 class WebhooksLongTimeout : public Webhooks {
  protected:
@@ -540,6 +548,55 @@ TEST_F(Webhooks, FinishedDeliveriesArePrunedAfterTheEventRetention) {
   runSql(svcd_->dbUrl(), {"UPDATE webhook_deliveries SET created_us = created_us - 691200000000"});
   ASSERT_TRUE(svcd_->start()) << svcd_->log();
   EXPECT_TRUE(waitFor([&] { return !firstDelivery(hook); })) << "the old delivery is still logged";
+}
+
+// The cursor set back over events already turned into deliveries (a restore, an operator): the
+// duplicates are skipped and the events after them still delivered.
+TEST_F(Webhooks, ACursorSetBackSkipsTheDeliveriesThatExist) {
+  Receiver receiver;
+  const std::string hook =
+      makeHook(R"({"url":")" + receiver.url() + R"(","event_types":["contact.created"]})");
+  ASSERT_EQ(call("POST", "/api/contacts/?identity=" + ann_, R"({"email":"a1@example.com"})").status,
+            201);
+  ASSERT_TRUE(waitFor([&] { return receiver.bodies().size() == 1; }));
+  ASSERT_EQ(svcd_->terminate(), 0);
+  runSql(svcd_->dbUrl(), {"UPDATE webhook_cursor SET seq = (SELECT after_seq FROM webhooks)"});
+  ASSERT_TRUE(svcd_->start()) << svcd_->log();
+  ASSERT_EQ(call("POST", "/api/contacts/?identity=" + ann_, R"({"email":"a2@example.com"})").status,
+            201);
+  ASSERT_TRUE(waitFor([&] { return receiver.bodies().size() >= 2; }))
+      << "the duplicate stalled the fan-out";
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // nothing more comes
+  ASSERT_EQ(receiver.bodies().size(), 2u);
+  EXPECT_NE(receiver.bodies().back().find("a2@example.com"), std::string::npos);
+  EXPECT_EQ(call("GET", "/api/webhooks/" + hook + "/deliveries/").json()->getValue<int>("count"),
+            2);
+}
+
+// Replaying a failing delivery again and again does not restart its retry window: the webhook is
+// still disabled once the delivery has failed for the whole window (2 s here).
+TEST_F(WebhooksShortWindow, ReplayingAPendingDeliveryKeepsItsRetryWindow) {
+  Receiver receiver;
+  receiver.status = 500;
+  const std::string hook =
+      makeHook(R"({"url":")" + receiver.url() + R"(","event_types":["contact.created"]})");
+  ASSERT_EQ(call("POST", "/api/contacts/?identity=" + ann_, R"({"email":"r@example.com"})").status,
+            201);
+  Poco::JSON::Object::Ptr d;
+  ASSERT_TRUE(waitFor([&] { return (d = firstDelivery(hook)) != nullptr; }));
+  const std::string replay =
+      "/api/webhooks/" + hook + "/deliveries/" + d->getValue<std::string>("id") + "/replay/";
+  EXPECT_TRUE(waitFor(
+      [&] {
+        call("POST", replay, "{}");
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        return !call("GET", "/api/webhooks/" + hook + "/").json()->getValue<bool>("enabled");
+      },
+      15))
+      << "replays kept the failing webhook enabled";
+  const auto w = call("GET", "/api/webhooks/" + hook + "/").json();
+  EXPECT_NE(w->optValue<std::string>("disabled_reason", "").find("Deliveries failed"),
+            std::string::npos);
 }
 
 // svcctl webhooks: every subcommand through the routes; the secret printed by create and
