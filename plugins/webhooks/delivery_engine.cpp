@@ -7,7 +7,6 @@
 #include <Poco/Data/Statement.h>
 #include <Poco/Tuple.h>
 
-#include <algorithm>
 #include <random>
 
 using namespace Poco::Data::Keywords;
@@ -19,6 +18,11 @@ namespace {
 constexpr int kRunBatch = 100;  // deliveries sent between two records of their outcomes
 // How long a drained webhook's lease (and connection) is kept for more deliveries.
 constexpr std::chrono::milliseconds kIdleHold{400};
+// A worker's fair share of a webhook while another is due: so many deliveries, or so long.
+constexpr int kFairDeliveries = 200;
+constexpr std::chrono::milliseconds kFairTime{2000};
+// How often the delivery log is pruned and its pending rows counted (and once at start).
+constexpr std::chrono::minutes kSweepEvery{10};
 
 std::int64_t wallSeconds() {
   // The signature's timestamp is the real time: receivers compare it with their own clock.
@@ -43,7 +47,7 @@ DeliveryEngine::DeliveryEngine(sdk::Database& db, sdk::EventBus& events, Webhook
       policy_(settings.retry_base_us, settings.retry_window_us),
       log_(log),
       fan_out_(db, events, store),
-      owner_(sdk::newUuid()) {}
+      sweep_(db, store, settings.retention_us) {}
 
 DeliveryEngine::~DeliveryEngine() {
   stop();
@@ -57,6 +61,7 @@ void DeliveryEngine::start() {
 
 void DeliveryEngine::stop() {
   if (!running_.exchange(false)) return;
+  watchdog_.stop();  // cuts the sends in flight: a slow receiver does not hold the stop
   fan_out_wake_.notify_all();
   workers_wake_.notify_all();
   fan_out_thread_.join();
@@ -97,16 +102,35 @@ void DeliveryEngine::fanOutLoop() {
       log_.warning(std::string("webhooks fan-out: ") + e.what());
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
+    sweep();
     // Retries come due and other processes make deliveries: the workers look every round.
     wakeWorkers();
   }
 }
 
+void DeliveryEngine::sweep() {
+  const auto now_time = std::chrono::steady_clock::now();
+  if (swept_ != std::chrono::steady_clock::time_point{} && now_time - swept_ < kSweepEvery) return;
+  swept_ = now_time;
+  try {
+    const std::int64_t now_us = sdk::nowMicros();
+    const std::size_t pruned = sweep_.prune(now_us);
+    const std::size_t disabled = sweep_.capPending(now_us);
+    if (pruned || disabled) {
+      log_.information("webhooks: pruned " + std::to_string(pruned) +
+                       " finished deliveries; disabled " + std::to_string(disabled) +
+                       " webhooks with too many pending");
+    }
+  } catch (const std::exception& e) {
+    log_.warning(std::string("webhooks sweep: ") + e.what());  // next time
+  }
+}
+
 void DeliveryEngine::workerLoop() {
-  Sender sender(settings_.allow_private_urls, settings_.timeout);
+  Sender sender(settings_.allow_private_urls, settings_.timeout, watchdog_);
   std::uint64_t seen = 0;
   while (running_) {
-    std::optional<std::string> webhook;
+    std::optional<Lease> webhook;
     try {
       webhook = lease();
     } catch (const std::exception& e) {
@@ -116,7 +140,7 @@ void DeliveryEngine::workerLoop() {
       try {
         deliverFor(*webhook, sender);
       } catch (const std::exception& e) {
-        log_.warning("webhooks delivery for " + *webhook + ": " + e.what());
+        log_.warning("webhooks delivery for " + webhook->webhook + ": " + e.what());
         sender.reset();
       }
       try {
@@ -133,56 +157,73 @@ void DeliveryEngine::workerLoop() {
   }
 }
 
-std::optional<std::string> DeliveryEngine::lease() {
+std::optional<DeliveryEngine::Lease> DeliveryEngine::lease() {
   const Poco::Int64 now_us = sdk::nowMicros();
-  std::vector<std::string> candidates;
+  std::vector<Poco::Tuple<std::string, Poco::Int64>> candidates;
   {
+    // The webhook served longest ago first (a release leaves lease_until_us at its moment),
+    // then the one due longest: one given up for its fair share does not come straight back
+    // ahead of the webhooks that waited for a worker.
     Poco::Data::Session s = db_.session();
     Poco::Int64 a = now_us, b = now_us, c = now_us;
-    s << "SELECT DISTINCT d.webhook_id FROM webhook_deliveries d JOIN webhooks w ON w.id = "
-         "d.webhook_id WHERE d.state = 'pending' AND d.next_attempt_us <= ? AND w.enabled = 1 "
-         "AND w.retry_at_us <= ? AND w.lease_until_us < ? LIMIT 16",
+    s << "SELECT d.webhook_id, MIN(d.next_attempt_us) AS due FROM webhook_deliveries d JOIN "
+         "webhooks w ON w.id = d.webhook_id WHERE d.state = 'pending' AND d.next_attempt_us <= ? "
+         "AND w.enabled = 1 AND w.retry_at_us <= ? AND w.lease_until_us < ? GROUP BY "
+         "d.webhook_id, w.lease_until_us ORDER BY w.lease_until_us, due LIMIT 16",
         use(a), use(b), use(c), into(candidates), now;
   }
-  if (candidates.empty()) return std::nullopt;
-  // Workers of several processes start from different candidates.
-  std::shuffle(candidates.begin(), candidates.end(), std::mt19937_64(std::random_device{}()));
-  for (auto& id : candidates) {
+  for (const auto& candidate : candidates) {
+    Lease l{candidate.get<0>(), sdk::newUuid(), now_us + settings_.lease_us};
     std::size_t taken = 0;
     db_.transaction([&](Poco::Data::Session& tx) {
-      std::string owner = owner_;
-      Poco::Int64 until = now_us + settings_.lease_us, at = now_us;
+      Poco::Int64 until = l.until_us, at = now_us;
       Poco::Data::Statement q =
           (tx << "UPDATE webhooks SET lease_owner = ?, lease_until_us = ? WHERE id = ? AND "
                  "lease_until_us < ? AND enabled = 1",
-           use(owner), use(until), use(id), use(at));
+           use(l.token), use(until), use(l.webhook), use(at));
       taken = q.execute();
     });
-    if (taken == 1) return id;
+    if (taken == 1) return l;
   }
   return std::nullopt;
 }
 
-void DeliveryEngine::release(const std::string& webhook) {
+void DeliveryEngine::release(const Lease& l) {
   db_.transaction([&](Poco::Data::Session& tx) {
-    std::string id = webhook, owner = owner_;
-    tx << "UPDATE webhooks SET lease_owner = '', lease_until_us = 0 WHERE id = ? AND "
+    std::string id = l.webhook, owner = l.token;
+    Poco::Int64 at = sdk::nowMicros();  // lapsed now, and served now (lease()'s order)
+    tx << "UPDATE webhooks SET lease_owner = '', lease_until_us = ? WHERE id = ? AND "
           "lease_owner = ?",
-        use(id), use(owner), now;
+        use(at), use(id), use(owner), now;
   });
 }
 
-bool DeliveryEngine::renew(const std::string& webhook) {
+bool DeliveryEngine::renew(Lease& l) {
   std::size_t kept = 0;
+  const Poco::Int64 until = sdk::nowMicros() + settings_.lease_us;
   db_.transaction([&](Poco::Data::Session& tx) {
-    std::string id = webhook, owner = owner_;
-    Poco::Int64 until = sdk::nowMicros() + settings_.lease_us;
+    std::string id = l.webhook, owner = l.token;
+    Poco::Int64 u = until;
     Poco::Data::Statement q =
-        (tx << "UPDATE webhooks SET lease_until_us = ? WHERE id = ? AND lease_owner = ?",
-         use(until), use(id), use(owner));
+        (tx << "UPDATE webhooks SET lease_until_us = ? WHERE id = ? AND lease_owner = ?", use(u),
+         use(id), use(owner));
     kept = q.execute();
   });
+  if (kept == 1) l.until_us = until;
   return kept == 1;
+}
+
+bool DeliveryEngine::othersDue(const std::string& webhook) {
+  Poco::Data::Session s = db_.session();
+  const Poco::Int64 now_us = sdk::nowMicros();
+  Poco::Int64 a = now_us, b = now_us, c = now_us;
+  std::string id = webhook;
+  std::vector<std::string> due;
+  s << "SELECT d.webhook_id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id "
+       "WHERE d.state = 'pending' AND d.next_attempt_us <= ? AND w.enabled = 1 AND "
+       "w.retry_at_us <= ? AND w.lease_until_us < ? AND w.id <> ? LIMIT 1",
+      use(a), use(b), use(c), use(id), into(due), now;
+  return !due.empty();
 }
 
 std::vector<DeliveryRow> DeliveryEngine::pendingOf(const std::string& webhook) {
@@ -215,10 +256,25 @@ std::vector<DeliveryRow> DeliveryEngine::pendingOf(const std::string& webhook) {
   return pending;
 }
 
-void DeliveryEngine::deliverFor(const std::string& webhook, Sender& sender) {
-  std::int64_t leased_at = sdk::nowMicros();
-  auto idle_since = std::chrono::steady_clock::now();
+void DeliveryEngine::deliverFor(Lease& lease, Sender& sender) {
+  const std::string& webhook = lease.webhook;
+  const auto leased_at = std::chrono::steady_clock::now();
+  auto idle_since = leased_at;
+  int sent = 0;
   std::uint64_t seen = 0;
+  // An attempt is cut at the timeout; recording its outcome takes a moment more. The lease is
+  // renewed before a send when less than this is left of it.
+  const std::int64_t longest_us =
+      2 * std::chrono::duration_cast<std::chrono::microseconds>(settings_.timeout).count();
+  // Its fair share spent (looked at now and then: othersDue() is a query).
+  auto looked = leased_at;
+  const auto shareSpent = [&] {
+    const auto now_time = std::chrono::steady_clock::now();
+    if (sent < kFairDeliveries && now_time - leased_at < kFairTime) return false;
+    if (now_time - looked < kFairTime / 8) return false;
+    looked = now_time;
+    return true;
+  };
   while (running_) {
     std::optional<WebhookRow> hook;
     {
@@ -233,8 +289,9 @@ void DeliveryEngine::deliverFor(const std::string& webhook, Sender& sender) {
     const std::vector<DeliveryRow> pending = pendingOf(webhook);
     if (pending.empty()) {
       // Drained: keep the lease (and the connection) a moment for what the fan-out makes next,
-      // so a steady flow of events does not cost a lease and a release each.
-      if (std::chrono::steady_clock::now() - idle_since > kIdleHold) return;
+      // so a steady flow of events does not cost a lease and a release each; not while another
+      // webhook waits for a worker.
+      if (std::chrono::steady_clock::now() - idle_since > kIdleHold || othersDue(webhook)) return;
       std::unique_lock lock(mutex_);
       workers_wake_.wait_for(lock, kIdleHold / 4,
                              [&] { return work_generation_ != seen || !running_; });
@@ -243,6 +300,10 @@ void DeliveryEngine::deliverFor(const std::string& webhook, Sender& sender) {
     std::vector<Outcome> outcomes;
     bool stop_run = false;
     for (const auto& d : pending) {
+      if (!running_) {
+        stop_run = true;
+        break;
+      }
       std::int64_t now_us = sdk::nowMicros();
       if (d.next_attempt_us > now_us) {
         // The oldest waits for its retry, and everything after it waits behind it.
@@ -256,13 +317,11 @@ void DeliveryEngine::deliverFor(const std::string& webhook, Sender& sender) {
         }
         break;
       }
-      // Half the lease spent (a slow receiver): renew it before sending more.
-      if (now_us - leased_at > settings_.lease_us / 2) {
-        if (!renew(webhook)) {
-          stop_run = true;
-          break;
-        }
-        leased_at = now_us;
+      // Too little of the lease left for one more attempt: renew it first, so it cannot lapse
+      // (and go to another worker) while this one still sends.
+      if (lease.until_us - now_us < longest_us && !renew(lease)) {
+        stop_run = true;
+        break;
       }
       const std::int64_t timestamp = wallSeconds();
       const std::vector<std::pair<std::string, std::string>> headers = {
@@ -272,28 +331,33 @@ void DeliveryEngine::deliverFor(const std::string& webhook, Sender& sender) {
            signatureHeader(hook->signingSecrets(now_us), d.event_id, timestamp, d.payload)},
       };
       SendResult r = sender.post(hook->url, headers, d.payload);
+      if (!running_ && !r.ok()) break;  // cut by stop(): not the receiver's failure
       outcomes.push_back({d, r, sdk::nowMicros()});
+      ++sent;
       if (!r.ok()) {
         stop_run = true;
         break;
       }
+      if (shareSpent() && othersDue(webhook)) {
+        stop_run = true;  // the worker goes to a webhook waiting for one
+        break;
+      }
     }
-    if (!outcomes.empty()) {
-      if (!record(webhook, outcomes)) return;
-      leased_at = sdk::nowMicros();
-    }
-    if (stop_run) return;
+    if (!outcomes.empty() && !record(lease, outcomes)) return;
+    if (stop_run || !running_) return;
     idle_since = std::chrono::steady_clock::now();
   }
 }
 
-bool DeliveryEngine::record(const std::string& webhook, const std::vector<Outcome>& outcomes) {
+bool DeliveryEngine::record(Lease& lease, const std::vector<Outcome>& outcomes) {
+  const std::string& webhook = lease.webhook;
   bool still_mine = true;
   std::uint64_t ok = 0, failed = 0;
+  const Poco::Int64 renewed_until = sdk::nowMicros() + settings_.lease_us;
   db_.transaction([&](Poco::Data::Session& tx) {
     ok = failed = 0;
-    std::string id = webhook, owner = owner_;
-    Poco::Int64 until = sdk::nowMicros() + settings_.lease_us;
+    std::string id = webhook, owner = lease.token;
+    Poco::Int64 until = renewed_until;
     Poco::Data::Statement renew =
         (tx << "UPDATE webhooks SET lease_until_us = ? WHERE id = ? AND lease_owner = ?",
          use(until), use(id), use(owner));
@@ -342,6 +406,7 @@ bool DeliveryEngine::record(const std::string& webhook, const std::vector<Outcom
   });
   delivered_ += ok;
   failed_attempts_ += failed;
+  if (still_mine) lease.until_us = renewed_until;
   return still_mine;
 }
 

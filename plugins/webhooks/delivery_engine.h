@@ -4,10 +4,17 @@
 // which only wakes this one) and every poll interval, then wakes the workers.
 //
 // A worker leases one webhook at a time (webhooks.lease_owner/lease_until_us, taken with a
-// compare-and-set, so one svcd process delivers a webhook's deliveries at any moment) and sends
-// its pending deliveries oldest first over one kept-alive connection, recording a batch of
-// outcomes in one transaction. A drained webhook's lease is kept a moment (kIdleHold) for the
-// deliveries the fan-out makes next, so a steady flow costs no lease and release per event. The
+// compare-and-set under a token fresh for every lease, so one worker of one svcd process delivers
+// a webhook's deliveries at any moment) and sends its pending deliveries oldest first over one
+// kept-alive connection, recording a batch of outcomes in one transaction. The lease is renewed
+// before a send whenever what is left of it is shorter than the longest attempt could take (an
+// attempt is cut at webhooks.timeout_seconds, and the lease is at least three times that), so it
+// never lapses while its holder still sends. Webhooks are leased least recently served first, then
+// oldest-due first, and a worker
+// gives its webhook up after kFairDeliveries deliveries or kFairTime when another webhook is due:
+// a busy webhook does not keep a worker from the others. A drained webhook's lease is kept a
+// moment (kIdleHold) for the deliveries the fan-out makes next, unless another is due, so a steady
+// flow costs no lease and release per event. The
 // first failure stops the run: nothing later is sent before the delivery ahead of it is delivered
 // or given up (in order per webhook). A failed attempt is retried after the retry policy's delay;
 // one still failing after its window is failed, and the webhook is disabled with a
@@ -15,9 +22,11 @@
 // again by the next lease holder: at least once.
 #pragma once
 
+#include "delivery_sweep.h"
 #include "fan_out.h"
 #include "retry_policy.h"
 #include "sender.h"
+#include "watchdog.h"
 #include "webhook_store.h"
 
 #include <svc/sdk/events.h>
@@ -39,13 +48,15 @@ namespace svc::plugins::webhooks {
 
 struct EngineSettings {
   bool allow_private_urls = false;
-  std::chrono::milliseconds timeout{10000};  ///< Connect, and each read and write.
+  std::chrono::milliseconds timeout{10000};  ///< A whole attempt.
   std::int64_t retry_base_us = 5000000;
   std::int64_t retry_window_us = 86400LL * 1000000;
   std::int64_t lease_us = 30000000;
   std::chrono::milliseconds poll{
       250};  ///< How often due retries and other svcds' work are looked for.
   int workers = 4;
+  std::int64_t retention_us = 7LL * 86400 * 1000000;  ///< events.retention_days: finished
+                                                      ///< deliveries are kept as long.
 };
 
 class DeliveryEngine {
@@ -55,7 +66,7 @@ class DeliveryEngine {
   ~DeliveryEngine();
 
   void start();
-  /// Stops the threads (a send in flight finishes, within its timeout) and gives up the leases.
+  /// Stops the threads (a send in flight is cut) and gives up the leases.
   void stop();
   /// Has the fan-out look at the log now (from the bus's thread: never blocks).
   void eventArrived();
@@ -67,14 +78,25 @@ class DeliveryEngine {
 
  private:
   void fanOutLoop();
+  /// Prunes and caps the delivery log (DeliverySweep), every kSweepEvery.
+  void sweep();
   void workerLoop();
-  /// @return a webhook with due deliveries whose lease this process took, or nullopt.
-  std::optional<std::string> lease();
-  /// Delivers the leased webhook's due deliveries in order, then gives up the lease.
-  void deliverFor(const std::string& webhook, Sender& sender);
-  void release(const std::string& webhook);
-  /// Extends this process's lease. @return false when it is no longer this process's.
-  bool renew(const std::string& webhook);
+  /// A webhook leased by one worker: token names this lease (and no other) in lease_owner.
+  struct Lease {
+    std::string webhook, token;
+    std::int64_t until_us = 0;  ///< When it lapses unless renewed.
+  };
+  /// @return a webhook with due deliveries (the one served longest ago first, then the one due
+  /// longest) this worker took, or nullopt.
+  std::optional<Lease> lease();
+  /// Delivers the leased webhook's due deliveries in order, until drained, failing, or its fair
+  /// share spent while others are due.
+  void deliverFor(Lease& lease, Sender& sender);
+  void release(const Lease& lease);
+  /// Extends the lease. @return false when it is no longer this lease.
+  bool renew(Lease& lease);
+  /// @return whether a webhook other than this one has due deliveries and no lease.
+  bool othersDue(const std::string& webhook);
   /// @return the webhook's pending deliveries, oldest first (a batch).
   std::vector<DeliveryRow> pendingOf(const std::string& webhook);
 
@@ -85,7 +107,7 @@ class DeliveryEngine {
   };
   /// Records a run's outcomes (all delivered but maybe the last) and renews the lease.
   /// @return false when the webhook is gone, disabled or no longer leased by this process.
-  bool record(const std::string& webhook, const std::vector<Outcome>& outcomes);
+  bool record(Lease& lease, const std::vector<Outcome>& outcomes);
 
   sdk::Database& db_;
   sdk::EventBus& events_;
@@ -94,13 +116,15 @@ class DeliveryEngine {
   const RetryPolicy policy_;
   Poco::Logger& log_;
   FanOut fan_out_;
-  const std::string owner_;  // this process's lease name
+  DeliverySweep sweep_;
+  Watchdog watchdog_;
 
   std::atomic<bool> running_{false};
   std::mutex mutex_;
   std::condition_variable fan_out_wake_, workers_wake_;
   bool event_arrived_ = false;
   std::uint64_t work_generation_ = 0;
+  std::chrono::steady_clock::time_point swept_{};
   std::thread fan_out_thread_;
   std::vector<std::thread> workers_;
   std::atomic<std::uint64_t> delivered_{0}, failed_attempts_{0};

@@ -50,24 +50,38 @@ std::string payloadOf(const sdk::Event& e) {
 
 std::size_t FanOut::runOnce() {
   more_ = false;
-  Poco::Int64 cursor = 0;
+  Poco::Int64 cursor = 0, newest = 0;
   Poco::Data::Session s = db_.session();
   s << "SELECT seq FROM webhook_cursor WHERE name = 'fanout'", into(cursor), now;
-  const auto batch = events_.read(cursor, kBatch);
-  if (batch.empty()) return 0;
-  // The webhooks after the events: one made before an event of the batch committed is read
-  // here; one made later has its own event after the batch (after_seq), and wants none of it.
+  // The newest sequence before the webhooks: a webhook this read misses was made by a later
+  // commit, so its own event (after_seq) is after `newest` and it wants nothing up to it. Read
+  // from the kernel's log table: the bus has no call for it, and this is one indexed MAX.
+  s << "SELECT COALESCE(MAX(seq), 0) FROM svc_events", into(newest), now;
+  if (newest <= cursor) return 0;
   const std::vector<WebhookRow> hooks = store_.enabled(s);
   if (hooks.empty()) {
-    // Nothing to deliver: move the cursor now and then, not a write per event. A webhook made
-    // later wants only events after its own creation, so the events skipped here are none of
-    // its business; the cursor just has less to read when one comes.
+    // Nothing to deliver: no event is read. The cursor jumps to the newest event (now and
+    // then, not a write per event), so a new install, or one whose webhooks were all disabled,
+    // does not page through history when a webhook comes.
     const auto now_time = std::chrono::steady_clock::now();
-    if (now_time - idle_advanced_ < kIdleAdvance) return 0;
+    if (idle_advanced_ != std::chrono::steady_clock::time_point{} &&
+        now_time - idle_advanced_ < kIdleAdvance) {
+      return 0;
+    }
     idle_advanced_ = now_time;
+    Poco::Int64 from = cursor, to = newest;
+    db_.transaction([&](Poco::Data::Session& tx) {
+      tx << "UPDATE webhook_cursor SET seq = ? WHERE name = 'fanout' AND seq = ? AND seq < ?",
+          use(to), use(from), bind(to), now;
+    });
+    return 0;
   }
+  const auto batch = events_.read(cursor, kBatch);
+  if (batch.empty()) return 0;
   more_ = batch.size() == kBatch;
   std::size_t made = 0;
+  const char* ignore =
+      db_.dialect() == sdk::Dialect::kSqlite ? "INSERT OR IGNORE" : "INSERT IGNORE";
   try {
     db_.transaction([&](Poco::Data::Session& tx) {
       made = 0;
@@ -85,13 +99,19 @@ std::size_t FanOut::runOnce() {
           std::string id = sdk::newUuid(), hook = w.id, event_id = e.id, type = e.type,
                       payload = payloadOf(e);
           Poco::Int64 seq = e.sequence, created = e.created_us, when = at;
-          tx << "INSERT INTO webhook_deliveries (id, webhook_id, seq, event_id, event_type, "
-                "payload, event_created_us, state, attempts, last_status, last_error, "
-                "first_attempt_us, last_attempt_us, next_attempt_us, delivered_us, created_us) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, 0, '', 0, 0, ?, 0, ?)",
-              use(id), use(hook), use(seq), use(event_id), use(type), use(payload), use(created),
-              use(when), bind(at), now;
-          ++made;
+          // A delivery that exists already (the cursor set back, by an operator or a restore of
+          // an older backup) is left as it is: one duplicate must not roll back the batch,
+          // which would stall the fan-out on it for good.
+          Poco::Data::Statement insert =
+              (tx << std::string(ignore) +
+                         " INTO webhook_deliveries (id, webhook_id, seq, event_id, event_type, "
+                         "payload, event_created_us, state, attempts, last_status, last_error, "
+                         "first_attempt_us, last_attempt_us, next_attempt_us, delivered_us, "
+                         "created_us) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, 0, '', 0, 0, ?, "
+                         "0, ?)",
+               use(id), use(hook), use(seq), use(event_id), use(type), use(payload), use(created),
+               use(when), bind(at));
+          made += insert.execute();
         }
       }
     });

@@ -6,7 +6,8 @@
 // finds it moved, rolls back and tries again from the new one) and inserts a delivery for every
 // enabled webhook each event matches (unique per webhook and event). An event committed just
 // before a crash is still after the cursor at the next start: nothing is lost, nothing is made
-// twice.
+// twice. While no webhook is enabled no event is read: the cursor jumps to the newest event now and
+// then, so a new install starts at the present, not at the start of the log.
 #pragma once
 
 #include "webhook_store.h"

@@ -11,7 +11,9 @@
 #include <Poco/Net/NetException.h>
 #include <Poco/Net/SocketAddress.h>
 
+#include <algorithm>
 #include <istream>
+#include <ostream>
 
 namespace svc::plugins::webhooks {
 
@@ -25,11 +27,21 @@ template <class Base>
 class PinnedSession : public Base {
  public:
   template <class... Args>
-  PinnedSession(Poco::Net::SocketAddress pinned, bool allow_private, Args&&... args)
-      : Base(std::forward<Args>(args)...), pinned_(pinned), allow_private_(allow_private) {}
+  PinnedSession(Poco::Net::SocketAddress pinned, bool allow_private,
+                const Watchdog::Clock::time_point& deadline, Args&&... args)
+      : Base(std::forward<Args>(args)...),
+        pinned_(pinned),
+        allow_private_(allow_private),
+        deadline_(deadline) {}
 
  protected:
   void connect(const Poco::Net::SocketAddress&) override {
+    // Connecting spends the attempt's time too.
+    const auto left =
+        std::chrono::duration_cast<std::chrono::microseconds>(deadline_ - Watchdog::Clock::now());
+    if (left.count() <= 0) throw Poco::TimeoutException("no time left to connect");
+    const Poco::Timespan each = this->getTimeout();  // each read and write (open() sets all)
+    this->setTimeout(std::min(each, Poco::Timespan(left.count())), each, each);
     Base::connect(pinned_);
     const Poco::Net::IPAddress peer = this->socket().peerAddress().host();
     if (!allow_private_ && sdk::isInternalAddress(peer)) {
@@ -44,6 +56,7 @@ class PinnedSession : public Base {
  private:
   Poco::Net::SocketAddress pinned_;
   bool allow_private_;
+  const Watchdog::Clock::time_point& deadline_;  // the sender's, for the attempt in flight
 };
 
 Poco::Net::Context::Ptr tlsContext() {
@@ -55,12 +68,19 @@ Poco::Net::Context::Ptr tlsContext() {
 
 }  // namespace
 
-Sender::Sender(bool allow_private, std::chrono::milliseconds timeout)
-    : allow_private_(allow_private), timeout_(timeout) {}
+Sender::Sender(bool allow_private, std::chrono::milliseconds timeout, Watchdog& watchdog)
+    : allow_private_(allow_private), timeout_(timeout), watchdog_(watchdog) {}
 
 Sender::~Sender() = default;
 
+bool Sender::disarm() {
+  if (armed_ != 0 && watchdog_.disarm(armed_)) cut_ = true;
+  armed_ = 0;
+  return cut_;
+}
+
 void Sender::reset() {
+  disarm();
   session_.reset();
   origin_.clear();
 }
@@ -74,10 +94,10 @@ void Sender::open(const Poco::URI& uri) {
   const Poco::Net::SocketAddress pinned(addresses.front(), uri.getPort());
   if (uri.getScheme() == "https") {
     session_ = std::make_unique<PinnedSession<Poco::Net::HTTPSClientSession>>(
-        pinned, allow_private_, uri.getHost(), uri.getPort(), tlsContext());
+        pinned, allow_private_, deadline_, uri.getHost(), uri.getPort(), tlsContext());
   } else {
     session_ = std::make_unique<PinnedSession<Poco::Net::HTTPClientSession>>(
-        pinned, allow_private_, uri.getHost(), uri.getPort());
+        pinned, allow_private_, deadline_, uri.getHost(), uri.getPort());
   }
   const Poco::Timespan t(std::chrono::duration_cast<std::chrono::microseconds>(timeout_).count());
   session_->setTimeout(t, t, t);
@@ -96,7 +116,9 @@ SendResult Sender::attempt(const Poco::URI& uri,
   request.setKeepAlive(true);
   request.set("User-Agent", "svc-webhooks/1");
   for (const auto& [name, value] : headers) request.set(name, value);
-  session_->sendRequest(request) << body;
+  std::ostream& out = session_->sendRequest(request);  // connects when not connected
+  armed_ = watchdog_.arm(session_->socket().impl()->sockfd(), deadline_);
+  out << body;
   Poco::Net::HTTPResponse response;
   std::istream& in = session_->receiveResponse(response);
   // Read a bounded part of the answer; a longer one costs the connection, not memory.
@@ -125,21 +147,34 @@ SendResult Sender::post(const std::string& url,
     return {0, "the URL does not parse: " + e.displayText()};
   }
   const std::string origin = uri.getScheme() + "://" + uri.getAuthority();
+  deadline_ = Watchdog::Clock::now() + timeout_;
+  cut_ = false;
   // A kept-alive connection the receiver closed meanwhile fails before any answer: try once more
   // on a fresh one before calling it an attempt that failed.
   for (int round = 0; round < 2; ++round) {
     const bool reused = session_ && origin == origin_;
+    SendResult r;
+    bool failed = false;
     try {
       if (!reused) open(uri);
-      return attempt(uri, headers, body);
+      r = attempt(uri, headers, body);
     } catch (const Poco::Exception& e) {
-      reset();
-      if (reused && round == 0) continue;
-      return {0, e.displayText()};
+      r = {0, e.displayText()};
+      failed = true;
     } catch (const std::exception& e) {
-      reset();
-      return {0, e.what()};
+      r = {0, e.what()};
+      failed = true;
     }
+    const bool cut = disarm();
+    if (cut) {
+      reset();
+      return {0, "no complete answer within " + std::to_string(timeout_.count() / 1000) +
+                     " s (the whole attempt's limit, webhooks.timeout_seconds)"};
+    }
+    if (!failed) return r;
+    reset();
+    if (reused && round == 0) continue;
+    return r;
   }
   return {0, "unreachable"};
 }

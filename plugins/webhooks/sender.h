@@ -3,13 +3,18 @@
 // Every connection goes to an address that passed the public-address rule
 // (sdk::allowedAddresses) when it was resolved here, and the address actually connected to is
 // checked again (a name that resolved to a public address a moment ago may resolve to a private
-// one now: DNS rebinding). Connecting and each read or write are bounded by a timeout, redirects
-// are not followed (a 3xx is a failed attempt), and at most 64 KB of an answer's body is read.
+// one now: DNS rebinding). A whole attempt (connecting, sending, the answer) is bounded by the
+// timeout: a watchdog shuts the socket down when it passes, so a receiver that trickles its answer
+// cannot hold a worker. Redirects are not followed (a 3xx is a failed attempt), and at most 64 KB
+// of an answer's body is read.
 #pragma once
+
+#include "watchdog.h"
 
 #include <Poco/URI.h>
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,9 +34,9 @@ struct SendResult {
 
 class Sender {
  public:
-  /// @param allow_private let URLs reach internal addresses (tests). @param timeout for connecting
-  /// and for each read and write.
-  Sender(bool allow_private, std::chrono::milliseconds timeout);
+  /// @param allow_private let URLs reach internal addresses (tests). @param timeout for a whole
+  /// attempt. @param watchdog cuts an attempt at its deadline (it outlives this sender).
+  Sender(bool allow_private, std::chrono::milliseconds timeout, Watchdog& watchdog);
   ~Sender();
   Sender(const Sender&) = delete;
   Sender& operator=(const Sender&) = delete;
@@ -45,6 +50,8 @@ class Sender {
   void reset();
 
  private:
+  /// Stops the watchdog watching. @return whether it cut the attempt in flight.
+  bool disarm();
   /// Opens a connection to uri's origin at an allowed address. @throws Poco::Exception.
   void open(const Poco::URI& uri);
   SendResult attempt(const Poco::URI& uri,
@@ -53,7 +60,11 @@ class Sender {
 
   const bool allow_private_;
   const std::chrono::milliseconds timeout_;
-  std::string origin_;  // scheme://host:port of the open connection
+  Watchdog& watchdog_;
+  Watchdog::Clock::time_point deadline_{};  // the attempt in flight's
+  std::uint64_t armed_ = 0;                 // its watchdog token, 0 when none
+  bool cut_ = false;                        // the watchdog cut it
+  std::string origin_;                      // scheme://host:port of the open connection
   std::unique_ptr<Poco::Net::HTTPClientSession> session_;
 };
 

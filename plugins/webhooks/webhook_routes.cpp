@@ -35,7 +35,11 @@ void WebhookRoutes::registerIn(sdk::RouteRegistry& routes) {
   add("POST", "/api/webhooks/",
       "Create a webhook {url, event_types?, description?, enabled?} for the account, or for the "
       "identity named (identity key, identity=); the answer shows its secret, once.",
-      sdk::bindHandler(*this, &WebhookRoutes::create), input, {}, {{201, with_secret}}, {bad_url});
+      sdk::bindHandler(*this, &WebhookRoutes::create), input, {}, {{201, with_secret}},
+      {bad_url,
+       {409, "conflict",
+        "the account has " + std::to_string(kMaxWebhooksPerAccount) +
+            " webhooks already (the most it may have)"}});
   const auto one = sdk::bindHandler(*this, &WebhookRoutes::one);
   add("GET", "/api/webhooks/{uuid}/", "One webhook.", one, std::nullopt, {}, {{200, hook}}, {});
   add("PATCH", "/api/webhooks/{uuid}/",
@@ -110,7 +114,16 @@ sdk::Response WebhookRoutes::create(sdk::Request& r) {
   row.enabled = r.boolField("enabled").value_or(true);
   row.secret = newSecret();
   row.created_us = row.updated_us = sdk::nowMicros();
-  db_.transaction([&](Poco::Data::Session& tx) { store_.insert(tx, row); });
+  db_.transaction([&](Poco::Data::Session& tx) {
+    // Bounded: every webhook costs the fan-out a match per event, and workers are shared.
+    if (store_.count(tx, WebhookFilter{row.account_id, ""}) >= kMaxWebhooksPerAccount) {
+      throw sdk::HttpError(409, "conflict",
+                           "The account has " + std::to_string(kMaxWebhooksPerAccount) +
+                               " webhooks, the most it may have: delete one first.")
+          .extra("limit", kMaxWebhooksPerAccount);
+    }
+    store_.insert(tx, row);
+  });
   return sdk::Response::noStore(sdk::Response::json(201, WebhookStore::json(row, true)));
 }
 

@@ -16,6 +16,10 @@
 
 namespace svc::plugins::webhooks {
 
+/// The most webhooks an account (its identities' included) may have: each costs the fan-out a
+/// match per event and a share of the delivery workers. Creating one more answers 409 `conflict`.
+constexpr int kMaxWebhooksPerAccount = 20;
+
 class WebhookRoutes {
  public:
   /// @param wake has the delivery workers look for due deliveries now.

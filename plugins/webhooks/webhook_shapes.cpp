@@ -4,13 +4,23 @@ namespace svc::plugins::webhooks {
 
 namespace {
 
-sdk::Schema webhookMembers(std::string name, bool with_secret) {
+enum class Shape { kApi, kWithSecret, kEvent };
+
+sdk::Schema webhookMembers(std::string name, Shape shape) {
   using sdk::Schema;
   Schema s = Schema::object(std::move(name));
-  s.required("uuid", Schema::string().format("uuid"))
-      .required("url", Schema::string().describe("Where deliveries are POSTed."))
-      .required("event_types", Schema::array(Schema::string())
-                                   .describe("The event types it receives; empty: every type."))
+  s.required("uuid", Schema::string().format("uuid"));
+  if (shape == Shape::kEvent) {
+    s.required("url_host", Schema::string().describe(
+                               "The scheme and host deliveries go to (`https://hooks.example`): "
+                               "events never carry the URL's path or query, which may hold a "
+                               "token."));
+  } else {
+    s.required("url", Schema::string().describe("Where deliveries are POSTed."));
+  }
+  s.required(
+       "event_types",
+       Schema::array(Schema::string()).describe("The event types it receives; empty: every type."))
       .required("identity", Schema::string().format("uuid").nullable().describe(
                                 "The identity whose events it receives; null: the account's."))
       .required("enabled", Schema::boolean())
@@ -18,7 +28,7 @@ sdk::Schema webhookMembers(std::string name, bool with_secret) {
       .required("disabled_reason",
                 Schema::string().nullable().describe(
                     "Why svcd disabled it (deliveries failing for 24 hours), or null."));
-  if (with_secret) {
+  if (shape == Shape::kWithSecret) {
     s.required("secret", Schema::string().describe(
                              "`whsec_` and base64 of 32 bytes: the key of the signatures. Shown "
                              "only here; keep it."));
@@ -52,11 +62,15 @@ sdk::Schema webhookInputSchema(const std::vector<std::string>& types) {
 }
 
 sdk::Schema webhookSchema() {
-  return webhookMembers("Webhook", false);
+  return webhookMembers("Webhook", Shape::kApi);
 }
 
 sdk::Schema webhookWithSecretSchema() {
-  return webhookMembers("WebhookWithSecret", true);
+  return webhookMembers("WebhookWithSecret", Shape::kWithSecret);
+}
+
+sdk::Schema webhookEventSchema() {
+  return webhookMembers("WebhookEvent", Shape::kEvent);
 }
 
 sdk::Schema deliverySchema() {

@@ -7,6 +7,7 @@
 #include <Poco/JSON/Array.h>
 #include <Poco/String.h>
 #include <Poco/Tuple.h>
+#include <Poco/URI.h>
 
 using namespace Poco::Data::Keywords;
 
@@ -196,7 +197,7 @@ void WebhookStore::insert(Poco::Data::Session& tx, WebhookRow& r) {
       use(r.description), use(on), use(r.disabled_reason), use(r.secret), use(r.previous_secret),
       use(prev_until), use(created), use(updated), now;
   const sdk::Event e =
-      events_.publish("webhook.created", r.account_id, r.identity_uuid, json(r), &tx);
+      events_.publish("webhook.created", r.account_id, r.identity_uuid, eventJson(r), &tx);
   r.after_seq = e.sequence;
   Poco::Int64 after = r.after_seq;
   tx << "UPDATE webhooks SET after_seq = ? WHERE id = ?", use(after), use(r.id), now;
@@ -204,6 +205,8 @@ void WebhookStore::insert(Poco::Data::Session& tx, WebhookRow& r) {
 
 bool WebhookStore::update(Poco::Data::Session& tx, const WebhookRow& row, const std::string& type) {
   WebhookRow r = row;
+  std::vector<int> was_enabled;
+  tx << "SELECT enabled FROM webhooks WHERE id = ?", use(r.id), into(was_enabled), now;
   std::string types = joinTypes(r.event_types);
   int on = r.enabled ? 1 : 0;
   Poco::Int64 prev_until = r.previous_until_us, updated = r.updated_us;
@@ -214,7 +217,13 @@ bool WebhookStore::update(Poco::Data::Session& tx, const WebhookRow& row, const 
        use(r.url), use(types), use(r.description), use(on), use(r.disabled_reason), use(r.secret),
        use(r.previous_secret), use(prev_until), use(updated), use(r.id));
   if (q.execute() == 0) return false;
-  events_.publish(type, r.account_id, r.identity_uuid, json(r), &tx);
+  const sdk::Event e = events_.publish(type, r.account_id, r.identity_uuid, eventJson(r), &tx);
+  if (r.enabled && !was_enabled.empty() && was_enabled.front() == 0) {
+    // Enabled again: deliveries resume with the events after this moment; what happened while
+    // it was disabled is not delivered (the fan-out may have passed it already, or not).
+    Poco::Int64 after = e.sequence;
+    tx << "UPDATE webhooks SET after_seq = ? WHERE id = ?", use(after), use(r.id), now;
+  }
   return true;
 }
 
@@ -223,7 +232,7 @@ bool WebhookStore::remove(Poco::Data::Session& tx, const WebhookRow& row) {
   Poco::Data::Statement q = (tx << "DELETE FROM webhooks WHERE id = ?", use(id));
   if (q.execute() == 0) return false;
   tx << "DELETE FROM webhook_deliveries WHERE webhook_id = ?", use(id), now;
-  events_.publish("webhook.deleted", row.account_id, row.identity_uuid, json(row), &tx);
+  events_.publish("webhook.deleted", row.account_id, row.identity_uuid, eventJson(row), &tx);
   return true;
 }
 
@@ -262,8 +271,9 @@ bool WebhookStore::replay(Poco::Data::Session& tx, const std::string& webhook,
   std::string w = webhook, d = Poco::toLower(id);
   Poco::Int64 at = now_us;
   Poco::Data::Statement q =
-      (tx << "UPDATE webhook_deliveries SET state = 'pending', next_attempt_us = ?, "
-             "first_attempt_us = 0 WHERE webhook_id = ? AND id = ?",
+      (tx << "UPDATE webhook_deliveries SET first_attempt_us = CASE WHEN state = 'pending' "
+             "THEN first_attempt_us ELSE 0 END, state = 'pending', next_attempt_us = ? WHERE "
+             "webhook_id = ? AND id = ?",
        use(at), use(w), use(d));
   if (q.execute() == 0) return false;
   tx << "UPDATE webhooks SET retry_at_us = 0 WHERE id = ?", use(w), now;
@@ -286,6 +296,24 @@ Poco::JSON::Object::Ptr WebhookStore::json(const WebhookRow& row, bool with_secr
   if (with_secret) o->set("secret", row.secret);
   o->set("created_dt", sdk::isoTimestamp(row.created_us));
   o->set("updated_dt", sdk::isoTimestamp(row.updated_us));
+  return o;
+}
+
+Poco::JSON::Object::Ptr WebhookStore::eventJson(const WebhookRow& row) {
+  Poco::JSON::Object::Ptr o = json(row);
+  o->remove("url");
+  std::string host;
+  try {
+    const Poco::URI uri(row.url);
+    const std::string& name = uri.getHost();
+    host =
+        uri.getScheme() + "://" + (name.find(':') == std::string::npos ? name : "[" + name + "]");
+    if (uri.getPort() != (uri.getScheme() == "https" ? 443 : 80))
+      host += ":" + std::to_string(uri.getPort());
+  } catch (const Poco::Exception&) {
+    host = "";  // stored URLs were checked; nothing of one that no longer parses is shown
+  }
+  o->set("url_host", host);
   return o;
 }
 

@@ -82,14 +82,19 @@ class WebhookStore {
   long deliveryCount(Poco::Data::Session& s, const std::string& webhook);
   std::optional<DeliveryRow> delivery(Poco::Data::Session& s, const std::string& webhook,
                                       const std::string& id);
-  /// Makes a delivery pending and due now, with a fresh retry window (a replay), and its webhook
-  /// due now. @return false when it is gone.
+  /// Makes a delivery pending and due now (a replay), and its webhook due now. A delivered or
+  /// failed one gets a fresh retry window; a pending one keeps its window: replaying it again
+  /// and again must not keep a failing webhook from being disabled after 24 hours.
+  /// @return false when it is gone.
   bool replay(Poco::Data::Session& tx, const std::string& webhook, const std::string& id,
               std::int64_t now_us);
 
   /// @return the webhook's API view (never its secrets). @param with_secret add `secret`
   /// (create and rotate-secret answers).
   static Poco::JSON::Object::Ptr json(const WebhookRow& row, bool with_secret = false);
+  /// @return the webhook as its events carry it: `url_host` (scheme and host) for `url`, whose
+  /// path or query may hold a token that other webhooks and the event stream must not see.
+  static Poco::JSON::Object::Ptr eventJson(const WebhookRow& row);
   static Poco::JSON::Object::Ptr deliveryJson(const DeliveryRow& row);
 
  private:

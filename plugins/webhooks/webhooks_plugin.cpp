@@ -23,7 +23,7 @@ class WebhooksPlugin : public sdk::Plugin {
     info_.version = "0.1.0";
     info_.description = "Outbound webhooks: events POSTed to your URLs, signed, retried.";
     const auto event = [](const char* name, const char* what) {
-      return sdk::EventType{name, what, {"url"}, webhookSchema()};
+      return sdk::EventType{name, what, {"url_host"}, webhookEventSchema()};
     };
     info_.events = {
         event("webhook.created", "A webhook was created; object: the webhook (never its secret)."),
@@ -47,12 +47,14 @@ class WebhooksPlugin : public sdk::Plugin {
          "how long a delivery is retried before it fails and its webhook is disabled", false,
          false},
         {"webhooks.timeout_seconds", "10",
-         "connecting to a receiver, and each read and write, within this", false, false},
+         "a whole delivery attempt (connecting, sending, the answer) within this; a receiver "
+         "slower than that fails the attempt",
+         false, false},
         {"webhooks.workers", "4", "delivery threads (each delivers one webhook at a time)", false,
          false},
         {"webhooks.lease_seconds", "30",
          "how long a webhook stays with the svcd delivering it, renewed while it delivers (a "
-         "process that dies holds it this long)",
+         "process that dies holds it this long); at least 3 times webhooks.timeout_seconds",
          false, false},
         {"webhooks.poll_ms", "250",
          "how often due retries and other svcd processes' deliveries are looked for", false, false},
@@ -72,6 +74,14 @@ class WebhooksPlugin : public sdk::Plugin {
     s.workers = static_cast<int>(bounded(c, "webhooks.workers", 1, 64));
     s.lease_us = bounded(c, "webhooks.lease_seconds", 2, 3600) * 1000000;
     s.poll = std::chrono::milliseconds(bounded(c, "webhooks.poll_ms", 10, 60000));
+    // Finished deliveries are kept as long as the events they delivered.
+    s.retention_us = c.getInt64("events.retention_days", 7) * 86400LL * 1000000;
+    // A lease renewed before a send must outlast the send and its record: shorter, and a slow
+    // receiver's webhook could go to a second worker mid-send (duplicates, out of order).
+    if (s.lease_us < 3 * s.timeout.count() * 1000) {
+      throw std::invalid_argument(
+          "webhooks.lease_seconds must be at least 3 times webhooks.timeout_seconds");
+    }
     store_ = std::make_unique<WebhookStore>(context.events());
     engine_ = std::make_unique<DeliveryEngine>(context.database(), context.events(), *store_, s,
                                                context.logger());

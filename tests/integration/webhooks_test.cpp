@@ -42,6 +42,7 @@ class Receiver {
     return bodies_;
   }
   std::atomic<int> status{204};
+  std::atomic<int> delay_ms{0};  ///< how long each answer takes
 
  private:
   struct Handler : Poco::Net::HTTPRequestHandler {
@@ -50,6 +51,9 @@ class Receiver {
                        Poco::Net::HTTPServerResponse& res) override {
       std::string body;
       Poco::StreamCopier::copyToString(req.stream(), body);
+      if (const int delay = r.delay_ms.load(); delay > 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+      }
       {
         std::lock_guard lock(r.mutex_);
         r.bodies_.push_back(body);
@@ -75,6 +79,67 @@ class Receiver {
   Poco::Net::HTTPServer server_;
 };
 
+// A receiver on loopback that reads a request, then answers 200 with a 1000-byte body a byte every
+// 300 ms: each read of it is quick, the whole answer takes five minutes.
+class TricklingReceiver {
+ public:
+  TricklingReceiver() : socket_(Poco::Net::SocketAddress("127.0.0.1", 0)) {
+    acceptor_ = std::thread([this] { accept(); });
+  }
+  ~TricklingReceiver() {
+    stop_ = true;
+    acceptor_.join();
+    for (auto& t : connections_) t.join();
+  }
+  std::string url() const {
+    return "http://127.0.0.1:" + std::to_string(socket_.address().port()) + "/slow";
+  }
+  std::atomic<int> requests{0};  ///< requests read
+  std::atomic<int> cut{0};       ///< answers the sender stopped reading (its socket shut)
+
+ private:
+  void accept() {
+    while (!stop_) {
+      if (!socket_.poll(Poco::Timespan(0, 50000), Poco::Net::Socket::SELECT_READ)) continue;
+      Poco::Net::StreamSocket c = socket_.acceptConnection();
+      connections_.emplace_back([this, c]() mutable { serve(c); });
+    }
+  }
+  void serve(Poco::Net::StreamSocket c) {
+    try {
+      c.setReceiveTimeout(Poco::Timespan(5, 0));
+      std::string head;
+      char buf[4096];
+      while (head.find("\r\n\r\n") == std::string::npos) {
+        const int n = c.receiveBytes(buf, sizeof buf);
+        if (n <= 0) return;
+        head.append(buf, static_cast<std::size_t>(n));
+      }
+      ++requests;
+      const std::string answer = "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n";
+      c.sendBytes(answer.data(), static_cast<int>(answer.size()));
+      for (int i = 0; i < 1000 && !stop_; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        // The sender shut its socket: the next byte finds the connection reset, or reading
+        // sees its end.
+        if (c.poll(Poco::Timespan(0), Poco::Net::Socket::SELECT_READ) &&
+            c.receiveBytes(buf, sizeof buf) <= 0) {
+          ++cut;
+          return;
+        }
+        c.sendBytes("x", 1);
+      }
+    } catch (const Poco::Exception&) {
+      ++cut;
+    }
+  }
+
+  Poco::Net::ServerSocket socket_;
+  std::atomic<bool> stop_{false};
+  std::thread acceptor_;
+  std::vector<std::thread> connections_;  // joined by the destructor only
+};
+
 class Webhooks : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -83,6 +148,7 @@ class Webhooks : public ::testing::Test {
     o.args = {"--set", "webhooks.allow_private_urls=true",
               "--set", "webhooks.retry_base_ms=50",
               "--set", "webhooks.poll_ms=50"};
+    for (const auto& a : settings()) o.args.push_back(a);
     svcd_ = std::make_unique<Svcd>(o);
     ASSERT_TRUE(svcd_->start()) << svcd_->log();
     key_ = operatorLogin(*svcd_, "owner@example.com")->optValue<std::string>("management_key", "");
@@ -91,6 +157,9 @@ class Webhooks : public ::testing::Test {
     ann_ = identity("Ann");
     bob_ = identity("Bob");
   }
+
+  /// More svcd arguments for a suite.
+  virtual std::vector<std::string> settings() const { return {}; }
 
   HttpReply call(const std::string& method, const std::string& path, const std::string& body = "",
                  const std::string& key = "") {
@@ -113,8 +182,59 @@ class Webhooks : public ::testing::Test {
     return r.json()->getValue<int>("count");
   }
 
+  /// Waits up to `seconds` for done(). @return whether it came.
+  template <class F>
+  static bool waitFor(F done, int seconds = 10) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return true;
+  }
+  std::string makeHook(const std::string& body) {
+    auto made = call("POST", "/api/webhooks/", body);
+    EXPECT_EQ(made.status, 201) << made.body;
+    return made.status == 201 ? made.json()->getValue<std::string>("uuid") : "";
+  }
+  Poco::JSON::Object::Ptr firstDelivery(const std::string& hook) {
+    auto page = call("GET", "/api/webhooks/" + hook + "/deliveries/").json();
+    if (page->getValue<int>("count") == 0) return nullptr;
+    return page->getArray("results")->getObject(0);
+  }
+
   std::unique_ptr<Svcd> svcd_;
   std::string key_, other_, ann_, bob_;
+};
+
+// An attempt is cut at webhooks.timeout_seconds (1 s), and the lease is 3 s (the least allowed).
+class WebhooksShortLease : public Webhooks {
+ protected:
+  std::vector<std::string> settings() const override {
+    return {"--set", "webhooks.timeout_seconds=1", "--set", "webhooks.lease_seconds=3"};
+  }
+};
+
+// One delivery worker: whom it serves shows.
+class WebhooksOneWorker : public Webhooks {
+ protected:
+  std::vector<std::string> settings() const override { return {"--set", "webhooks.workers=1"}; }
+};
+
+// Deliveries are retried for 2 s only.
+class WebhooksShortWindow : public Webhooks {
+ protected:
+  std::vector<std::string> settings() const override {
+    return {"--set", "webhooks.retry_window_seconds=2"};
+  }
+};
+
+// A long attempt limit (60 s): what ends a send in flight at stop is stop itself.
+class WebhooksLongTimeout : public Webhooks {
+ protected:
+  std::vector<std::string> settings() const override {
+    return {"--set", "webhooks.timeout_seconds=60", "--set", "webhooks.lease_seconds=180"};
+  }
 };
 
 TEST_F(Webhooks, CreateShowsTheSecretOnceAndEveryOtherAnswerNever) {
@@ -261,7 +381,9 @@ TEST_F(Webhooks, DeliveriesAreLoggedRetriedAndReplayed) {
 // kill -9 between an event's commit and its fan-out: the database then holds the event and a
 // cursor before it, and no delivery (made here by undoing the fan-out while svcd is dead). The
 // next svcd delivers it, once.
-TEST_F(Webhooks, AnEventCommittedBeforeACrashIsDeliveredAfterTheRestart) {
+// The lease is short (3 s): kill -9 may land before the lease is given up, and the next svcd takes
+// the webhook once it lapses, well within the wait below.
+TEST_F(WebhooksShortLease, AnEventCommittedBeforeACrashIsDeliveredAfterTheRestart) {
   Receiver receiver;
   receiver.status = 503;
   auto made = call("POST", "/api/webhooks/",
@@ -291,6 +413,190 @@ TEST_F(Webhooks, AnEventCommittedBeforeACrashIsDeliveredAfterTheRestart) {
       call("GET", "/api/webhooks/" + made.json()->getValue<std::string>("uuid") + "/deliveries/")
           .json();
   EXPECT_EQ(page->getValue<int>("count"), 1);
+}
+
+// A receiver answering a byte every 300 ms never lets one read time out: the attempt is cut at
+// timeout_seconds all the same, recorded as failed, and svcd stops at once mid-attempt.
+TEST_F(WebhooksShortLease, ATricklingReceiverIsCutAtTheAttemptsDeadline) {
+  TricklingReceiver receiver;
+  const std::string hook =
+      makeHook(R"({"url":")" + receiver.url() + R"(","event_types":["contact.created"]})");
+  ASSERT_EQ(call("POST", "/api/contacts/?identity=" + ann_, R"({"email":"t@example.com"})").status,
+            201);
+  Poco::JSON::Object::Ptr d;
+  ASSERT_TRUE(waitFor([&] {
+    d = firstDelivery(hook);
+    return d && d->getValue<int>("attempts") >= 1;
+  })) << "no attempt recorded: the trickle held the worker";
+  EXPECT_EQ(d->getValue<std::string>("state"), "pending");
+  EXPECT_NE(d->getValue<std::string>("last_error").find("no complete answer within 1 s"),
+            std::string::npos)
+      << d->getValue<std::string>("last_error");
+  EXPECT_TRUE(waitFor([&] { return receiver.cut.load() >= 1; }, 5));
+  // A next attempt is in flight (retries come after 50 ms): stopping does not wait for it.
+  ASSERT_TRUE(waitFor([&] { return receiver.requests.load() >= 2; }));
+  const auto asked = std::chrono::steady_clock::now();
+  EXPECT_EQ(svcd_->terminate(), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, std::chrono::seconds(5));
+}
+
+TEST_F(WebhooksLongTimeout, StopCutsASendInFlight) {
+  TricklingReceiver receiver;
+  makeHook(R"({"url":")" + receiver.url() + R"(","event_types":["contact.created"]})");
+  ASSERT_EQ(call("POST", "/api/contacts/?identity=" + ann_, R"({"email":"s@example.com"})").status,
+            201);
+  ASSERT_TRUE(waitFor([&] { return receiver.requests.load() >= 1; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));  // a few bytes into the answer
+  const auto asked = std::chrono::steady_clock::now();
+  EXPECT_EQ(svcd_->terminate(), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, std::chrono::seconds(5));
+}
+
+TEST(WebhookSettings, ALeaseShorterThanThreeAttemptsIsRefused) {
+  Svcd::Options o;
+  o.plugins = {"auth", "webhooks"};
+  o.args = {"--set", "webhooks.timeout_seconds=10", "--set", "webhooks.lease_seconds=29"};
+  Svcd svcd(o);
+  EXPECT_NE(svcd.startExpectingFailure(), 0);
+  EXPECT_NE(svcd.log().find("webhooks.lease_seconds must be at least 3 times"), std::string::npos)
+      << svcd.log();
+}
+
+// One worker, a slow receiver with a backlog: the webhook that gets an event later is served
+// within a fair share, not after the backlog.
+TEST_F(WebhooksOneWorker, ABusyWebhookDoesNotKeepTheWorkerFromAnother) {
+  Receiver busy, quiet;
+  busy.delay_ms = 200;
+  makeHook(R"({"url":")" + busy.url() + R"(","event_types":["contact.created"]})");
+  makeHook(R"({"url":")" + quiet.url() + R"(","event_types":["identity.created"]})");
+  constexpr int kBacklog = 40;  // 8 s of the busy receiver
+  for (int i = 0; i < kBacklog; ++i) {
+    ASSERT_EQ(call("POST", "/api/contacts/?identity=" + ann_,
+                   "{\"email\":\"b" + std::to_string(i) + "@example.com\"}")
+                  .status,
+              201);
+  }
+  ASSERT_TRUE(waitFor([&] { return !busy.bodies().empty(); }));
+  identity("Cy");
+  ASSERT_TRUE(waitFor([&] { return !quiet.bodies().empty(); }, 20));
+  EXPECT_LT(busy.bodies().size(), static_cast<std::size_t>(kBacklog))
+      << "the quiet webhook waited for the whole backlog";
+}
+
+TEST_F(Webhooks, AnAccountHasAtMostTwentyWebhooks) {
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_EQ(call("POST", "/api/webhooks/", R"({"url":"http://127.0.0.1:9/h"})").status, 201);
+  }
+  auto r = call("POST", "/api/webhooks/?identity=" + ann_, R"({"url":"http://127.0.0.1:9/h"})");
+  EXPECT_EQ(r.status, 409) << r.body;
+  EXPECT_EQ(r.json()->getValue<std::string>("code"), "conflict");
+  EXPECT_EQ(r.json()->getValue<int>("limit"), 20);
+  EXPECT_EQ(count(key_), 20);
+  EXPECT_EQ(call("POST", "/api/webhooks/", R"({"url":"http://127.0.0.1:9/h"})", other_).status,
+            201);
+}
+
+// A webhook URL may hold a token (Slack, Zapier): its events, which other webhooks and the event
+// stream receive, carry only its scheme and host; its owner reads the whole URL.
+TEST_F(Webhooks, WebhookEventsCarryTheUrlsHostNeverItsPathOrQuery) {
+  Receiver watcher;
+  makeHook(R"({"url":")" + watcher.url() + R"(","event_types":["webhook.created"]})");
+  const std::string secret_url = "http://127.0.0.1:9/services/T0/B0/s3cr3tT0ken?key=k3y";
+  const std::string hook = makeHook(R"({"url":")" + secret_url + R"("})");
+  ASSERT_TRUE(waitFor([&] { return !watcher.bodies().empty(); }));
+  const std::string body = watcher.bodies().front();
+  EXPECT_NE(body.find(R"("url_host":"http://127.0.0.1:9")"), std::string::npos) << body;
+  EXPECT_EQ(body.find("s3cr3tT0ken"), std::string::npos) << body;
+  EXPECT_EQ(body.find("k3y"), std::string::npos) << body;
+  EXPECT_EQ(body.find("\"url\""), std::string::npos) << body;
+  EXPECT_EQ(call("GET", "/api/webhooks/" + hook + "/").json()->getValue<std::string>("url"),
+            secret_url);
+}
+
+// Disabled, a webhook misses what happens meanwhile; enabled again, it gets what comes after.
+TEST_F(Webhooks, AReEnabledWebhookGetsOnlyWhatHappensAfter) {
+  Receiver receiver;
+  const std::string hook =
+      makeHook(R"({"url":")" + receiver.url() + R"(","event_types":["contact.created"]})");
+  ASSERT_EQ(call("PATCH", "/api/webhooks/" + hook + "/", R"({"enabled":false})").status, 200);
+  ASSERT_EQ(
+      call("POST", "/api/contacts/?identity=" + ann_, R"({"email":"off@example.com"})").status,
+      201);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the fan-out passes it by
+  ASSERT_EQ(call("PATCH", "/api/webhooks/" + hook + "/", R"({"enabled":true})").status, 200);
+  ASSERT_EQ(call("POST", "/api/contacts/?identity=" + ann_, R"({"email":"on@example.com"})").status,
+            201);
+  ASSERT_TRUE(waitFor([&] { return !receiver.bodies().empty(); }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // nothing more comes
+  ASSERT_EQ(receiver.bodies().size(), 1u);
+  EXPECT_NE(receiver.bodies().front().find("on@example.com"), std::string::npos);
+}
+
+// Finished deliveries go with the events (events.retention_days); pending ones stay.
+TEST_F(Webhooks, FinishedDeliveriesArePrunedAfterTheEventRetention) {
+  Receiver receiver;
+  const std::string hook =
+      makeHook(R"({"url":")" + receiver.url() + R"(","event_types":["contact.created"]})");
+  ASSERT_EQ(call("POST", "/api/contacts/?identity=" + ann_, R"({"email":"p@example.com"})").status,
+            201);
+  ASSERT_TRUE(waitFor([&] {
+    auto d = firstDelivery(hook);
+    return d && d->getValue<std::string>("state") == "delivered";
+  }));
+  ASSERT_EQ(svcd_->terminate(), 0);
+  // Eight days old, the default retention being seven.
+  runSql(svcd_->dbUrl(), {"UPDATE webhook_deliveries SET created_us = created_us - 691200000000"});
+  ASSERT_TRUE(svcd_->start()) << svcd_->log();
+  EXPECT_TRUE(waitFor([&] { return !firstDelivery(hook); })) << "the old delivery is still logged";
+}
+
+// The cursor set back over events already turned into deliveries (a restore, an operator): the
+// duplicates are skipped and the events after them still delivered.
+TEST_F(Webhooks, ACursorSetBackSkipsTheDeliveriesThatExist) {
+  Receiver receiver;
+  const std::string hook =
+      makeHook(R"({"url":")" + receiver.url() + R"(","event_types":["contact.created"]})");
+  ASSERT_EQ(call("POST", "/api/contacts/?identity=" + ann_, R"({"email":"a1@example.com"})").status,
+            201);
+  ASSERT_TRUE(waitFor([&] { return receiver.bodies().size() == 1; }));
+  ASSERT_EQ(svcd_->terminate(), 0);
+  runSql(svcd_->dbUrl(), {"UPDATE webhook_cursor SET seq = (SELECT after_seq FROM webhooks)"});
+  ASSERT_TRUE(svcd_->start()) << svcd_->log();
+  ASSERT_EQ(call("POST", "/api/contacts/?identity=" + ann_, R"({"email":"a2@example.com"})").status,
+            201);
+  ASSERT_TRUE(waitFor([&] { return receiver.bodies().size() >= 2; }))
+      << "the duplicate stalled the fan-out";
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // nothing more comes
+  ASSERT_EQ(receiver.bodies().size(), 2u);
+  EXPECT_NE(receiver.bodies().back().find("a2@example.com"), std::string::npos);
+  EXPECT_EQ(call("GET", "/api/webhooks/" + hook + "/deliveries/").json()->getValue<int>("count"),
+            2);
+}
+
+// Replaying a failing delivery again and again does not restart its retry window: the webhook is
+// still disabled once the delivery has failed for the whole window (2 s here).
+TEST_F(WebhooksShortWindow, ReplayingAPendingDeliveryKeepsItsRetryWindow) {
+  Receiver receiver;
+  receiver.status = 500;
+  const std::string hook =
+      makeHook(R"({"url":")" + receiver.url() + R"(","event_types":["contact.created"]})");
+  ASSERT_EQ(call("POST", "/api/contacts/?identity=" + ann_, R"({"email":"r@example.com"})").status,
+            201);
+  Poco::JSON::Object::Ptr d;
+  ASSERT_TRUE(waitFor([&] { return (d = firstDelivery(hook)) != nullptr; }));
+  const std::string replay =
+      "/api/webhooks/" + hook + "/deliveries/" + d->getValue<std::string>("id") + "/replay/";
+  EXPECT_TRUE(waitFor(
+      [&] {
+        call("POST", replay, "{}");
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        return !call("GET", "/api/webhooks/" + hook + "/").json()->getValue<bool>("enabled");
+      },
+      15))
+      << "replays kept the failing webhook enabled";
+  const auto w = call("GET", "/api/webhooks/" + hook + "/").json();
+  EXPECT_NE(w->optValue<std::string>("disabled_reason", "").find("Deliveries failed"),
+            std::string::npos);
 }
 
 // svcctl webhooks: every subcommand through the routes; the secret printed by create and

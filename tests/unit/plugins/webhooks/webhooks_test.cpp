@@ -5,12 +5,16 @@
 #include "retry_policy.h"
 #include "sender.h"
 #include "signature.h"
+#include "watchdog.h"
+#include "webhook_store.h"
 
 #include <svc/sdk/addresses.h>
 #include <svc/sdk/http.h>
 #include <svc/sdk/util.h>
 
 #include <Poco/JSON/Parser.h>
+#include <Poco/Net/ServerSocket.h>
+#include <Poco/Net/StreamSocket.h>
 
 #include <gtest/gtest.h>
 
@@ -98,11 +102,50 @@ TEST(WebhookUrls, InternalAddressesAreRefusedUnlessAllowed) {
 }
 
 TEST(WebhookUrls, TheSenderRefusesToConnectToAnInternalAddress) {
-  Sender sender(false, std::chrono::milliseconds(500));
+  Watchdog watchdog;
+  Sender sender(false, std::chrono::milliseconds(500), watchdog);
   const SendResult r = sender.post("http://127.0.0.1:9/hook", {}, "{}");
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.error.find("private"), std::string::npos) << r.error;
+}
+
+// A read that would wait for its own (long) timeout returns once the attempt's deadline passes.
+TEST(WebhookWatchdog, ShutsASocketDownAtItsDeadline) {
+  Poco::Net::ServerSocket server(Poco::Net::SocketAddress("127.0.0.1", 0));
+  Poco::Net::StreamSocket client(server.address());
+  Poco::Net::StreamSocket peer = server.acceptConnection();  // never writes
+  client.setReceiveTimeout(Poco::Timespan(30, 0));
+  Watchdog watchdog;
+  const auto start = Watchdog::Clock::now();
+  const auto token = watchdog.arm(client.impl()->sockfd(), start + std::chrono::milliseconds(200));
+  char byte = 0;
+  EXPECT_EQ(client.receiveBytes(&byte, 1), 0);  // the end, not 30 s of waiting
+  EXPECT_LT(Watchdog::Clock::now() - start, std::chrono::seconds(10));
+  EXPECT_GE(Watchdog::Clock::now() - start, std::chrono::milliseconds(200));
+  EXPECT_TRUE(watchdog.disarm(token));
+  // Disarmed in time, a socket is left alone; after stop(), one armed is cut at once.
+  Poco::Net::StreamSocket other(server.address());
+  EXPECT_FALSE(watchdog.disarm(
+      watchdog.arm(other.impl()->sockfd(), Watchdog::Clock::now() + std::chrono::hours(1))));
+  watchdog.stop();
+  const auto cut =
+      watchdog.arm(other.impl()->sockfd(), Watchdog::Clock::now() + std::chrono::hours(1));
+  EXPECT_EQ(other.receiveBytes(&byte, 1), 0);
+  EXPECT_TRUE(watchdog.disarm(cut));
+}
+
+TEST(WebhookEvents, CarryTheUrlsSchemeAndHostOnly) {
+  WebhookRow w;
+  w.id = sdk::newUuid();
+  w.url = "https://hooks.slack.com/services/T0/B0/tok3n?x=1";
+  auto o = WebhookStore::eventJson(w);
+  EXPECT_FALSE(o->has("url"));
+  EXPECT_EQ(o->getValue<std::string>("url_host"), "https://hooks.slack.com");
+  w.url = "http://[2001:db8::1]:8080/a?token=t";
+  EXPECT_EQ(WebhookStore::eventJson(w)->getValue<std::string>("url_host"),
+            "http://[2001:db8::1]:8080");
+  EXPECT_EQ(WebhookStore::json(w)->getValue<std::string>("url"), w.url);
 }
 
 sdk::Event event(const std::string& type, const std::string& account, const std::string& identity,
