@@ -174,22 +174,30 @@ std::vector<CliCommand> commands() {
   };
   return {CliCommand::group(
       "webhooks", "outbound webhooks: events POSTed to your URLs",
-      {CliCommand::leaf("list", "webhooks, newest first", {}, {identity}, list),
+      {CliCommand::leaf("list", "webhooks, newest first", {}, {identity}, list)
+           .calls({"GET /api/webhooks/"}),
        CliCommand::leaf("create", "create a webhook (prints its secret, once)", {"URL"},
                         with({identity}), create,
                         "Without --identity (and with an account key) it receives the account's "
-                        "events; with it, that identity's."),
-       CliCommand::leaf("get", "one webhook", {"UUID"}, {identity}, get),
+                        "events; with it, that identity's.")
+           .calls({"POST /api/webhooks/"}),
+       CliCommand::leaf("get", "one webhook", {"UUID"}, {identity}, get)
+           .calls({"GET /api/webhooks/{uuid}/"}),
        CliCommand::leaf("edit", "change a webhook", {"UUID"},
-                        with({identity, {"--url", "URL", "where deliveries go"}}), edit),
+                        with({identity, {"--url", "URL", "where deliveries go"}}), edit)
+           .calls({"PATCH /api/webhooks/{uuid}/"}),
        CliCommand::leaf("delete", "delete a webhook and its delivery log", {"UUID"}, {identity},
-                        remove),
+                        remove)
+           .calls({"DELETE /api/webhooks/{uuid}/"}),
        CliCommand::leaf("rotate-secret", "a new secret (the old one signs 24 hours more)", {"UUID"},
-                        {identity}, rotate),
+                        {identity}, rotate)
+           .calls({"POST /api/webhooks/{uuid}/rotate-secret/"}),
        CliCommand::leaf("deliveries", "a webhook's delivery log, newest first", {"UUID"},
-                        {identity}, deliveries),
+                        {identity}, deliveries)
+           .calls({"GET /api/webhooks/{uuid}/deliveries/"}),
        CliCommand::leaf("replay", "send a delivery again", {"UUID", "DELIVERY_ID"}, {identity},
-                        replay)})};
+                        replay)
+           .calls({"POST /api/webhooks/{uuid}/deliveries/{id}/replay/"})})};
 }
 
 }  // namespace
