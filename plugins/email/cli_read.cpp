@@ -200,7 +200,7 @@ std::vector<CliCommand> readCommands(const sdk::CliOption& identity) {
           "wait", "wait for the next incoming message; prints its code", {},
           {identity,
            {"--created-after", "TIME", "a message newer than this (default: from now on)"},
-           {"--from", "TEXT", "only from an address containing TEXT"},
+           {"--from", "ADDR", "only from this address, or this domain (and its subdomains)"},
            {"--subject", "TEXT", "only with TEXT in the subject"},
            {"--body", "TEXT", "only with TEXT in the body"},
            {"--timeout", "SECONDS", "how long to wait, 1-120 (the server's default otherwise)"}},

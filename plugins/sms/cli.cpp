@@ -216,7 +216,7 @@ std::vector<CliCommand> commands() {
                "wait", "wait for the next incoming SMS; prints its code", {},
                {identity,
                 {"--created-after", "TIME", "an SMS newer than this (default: from now on)"},
-                {"--from", "NUMBER", "only from this number"},
+                {"--from", "NUMBER", "only from this number, or its last 4+ digits"},
                 {"--body", "TEXT", "only with TEXT in the body"},
                 {"--timeout", "SECONDS",
                  "how long to wait, 1-120 (the server's default otherwise)"}},

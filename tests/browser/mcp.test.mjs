@@ -78,6 +78,10 @@ test('tools come from the declarations and act with the caller\'s key, fenced li
     const metrics = await (await fetch(`${svcd.admin}/metrics`,
       { headers: { Authorization: `Bearer ${svcd.adminToken}` } })).text();
     assert.match(metrics, /svc_http_requests_total\{method="POST",route="\/api\/secrets\/",status="(201|2xx)"\} [1-9]/);
+    // The access log reaches svcd's output a moment later than the answer: look for a while.
+    for (let i = 0; i < 50 && !/POST \/api\/secrets\/ 201/.test(svcd.log); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     assert.match(svcd.log, /POST \/api\/secrets\/ 201/);
   } finally {
     await svcd.stop();
