@@ -232,8 +232,12 @@ Operation readOperation(const std::string& method, const std::string& path, cons
       const ObjectPtr answer = r.extract<ObjectPtr>();
       std::string what = describe(answer);
       if (answer->isObject("content") && status.front() == '2') {
-        what = typeOf(
-            answer->getObject("content")->getObject("application/json")->getObject("schema"));
+        const ObjectPtr content = answer->getObject("content");
+        if (content->isObject("application/json")) {
+          what = typeOf(content->getObject("application/json")->getObject("schema"));
+        } else if (content->size() > 0) {  // bytes of another media type: a download, TwiML
+          what = content->begin()->first + " bytes";
+        }
       }
       o.answers.emplace_back(status, what);
     }

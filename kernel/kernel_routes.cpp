@@ -85,7 +85,9 @@ sdk::Response eventStream(sdk::Request& r, EventLog& events, EventTypeRegistry& 
   return sdk::Response::hold([&events, filter, resume](std::shared_ptr<sdk::Stream> s) {
     s->begin(200, "text/event-stream",
              {{"Cache-Control", "no-store"}, {"X-Accel-Buffering", "no"}});
-    s->write("retry: 3000\n\n");
+    // The opening frame carries the position the stream starts from: a client that loses the
+    // connection before any event reaches it resumes there (Last-Event-ID), missing nothing.
+    s->write("retry: 3000\nid: " + std::to_string(resume) + "\n\n");
     events.addStream(std::move(s), filter, resume);
   });
 }
@@ -200,7 +202,10 @@ void addKernelRoutes(Router& router, EventLog& events, EventTypeRegistry& event_
          [type, pick, get](sdk::Request&) { return sdk::Response::text(200, pick(get()), type); },
          std::nullopt,
          std::vector<sdk::Param>{},
-         {{200, sdk::Schema::any()}}},
+         {{200,
+           std::string(type).rfind("application/json", 0) == 0
+               ? sdk::Schema::any()
+               : sdk::Schema::bytes(std::string(type).substr(0, std::string(type).find(';')))}}},
         "kernel");
   };
   describeRoute(
@@ -229,7 +234,8 @@ void addKernelRoutes(Router& router, EventLog& events, EventTypeRegistry& event_
             "Comma list of event types to receive (default: all)."},
            {"last_event_id", Schema::string().pattern("^[0-9]{1,18}$", "must be an event's id"),
             false, "Resume after this event (as the Last-Event-ID header does)."}},
-       {{200, Schema::any().describe("text/event-stream")}}},
+       {{200, Schema::bytes("text/event-stream")
+                  .describe("Server-Sent Events: `id`, `event` (the type) and `data` lines.")}}},
       "kernel");
   auto health = std::make_shared<DatabaseHealth>(db);
   auto plugins_once = std::make_shared<std::once_flag>();

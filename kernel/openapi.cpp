@@ -27,11 +27,11 @@ ObjectPtr ref(const std::string& where) {
   return o;
 }
 
-ObjectPtr jsonContent(const ObjectPtr& schema) {
+ObjectPtr jsonContent(const ObjectPtr& schema, const std::string& media_type = "") {
   ObjectPtr media = object();
   media->set("schema", schema);
   ObjectPtr content = object();
-  content->set("application/json", media);
+  content->set(media_type.empty() ? "application/json" : media_type, media);
   return content;
 }
 
@@ -114,7 +114,7 @@ ObjectPtr operation(const RouteEntry& entry, Components& schemas) {
                           : status == 204 ? "No content."
                           : status < 300  ? "OK."
                                           : "Failed: the body says why.");
-    if (status != 204) r->set("content", jsonContent(schema.json(&schemas)));
+    if (status != 204) r->set("content", jsonContent(schema.json(&schemas), schema.mediaType()));
     responses->set(std::to_string(status), r);
   }
   if (route.responses.empty()) {

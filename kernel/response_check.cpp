@@ -48,7 +48,14 @@ std::optional<sdk::HttpError> responseMismatch(const sdk::Route& route,
                                ", which the route does not "
                                "declare");
   }
-  if (schema && schema->type() != sdk::Schema::Type::kAny && status != 204) {
+  if (schema && !schema->mediaType().empty() && status != 204) {
+    // Bytes: only their media type is declared (`*/*`: any, as a download's).
+    const std::string& want = schema->mediaType();
+    if (answer.content_type.empty() || (want != "*/*" && answer.content_type.rfind(want, 0) != 0)) {
+      problems.add("content_type",
+                   "is '" + answer.content_type + "', not " + want + " as declared");
+    }
+  } else if (schema && schema->type() != sdk::Schema::Type::kAny && status != 204) {
     if (!isJson(answer.content_type)) {
       problems.add("content_type", "is " + answer.content_type + ", not JSON as declared");
     } else {

@@ -62,7 +62,8 @@ int deviceDeny(CliContext& cli, const CliArgs& args) {
 int accountsPlan(CliContext& cli, const CliArgs& args) {
   Poco::JSON::Object body;
   body.set("plan", args.arg(1));
-  return operatorPost(cli, "/admin/auth/accounts/" + args.arg(0) + "/plan/", body);
+  return operatorPost(cli, "/admin/auth/accounts/" + sdk::urlComponent(args.arg(0)) + "/plan/",
+                      body);
 }
 
 // A QR code of the URL for a phone, when qrencode is installed (run without a shell).
@@ -178,7 +179,7 @@ int keysCreate(CliContext& cli, const CliArgs& args) {
 }
 
 int keysRevoke(CliContext& cli, const CliArgs& args) {
-  cli.expect(cli.api("DELETE", "/api/auth/keys/" + args.arg(0) + "/"), 204);
+  cli.expect(cli.api("DELETE", "/api/auth/keys/" + sdk::urlComponent(args.arg(0)) + "/"), 204);
   return 0;
 }
 

@@ -45,9 +45,15 @@ std::vector<Correspondent> sentTo(const sdk::Event& event) {
   return out;
 }
 
-ContactsIdentityExtension::ContactsIdentityExtension(ContactStore& store)
-    : store_(store),
-      capability_{"contacts", {{kSetting, sdk::IdentityField::Type::kBoolean, true}}, {}} {}
+ContactsIdentityExtension::ContactsIdentityExtension(ContactStore& store) : store_(store) {
+  const char* what =
+      "Whether the identity's correspondents become contacts by themselves (default true).";
+  capability_.name = "contacts";
+  capability_.create_fields = {
+      {kSetting, sdk::IdentityField::Type::kBoolean, true, sdk::Schema::boolean().describe(what)}};
+  capability_.view = sdk::Schema::object("IdentityContacts")
+                         .required(kSetting, sdk::Schema::boolean().describe(what));
+}
 
 void ContactsIdentityExtension::validate(const sdk::Request& r) {
   r.boolField(kSetting);

@@ -19,12 +19,6 @@ std::string field(const Poco::JSON::Object& c, const std::string& name) {
   return c.isNull(name) ? "" : c.getValue<std::string>(name);
 }
 
-std::string encoded(const std::string& text) {
-  std::string out;
-  Poco::URI::encode(text, "&=+?#/ ", out);
-  return out;
-}
-
 // Someone else wrote these: no escape sequence reaches the terminal.
 void printContact(CliContext& cli, const Poco::JSON::Object& c) {
   cli.out() << c.getValue<std::string>("uuid") << "\n";
@@ -86,38 +80,43 @@ int add(CliContext& cli, const CliArgs& args) {
 int find(CliContext& cli, const CliArgs& args) {
   const std::string& what = args.arg(0);
   const std::string key = what.find('@') != std::string::npos ? "email" : "phone_number";
-  auto reply =
-      cli.api("GET", "/api/contacts/find/?" + key + "=" + encoded(what) + identityQuery(args, '&'));
+  auto reply = cli.api("GET", "/api/contacts/find/?" + key + "=" + sdk::urlComponent(what) +
+                                  identityQuery(args, '&'));
   cli.expect(reply, 200);
   cli.print(reply, [&](const Poco::JSON::Object& c) { printContact(cli, c); });
   return 0;
 }
 
 int show(CliContext& cli, const CliArgs& args) {
-  auto reply = cli.api("GET", "/api/contacts/" + encoded(args.arg(0)) + "/" + identityQuery(args));
+  auto reply =
+      cli.api("GET", "/api/contacts/" + sdk::urlComponent(args.arg(0)) + "/" + identityQuery(args));
   cli.expect(reply, 200);
   cli.print(reply, [&](const Poco::JSON::Object& c) { printContact(cli, c); });
   return 0;
 }
 
 int search(CliContext& cli, const CliArgs& args) {
-  auto reply = cli.api("GET", "/api/contacts/search/?limit=200&q=" + encoded(args.arg(0)) +
-                                  identityQuery(args, '&'));
+  auto reply =
+      cli.api("GET", "/api/contacts/search/?limit=200&q=" + sdk::urlComponent(args.arg(0)) +
+                         identityQuery(args, '&'));
   cli.expect(reply, 200);
   printTable(cli, reply);
   return 0;
 }
 
 int edit(CliContext& cli, const CliArgs& args) {
-  auto reply =
-      cli.api("PATCH", "/api/contacts/" + args.arg(0) + "/" + identityQuery(args), body(args));
+  auto reply = cli.api(
+      "PATCH", "/api/contacts/" + sdk::urlComponent(args.arg(0)) + "/" + identityQuery(args),
+      body(args));
   cli.expect(reply, 200);
   cli.print(reply, [&](const Poco::JSON::Object& c) { printContact(cli, c); });
   return 0;
 }
 
 int remove(CliContext& cli, const CliArgs& args) {
-  cli.expect(cli.api("DELETE", "/api/contacts/" + args.arg(0) + "/" + identityQuery(args)), 204);
+  cli.expect(cli.api("DELETE",
+                     "/api/contacts/" + sdk::urlComponent(args.arg(0)) + "/" + identityQuery(args)),
+             204);
   cli.out() << "deleted " << args.arg(0) << "\n";
   return 0;
 }

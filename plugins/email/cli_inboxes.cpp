@@ -16,12 +16,6 @@ using sdk::CliCommand;
 using sdk::CliContext;
 using sdk::identityQuery;
 
-std::string encoded(const std::string& text) {
-  std::string out;
-  Poco::URI::encode(text, "&=?#+/", out);
-  return out;
-}
-
 void printInbox(CliContext& cli, const Poco::JSON::Object& i) {
   cli.out() << i.getValue<std::string>("id") << " " << i.getValue<std::string>("address")
             << (i.getValue<bool>("is_primary") ? " (primary)" : "") << "\n";
@@ -54,7 +48,8 @@ int inboxesAdd(CliContext& cli, const CliArgs& args) {
 }
 
 int inboxesShow(CliContext& cli, const CliArgs& args) {
-  auto reply = cli.api("GET", "/api/email/" + encoded(args.arg(0)) + "/" + identityQuery(args));
+  auto reply =
+      cli.api("GET", "/api/email/" + sdk::urlComponent(args.arg(0)) + "/" + identityQuery(args));
   cli.expect(reply, 200);
   cli.print(reply, [&](const Poco::JSON::Object& i) { printInbox(cli, i); });
   return 0;
@@ -62,8 +57,9 @@ int inboxesShow(CliContext& cli, const CliArgs& args) {
 
 // Exits 0 when the address is free, 1 when it is taken: usable in a script's `if`.
 int inboxesAvailable(CliContext& cli, const CliArgs& args) {
-  auto reply = cli.api("GET", "/api/email/check-availability/?email=" + encoded(args.arg(0)) +
-                                  identityQuery(args, '&'));
+  auto reply =
+      cli.api("GET", "/api/email/check-availability/?email=" + sdk::urlComponent(args.arg(0)) +
+                         identityQuery(args, '&'));
   cli.expect(reply, 200);
   const bool available = reply.json()->getValue<bool>("available");
   cli.print(reply, [&](const Poco::JSON::Object& a) {
@@ -110,21 +106,21 @@ int domainsAdd(CliContext& cli, const CliArgs& args) {
 }
 
 int domainsShow(CliContext& cli, const CliArgs& args) {
-  auto reply = cli.api("GET", "/api/domains/" + encoded(args.arg(0)) + "/");
+  auto reply = cli.api("GET", "/api/domains/" + sdk::urlComponent(args.arg(0)) + "/");
   cli.expect(reply, 200);
   cli.print(reply, [&](const Poco::JSON::Object& d) { printDomain(cli, d); });
   return 0;
 }
 
 int domainsVerify(CliContext& cli, const CliArgs& args) {
-  auto reply = cli.api("POST", "/api/domains/" + encoded(args.arg(0)) + "/verify/", "{}");
+  auto reply = cli.api("POST", "/api/domains/" + sdk::urlComponent(args.arg(0)) + "/verify/", "{}");
   cli.expect(reply, 200);
   cli.print(reply, [&](const Poco::JSON::Object& d) { printDomain(cli, d); });
   return 0;
 }
 
 int domainsDelete(CliContext& cli, const CliArgs& args) {
-  cli.expect(cli.api("DELETE", "/api/domains/" + encoded(args.arg(0)) + "/"));
+  cli.expect(cli.api("DELETE", "/api/domains/" + sdk::urlComponent(args.arg(0)) + "/"));
   if (!cli.json()) cli.out() << "deleted " << args.arg(0) << "\n";
   return 0;
 }

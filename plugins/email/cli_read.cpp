@@ -15,12 +15,6 @@ using sdk::CliCommand;
 using sdk::CliContext;
 using sdk::identityQuery;
 
-std::string encoded(const std::string& text) {
-  std::string out;
-  Poco::URI::encode(text, "&=?#+/", out);
-  return out;
-}
-
 int inbox(CliContext& cli, const CliArgs& args) {
   std::string query = "?limit=200" + identityQuery(args, '&');
   if (args.has("--unread")) query += "&has_unread=true";
@@ -70,13 +64,14 @@ void printMessage(std::ostream& out, const Poco::JSON::Object::Ptr& m) {
 
 // A message, or a thread's messages, in full; then marks them read as a mail client would.
 int read(CliContext& cli, const CliArgs& args) {
-  const std::string id = encoded(args.arg(0));
+  const std::string id = sdk::urlComponent(args.arg(0));
   std::vector<Poco::JSON::Object::Ptr> messages;
-  auto reply = cli.api("GET", "/api/email-messages/" + id + "/" + identityQuery(args));
+  auto reply =
+      cli.api("GET", "/api/email-messages/" + sdk::urlComponent(id) + "/" + identityQuery(args));
   if (reply.status == 200) {
     messages.push_back(reply.json());
   } else if (reply.status == 404) {  // not a message: a thread?
-    reply = cli.api("GET", "/api/email-inbox/" + id + "/" + identityQuery(args));
+    reply = cli.api("GET", "/api/email-inbox/" + sdk::urlComponent(id) + "/" + identityQuery(args));
     cli.expect(reply, 200);
     auto list = reply.json()->getArray("messages");
     for (std::size_t i = 0; i < list->size(); ++i) {
@@ -91,13 +86,21 @@ int read(CliContext& cli, const CliArgs& args) {
       printMessage(cli.out(), messages[i]);
     }
   });
+  // What was printed stays printed (stdout holds one document under --json): a failure to
+  // mark is said on stderr and in the exit status.
+  int status = 0;
   for (const auto& m : messages) {
     if (m->getValue<bool>("is_read")) continue;
-    cli.api("PATCH",
-            "/api/email-messages/" + m->getValue<std::string>("id") + "/" + identityQuery(args),
-            R"({"is_read":true})");
+    const std::string id = m->getValue<std::string>("id");
+    auto marked =
+        cli.api("PATCH", "/api/email-messages/" + sdk::urlComponent(id) + "/" + identityQuery(args),
+                R"({"is_read":true})");
+    if (marked.status != 200) {
+      cli.err() << "svcctl: could not mark " << id << " read (HTTP " << marked.status << ")\n";
+      status = 1;
+    }
   }
-  return 0;
+  return status;
 }
 
 // Messages oldest first, without bodies: the list an agent polls with --created-after.
@@ -142,9 +145,10 @@ int mark(CliContext& cli, const CliArgs& args) {
   }
   Poco::JSON::Object body;
   body.set("is_read", args.has("--read"));
-  auto reply = cli.api(args.has("--replace") ? "PUT" : "PATCH",
-                       "/api/email-messages/" + encoded(args.arg(0)) + "/" + identityQuery(args),
-                       sdk::jsonText(body));
+  auto reply =
+      cli.api(args.has("--replace") ? "PUT" : "PATCH",
+              "/api/email-messages/" + sdk::urlComponent(args.arg(0)) + "/" + identityQuery(args),
+              sdk::jsonText(body));
   cli.expect(reply, 200);
   cli.print(reply, [&](const Poco::JSON::Object& m) {
     cli.out() << m.getValue<std::string>("id")

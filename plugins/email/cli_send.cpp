@@ -33,12 +33,6 @@ Poco::JSON::Array::Ptr addresses(const std::vector<std::string>& values) {
   return out;
 }
 
-std::string encoded(const std::string& text) {
-  std::string out;
-  Poco::URI::encode(text, "&=?#+/", out);
-  return out;
-}
-
 // Uploads a file. @return the attachment's record, as the server answered it.
 sdk::CliReply upload(CliContext& cli, const CliArgs& args, const std::string& path) {
   std::string bytes;
@@ -50,11 +44,11 @@ sdk::CliReply upload(CliContext& cli, const CliArgs& args, const std::string& pa
   } catch (const Poco::Exception& e) {
     throw sdk::CliError("cannot read " + path + ": " + e.displayText());
   }
-  auto reply =
-      cli.api("POST",
-              "/api/email-attachments/?filename=" + encoded(Poco::Path(path).getFileName()) +
-                  identityQuery(args, '&'),
-              bytes, "application/octet-stream");
+  auto reply = cli.api(
+      "POST",
+      "/api/email-attachments/?filename=" + sdk::urlComponent(Poco::Path(path).getFileName()) +
+          identityQuery(args, '&'),
+      bytes, "application/octet-stream");
   cli.expect(reply, 201);
   return reply;
 }
@@ -95,8 +89,9 @@ int send(CliContext& cli, const CliArgs& args) {
 
 int reply(CliContext& cli, const CliArgs& args) {
   const std::string route = args.has("--all") ? "/reply-all/" : "/reply/";
-  return posted(cli, "/api/email-messages/" + encoded(args.arg(0)) + route + identityQuery(args),
-                outgoing(cli, args));
+  return posted(
+      cli, "/api/email-messages/" + sdk::urlComponent(args.arg(0)) + route + identityQuery(args),
+      outgoing(cli, args));
 }
 
 int forward(CliContext& cli, const CliArgs& args) {
@@ -105,7 +100,9 @@ int forward(CliContext& cli, const CliArgs& args) {
   Poco::JSON::Object body = outgoing(cli, args);
   body.set("to_email", to);
   return posted(
-      cli, "/api/email-messages/" + encoded(args.arg(0)) + "/forward/" + identityQuery(args), body);
+      cli,
+      "/api/email-messages/" + sdk::urlComponent(args.arg(0)) + "/forward/" + identityQuery(args),
+      body);
 }
 
 void printAttachment(CliContext& cli, const Poco::JSON::Object& a) {
@@ -122,8 +119,8 @@ int attach(CliContext& cli, const CliArgs& args) {
 }
 
 int attachment(CliContext& cli, const CliArgs& args) {
-  auto reply =
-      cli.api("GET", "/api/email-attachments/" + encoded(args.arg(0)) + "/" + identityQuery(args));
+  auto reply = cli.api("GET", "/api/email-attachments/" + sdk::urlComponent(args.arg(0)) + "/" +
+                                  identityQuery(args));
   cli.expect(reply, 200);
   cli.print(reply, [&](const Poco::JSON::Object& a) { printAttachment(cli, a); });
   return 0;
@@ -131,8 +128,8 @@ int attachment(CliContext& cli, const CliArgs& args) {
 
 // The bytes, as they are, to --output or stdout (never through --json: they are not JSON).
 int download(CliContext& cli, const CliArgs& args) {
-  auto reply = cli.api(
-      "GET", "/api/email-attachments/" + encoded(args.arg(0)) + "/download/" + identityQuery(args));
+  auto reply = cli.api("GET", "/api/email-attachments/" + sdk::urlComponent(args.arg(0)) +
+                                  "/download/" + identityQuery(args));
   cli.expect(reply, 200);
   if (!args.has("--output")) {
     cli.out() << reply.body;

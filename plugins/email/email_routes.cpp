@@ -62,12 +62,7 @@ std::vector<Param> messageListQuery() {
 }
 
 void registerEmailRoutes(sdk::RouteRegistry& routes, const EmailHandlers& h) {
-  auto add = [&](const char* method, const char* pattern, AuthNeed need, const char* summary,
-                 sdk::Handler handler, std::optional<Schema> request, std::vector<Param> query,
-                 std::map<int, Schema> responses, std::vector<RouteError> errors = {}) {
-    routes.add({method, pattern, need, sdk::BodyKind::kJson, 0, summary, std::move(handler),
-                std::move(request), std::move(query), std::move(responses), std::move(errors)});
-  };
+  const sdk::JsonRoutes add(routes);
   const Schema domain = domainSchema(), inbox = inboxSchema(), message = messageSchema(),
                attachment = attachmentSchema();
 
@@ -175,7 +170,8 @@ void registerEmailRoutes(sdk::RouteRegistry& routes, const EmailHandlers& h) {
       sdk::bindHandler(a, &Attachments::record), std::nullopt, {}, {{200, attachment}});
   add("GET", "/api/email-attachments/{uuid}/download/", AuthNeed::kAnyKey,
       "An attachment's bytes, with its media type.", sdk::bindHandler(a, &Attachments::download),
-      std::nullopt, {}, {{200, Schema::any().describe("The file's bytes.")}});
+      std::nullopt, {},
+      {{200, Schema::bytes("*/*").describe("The file's bytes, with its own media type.")}});
 }
 
 }  // namespace svc::plugins::email

@@ -64,7 +64,7 @@ int list(CliContext& cli, const CliArgs&) {
 }
 
 int show(CliContext& cli, const CliArgs& args) {
-  auto reply = cli.api("GET", "/api/identities/" + args.arg(0) + "/");
+  auto reply = cli.api("GET", "/api/identities/" + sdk::urlComponent(args.arg(0)) + "/");
   cli.expect(reply, 200);
   cli.print(reply, [&](const Poco::JSON::Object& identity) {
     cli.out() << "UUID:      " << identity.getValue<std::string>("uuid") << "\n"
@@ -86,8 +86,9 @@ int create(CliContext& cli, const CliArgs& args) {
 
 int update(CliContext& cli, const CliArgs& args) {
   Poco::JSON::Object fields;
-  auto reply = cli.api(args.has("--replace") ? "PUT" : "PATCH",
-                       "/api/identities/" + args.arg(0) + "/", body(args, fields));
+  auto reply =
+      cli.api(args.has("--replace") ? "PUT" : "PATCH",
+              "/api/identities/" + sdk::urlComponent(args.arg(0)) + "/", body(args, fields));
   cli.expect(reply, 200);
   printOne(cli, reply);
   return 0;
@@ -102,7 +103,8 @@ void printVoiceAgent(CliContext& cli, const sdk::CliReply& reply) {
 }
 
 int voiceAgentShow(CliContext& cli, const CliArgs& args) {
-  auto reply = cli.api("GET", "/api/identities/" + args.arg(0) + "/voice-agent/");
+  auto reply =
+      cli.api("GET", "/api/identities/" + sdk::urlComponent(args.arg(0)) + "/voice-agent/");
   cli.expect(reply, 200);
   printVoiceAgent(cli, reply);
   return 0;
@@ -117,7 +119,8 @@ int voiceAgentSet(CliContext& cli, const CliArgs& args) {
   if (args.has("--enable") || args.has("--disable")) fields.set("enabled", args.has("--enable"));
   if (fields.size() == 0) throw sdk::CliUsageError("give --response-url, --enable or --disable");
   auto reply = cli.api(args.has("--replace") ? "PUT" : "PATCH",
-                       "/api/identities/" + args.arg(0) + "/voice-agent/", sdk::jsonText(fields));
+                       "/api/identities/" + sdk::urlComponent(args.arg(0)) + "/voice-agent/",
+                       sdk::jsonText(fields));
   cli.expect(reply, 200);
   printVoiceAgent(cli, reply);
   return 0;

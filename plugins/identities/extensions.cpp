@@ -90,6 +90,9 @@ void Extensions::add(std::shared_ptr<sdk::IdentityExtension> extension) {
     }
   }
   by_name_[c.name] = std::move(extension);
+  std::vector<sdk::IdentityCapability> capabilities;
+  for (const auto& [name, e] : by_name_) capabilities.push_back(e->capability());
+  shapes_ = composeShapes(capabilities);
 }
 
 std::vector<std::shared_ptr<sdk::IdentityExtension>> Extensions::all() const {
@@ -121,34 +124,13 @@ void Extensions::validateCreate(const sdk::Request& r) const {
   for (const auto& e : all()) e->validate(r);
 }
 
-void Extensions::refuseUnknownFields(const sdk::Request& r, const sdk::Schema& declared,
-                                     bool updating) const {
-  if (!r.json) return;
-  std::map<std::string, sdk::IdentityField::Type> taken;  // the extensions' fields
-  for (const auto& e : all()) {
-    for (const auto& f : e->capability().create_fields) {
-      if (!updating || f.updatable) taken[f.name] = f.type;
-    }
-  }
-  std::vector<std::string> names;
-  for (const auto& [name, required] : declared.members()) names.push_back(name);
-  for (const auto& [name, type] : taken) names.push_back(name);
-  std::string listed;
-  for (const auto& n : names) listed += (listed.empty() ? "" : ", ") + n;
-  sdk::FieldErrors errors;
-  for (const auto& [name, value] : *r.json) {
-    if (declared.member(name)) continue;  // the kernel checked it
-    auto field = taken.find(name);
-    if (field == taken.end()) {
-      errors.add(sdk::quoteForDetail(name, 40), "unknown field; this object takes: " + listed);
-    } else if (!value.isEmpty()) {
-      const bool boolean = field->second == sdk::IdentityField::Type::kBoolean;
-      if (boolean ? !value.isBoolean() : !value.isString()) {
-        errors.add(name, boolean ? "must be true, false or null" : "must be a string or null");
-      }
-    }
-  }
-  errors.throwIfAny();
+IdentityShapes Extensions::shapes() const {
+  std::shared_lock lock(mutex_);
+  return shapes_;
+}
+
+sdk::Schema Extensions::late(sdk::Schema IdentityShapes::*pick) const {
+  return sdk::Schema::late([this, pick] { return shapes().*pick; });
 }
 
 std::vector<std::shared_ptr<sdk::IdentityExtension>> Extensions::updating(

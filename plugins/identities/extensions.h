@@ -2,6 +2,7 @@
 // identity, and the identity's JSON composed from it.
 #pragma once
 
+#include "identity_shapes.h"
 #include "identity_store.h"
 
 #include <svc/sdk/identity_extensions.h>
@@ -25,16 +26,14 @@ class Extensions : public sdk::IdentityExtensions {
   std::vector<std::shared_ptr<sdk::IdentityExtension>> all() const;
   /// @return the extension providing action, or nullptr.
   std::shared_ptr<sdk::IdentityExtension> forAction(const std::string& action) const;
-  /// Refuses a create body that asks for a contract capability no extension provides: 503
-  /// `service_unavailable` naming it. Then lets every extension check its fields.
+  /// Refuses a create body that asks for a contract capability no extension provides: 422
+  /// `feature_not_enabled` naming it. Then lets every extension check its fields.
   void validateCreate(const sdk::Request& request) const;
-  /// Refuses, naming each, the body's fields that neither the route's declaration nor an
-  /// extension's create_fields (when updating, its updatable ones) take, and extension fields
-  /// of the wrong type: the declaration lets other plugins' fields through, since they are added
-  /// after the routes are registered. @param declared the route's body schema.
-  /// @throws HttpError 400 `invalid` naming every such field.
-  void refuseUnknownFields(const sdk::Request& request, const sdk::Schema& declared,
-                           bool updating) const;
+  /// @return the identity's shapes with every extension added so far.
+  IdentityShapes shapes() const;
+  /// @param pick one of the shapes. @return a schema that is always that shape as it is now (for
+  /// declarations made before the extensions are added: Schema::late).
+  sdk::Schema late(sdk::Schema IdentityShapes::*pick) const;
   /// @return the extensions owning an updatable field that a PUT/PATCH body carries (even as
   /// null): those whose update() the identity's update transaction calls.
   std::vector<std::shared_ptr<sdk::IdentityExtension>> updating(const sdk::Request& request) const;
@@ -54,6 +53,7 @@ class Extensions : public sdk::IdentityExtensions {
 
   mutable std::shared_mutex mutex_;
   std::map<std::string, std::shared_ptr<sdk::IdentityExtension>> by_name_;
+  IdentityShapes shapes_ = composeShapes({});
 };
 
 /// @return `feature_not_enabled` with status (422 for a field asked for, 404 for an action) saying

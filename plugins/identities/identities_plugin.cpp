@@ -25,11 +25,11 @@ class IdentitiesPlugin : public sdk::Plugin {
         {"identity.created",
          "An identity was created; object: the identity as GET shows it.",
          {},
-         identitySchema()},
+         extensions_->late(&IdentityShapes::identity)},
         {"identity.updated",
          "An identity was changed; object: the identity as GET shows it.",
          {},
-         identitySchema()},
+         extensions_->late(&IdentityShapes::identity)},
     };
     info_.paths = {"/api/identities/"};
     info_.offers_services = {sdk::kIdentityDirectoryService.name,

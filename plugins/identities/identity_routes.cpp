@@ -13,13 +13,9 @@ namespace svc::plugins::identities {
 void IdentityRoutes::registerIn(sdk::RouteRegistry& routes) {
   using sdk::AuthNeed;
   using sdk::Schema;
-  auto add = [&](const char* method, const char* pattern, AuthNeed need, const char* summary,
-                 sdk::Handler h, std::optional<Schema> request, std::map<int, Schema> responses,
-                 std::vector<sdk::RouteError> errors = {}, std::vector<sdk::Param> query = {}) {
-    routes.add({method, pattern, need, sdk::BodyKind::kJson, 0, summary, std::move(h),
-                std::move(request), std::move(query), std::move(responses), std::move(errors)});
-  };
-  const Schema identity = identitySchema();
+  const sdk::JsonRoutes add(routes);
+  // Other plugins add their parts later (in configure() and start()): the shapes are late.
+  const Schema identity = extensions_.late(&IdentityShapes::identity);
   const sdk::RouteError missing{422, "feature_not_enabled",
                                 "the body asks for a part (an inbox, a phone number) whose plugin "
                                 "is not enabled on this server"};
@@ -28,34 +24,35 @@ void IdentityRoutes::registerIn(sdk::RouteRegistry& routes) {
                                        "this server"};
   const sdk::RouteError busy{503, "service_unavailable",
                              "no phone number can be had now (Retry-After says when to try)"};
-  add(
-      "GET", "/api/identities/", AuthNeed::kAnyKey, "List identities (an identity key: its own).",
-      [this](sdk::Request& r) { return list(r); }, std::nullopt,
-      {{200, sdk::pageOf(identity, "IdentityList")}}, {}, sdk::pageParams());
+  add("GET", "/api/identities/", AuthNeed::kAnyKey, "List identities (an identity key: its own).",
+      [this](sdk::Request& r) { return list(r); }, std::nullopt, sdk::pageParams(),
+      {{200, sdk::pageOf(identity, "IdentityList")}});
   add("POST", "/api/identities/", AuthNeed::kAccount,
       "Create an identity, with its inbox (and a phone number when asked).",
-      [this](sdk::Request& r) { return create(r); }, identityCreateSchema(), {{201, identity}},
+      [this](sdk::Request& r) { return create(r); }, extensions_.late(&IdentityShapes::create), {},
+      {{201, identity}},
       {{409, "email_taken", "another identity has that email address"}, missing, busy});
   const auto one = [this](sdk::Request& r) { return this->one(r); };
   const auto voice = [this](sdk::Request& r) { return voice_.serve(target(r), r); };
-  add("GET", "/api/identities/{uuid}/", AuthNeed::kAnyKey, "An identity.", one, std::nullopt,
+  add("GET", "/api/identities/{uuid}/", AuthNeed::kAnyKey, "An identity.", one, std::nullopt, {},
       {{200, identity}});
-  add("PUT", "/api/identities/{uuid}/", AuthNeed::kAnyKey, "Rename an identity {name}.", one,
-      identityUpdateSchema(), {{200, identity}});
+  add("PUT", "/api/identities/{uuid}/", AuthNeed::kAnyKey,
+      "Rename an identity {name} (and set what other plugins let change).", one,
+      extensions_.late(&IdentityShapes::update), {}, {{200, identity}});
   add("PATCH", "/api/identities/{uuid}/", AuthNeed::kAnyKey,
       "Change an identity's name or a setting another plugin adds.", one,
-      identityUpdateSchema().partial("IdentityPatch"), {{200, identity}});
+      extensions_.late(&IdentityShapes::patch), {}, {{200, identity}});
   add("GET", "/api/identities/{uuid}/voice-agent/", AuthNeed::kAnyKey,
-      "An identity's voice-agent settings.", voice, std::nullopt, {{200, voiceAgentSchema()}});
+      "An identity's voice-agent settings.", voice, std::nullopt, {}, {{200, voiceAgentSchema()}});
   add("PUT", "/api/identities/{uuid}/voice-agent/", AuthNeed::kAnyKey,
-      "Set an identity's voice agent {response_url, enabled?}.", voice, voiceAgentInputSchema(),
+      "Set an identity's voice agent {response_url, enabled?}.", voice, voiceAgentInputSchema(), {},
       {{200, voiceAgentSchema()}});
   add("PATCH", "/api/identities/{uuid}/voice-agent/", AuthNeed::kAnyKey,
       "Change an identity's voice agent (a response_url must be set first).", voice,
-      voiceAgentInputSchema().partial("VoiceAgentPatch"), {{200, voiceAgentSchema()}});
+      voiceAgentInputSchema().partial("VoiceAgentPatch"), {}, {{200, voiceAgentSchema()}});
   add("POST", "/api/identities/{uuid}/{action}/", AuthNeed::kAnyKey,
       "An action another plugin provides for identities (provision-phone {country_code?}).",
-      [this](sdk::Request& r) { return action(r); }, identityActionSchema(),
+      [this](sdk::Request& r) { return action(r); }, identityActionSchema(), {},
       {{200, identity},  // provision-phone: the identity, with its phone
        {201, Schema::any().describe("Another plugin's action: its own answer.")}},
       {{409, "phone_exists", "provision-phone: the identity has a phone number"},
@@ -101,7 +98,6 @@ sdk::Response IdentityRoutes::list(sdk::Request& r) {
 }
 
 sdk::Response IdentityRoutes::create(sdk::Request& r) {
-  extensions_.refuseUnknownFields(r, identityCreateSchema(), false);
   Identity i;
   i.name = validName(r.requiredString("name"));
   extensions_.validateCreate(r);
@@ -137,8 +133,6 @@ sdk::Response IdentityRoutes::create(sdk::Request& r) {
 }
 
 sdk::Response IdentityRoutes::one(sdk::Request& r) {
-  // Unknown fields first, as the kernel refuses them: before the identity is looked up.
-  if (r.method != "GET") extensions_.refuseUnknownFields(r, identityUpdateSchema(), true);
   Identity i = target(r);
   if (r.method == "GET") return sdk::Response::json(200, json(i));
   if (auto name = r.stringField("name")) i.name = validName(*name);

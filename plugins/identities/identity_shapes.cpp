@@ -15,12 +15,19 @@ Schema name() {
       .example("Support agent");
 }
 
-Schema otherPart() {
-  return Schema::any().describe(
-      "A part another enabled plugin adds to identities (contacts: `{auto_contacts}`).");
+bool contractPart(const std::string& name) {
+  for (const auto& c : sdk::contractIdentityCapabilities()) {
+    if (c.name == name) return true;
+  }
+  return false;
 }
 
-}  // namespace
+Schema fieldSchema(const sdk::IdentityField& f) {
+  Schema s = f.schema                                       ? *f.schema
+             : f.type == sdk::IdentityField::Type::kBoolean ? Schema::boolean()
+                                                            : Schema::string();
+  return s.nullable();
+}
 
 Schema identitySchema() {
   return Schema::object("Identity")
@@ -38,8 +45,7 @@ Schema identitySchema() {
                              .nullable()
                              .describe("Its phone number; null until one is provisioned."))
       .required("created_dt", Schema::string().format("date-time"))
-      .required("updated_dt", Schema::string().format("date-time"))
-      .additional(otherPart());
+      .required("updated_dt", Schema::string().format("date-time"));
 }
 
 Schema identityCreateSchema() {
@@ -57,12 +63,30 @@ Schema identityCreateSchema() {
                                                       "be had."))
       .optional("country_code", Schema::string().nullable().describe(
                                     "With provision_phone: the number's country, ISO 3166 "
-                                    "alpha-2 (default US)."))
-      .additional(otherPart());
+                                    "alpha-2 (default US)."));
 }
 
 Schema identityUpdateSchema() {
-  return Schema::object("IdentityUpdate").required("name", name()).additional(otherPart());
+  return Schema::object("IdentityUpdate").required("name", name());
+}
+
+}  // namespace
+
+IdentityShapes composeShapes(const std::vector<sdk::IdentityCapability>& capabilities) {
+  Schema identity = identitySchema(), create = identityCreateSchema(),
+         update = identityUpdateSchema();
+  for (const auto& c : capabilities) {
+    if (contractPart(c.name)) continue;
+    Schema part =
+        c.view ? *c.view
+               : Schema::any().describe("The part the plugin providing `" + c.name + "` adds.");
+    identity.required(c.name, part.nullable());
+    for (const auto& f : c.create_fields) {
+      create.optional(f.name, fieldSchema(f));
+      if (f.updatable) update.optional(f.name, fieldSchema(f));
+    }
+  }
+  return {identity, create, update, update.partial("IdentityPatch")};
 }
 
 Schema voiceAgentInputSchema() {

@@ -1,24 +1,33 @@
 // What the identity routes take and answer, as JSON Schema (svc/sdk/schema.h).
 //
 // An identity's parts come from other plugins (sdk/identity_extensions.h), which add theirs after
-// these routes are registered: the declarations hold what the contract fixes (`name`, and the
-// `email` and `phone` parts with their create fields) and let other members through
-// (`additionalProperties`); Extensions::refuseUnknownFields() then refuses, in the handler, a
-// field no enabled plugin takes. The rules of those parts' fields (an email identifier's
-// characters, a country code) are their plugins', which answer 503 naming the part when it is not
-// enabled: the declarations give those fields' types only.
+// these routes are registered: the contract's part (`name`, and the `email` and `phone` parts with
+// their create fields) is fixed here, and composeShapes() adds each extension's declared member
+// and fields; the routes declare the composition late (Schema::late), so the kernel refuses a
+// field no enabled plugin takes and checks the others' types. The rules of the contract parts'
+// fields (an email identifier's characters, a country code) are their plugins', which answer
+// `feature_not_enabled` naming the part when it is not enabled: the declarations give those
+// fields' types only.
 #pragma once
 
+#include <svc/sdk/identity_extensions.h>
 #include <svc/sdk/schema.h>
+
+#include <vector>
 
 namespace svc::plugins::identities {
 
-/// @return an identity as the API answers it, and the identity.* events carry it.
-sdk::Schema identitySchema();
-/// @return the body of POST /api/identities/.
-sdk::Schema identityCreateSchema();
-/// @return the body of PUT /api/identities/{uuid}/ (PATCH takes it partial()).
-sdk::Schema identityUpdateSchema();
+/// The identity's shapes with every enabled plugin's part.
+struct IdentityShapes {
+  sdk::Schema identity;  ///< An identity as the API answers it, and the identity.* events carry it.
+  sdk::Schema create;    ///< The body of POST /api/identities/.
+  sdk::Schema update;    ///< The body of PUT /api/identities/{uuid}/.
+  sdk::Schema patch;     ///< The body of PATCH /api/identities/{uuid}/.
+};
+/// @param capabilities the extensions' (the contract's own, `email` and `phone`, are already in
+/// the shapes). @return the shapes with each capability's member and create fields (its
+/// updatable ones in PUT and PATCH).
+IdentityShapes composeShapes(const std::vector<sdk::IdentityCapability>& capabilities);
 /// @return the body of PUT /api/identities/{uuid}/voice-agent/ (PATCH takes it partial()).
 sdk::Schema voiceAgentInputSchema();
 /// @return an identity's voice-agent settings.

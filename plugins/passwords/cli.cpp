@@ -23,12 +23,6 @@ using sdk::identityQuery;
 
 const std::vector<std::string> kProtected = {"username", "password", "notes"};
 
-std::string encoded(const std::string& value) {
-  std::string out;
-  Poco::URI::encode(value, "&=+?#/;", out);
-  return out;
-}
-
 // A password from stdin, one line (a trailing line break is not part of it).
 std::string passwordFromStdin(CliContext& cli) {
   std::string text = cli.readInput();
@@ -75,8 +69,8 @@ void showEntry(CliContext& cli, const CliArgs& args, sdk::e2e::CliVault& vault,
 
 int list(CliContext& cli, const CliArgs& args) {
   std::string query = "?limit=200" + identityQuery(args, '&');
-  if (args.has("--domain")) query += "&domain=" + encoded(args.value("--domain"));
-  if (args.has("--search")) query += "&search=" + encoded(args.value("--search"));
+  if (args.has("--domain")) query += "&domain=" + sdk::urlComponent(args.value("--domain"));
+  if (args.has("--search")) query += "&search=" + sdk::urlComponent(args.value("--search"));
   auto reply = cli.api("GET", "/api/passwords/" + query);
   cli.expect(reply, 200);
   cli.print(reply, [&](const Poco::JSON::Object& page) {
@@ -130,7 +124,8 @@ int add(CliContext& cli, const CliArgs& args) {
 
 int get(CliContext& cli, const CliArgs& args) {
   sdk::e2e::CliVault vault(cli, args);
-  auto reply = cli.api("GET", "/api/passwords/" + encoded(args.arg(0)) + "/" + identityQuery(args));
+  auto reply = cli.api(
+      "GET", "/api/passwords/" + sdk::urlComponent(args.arg(0)) + "/" + identityQuery(args));
   cli.expect(reply, 200);
   showEntry(cli, args, vault, reply);
   return 0;
@@ -142,28 +137,30 @@ int edit(CliContext& cli, const CliArgs& args) {
   if (body.size() == 0) {
     throw sdk::CliUsageError("give --domain, --username, --notes or --password-stdin");
   }
-  auto reply = cli.api(args.has("--replace") ? "PUT" : "PATCH",
-                       "/api/passwords/" + encoded(args.arg(0)) + "/" + identityQuery(args),
-                       sdk::jsonText(body), "application/json", vault.sealedToHeaders());
+  auto reply =
+      cli.api(args.has("--replace") ? "PUT" : "PATCH",
+              "/api/passwords/" + sdk::urlComponent(args.arg(0)) + "/" + identityQuery(args),
+              sdk::jsonText(body), "application/json", vault.sealedToHeaders());
   cli.expect(reply, 200);
   showEntry(cli, args, vault, reply);
   return 0;
 }
 
 int remove(CliContext& cli, const CliArgs& args) {
-  auto reply =
-      cli.api("DELETE", "/api/passwords/" + encoded(args.arg(0)) + "/" + identityQuery(args));
+  auto reply = cli.api(
+      "DELETE", "/api/passwords/" + sdk::urlComponent(args.arg(0)) + "/" + identityQuery(args));
   cli.expect(reply, 204);
   if (!cli.json()) cli.out() << "deleted " << sdk::safeForTerminal(args.arg(0)) << "\n";
   return 0;
 }
 
 int generate(CliContext& cli, const CliArgs& args) {
-  std::string query = "?length=" + encoded(args.value("--length", "16"));
+  std::string query = "?length=" + sdk::urlComponent(args.value("--length", "16"));
   for (const char* cls : {"digits", "lowercase", "uppercase", "special"}) {
     if (args.has(std::string("--no-") + cls)) query += std::string("&") + cls + "=false";
   }
-  if (args.has("--exclude")) query += "&exclude_chars=" + encoded(args.value("--exclude"));
+  if (args.has("--exclude"))
+    query += "&exclude_chars=" + sdk::urlComponent(args.value("--exclude"));
   auto reply = cli.api("GET", "/api/passwords/generate-password/" + query);
   cli.expect(reply, 200);
   cli.print(reply, [&](const Poco::JSON::Object& o) {

@@ -56,12 +56,7 @@ class PasswordsPlugin : public sdk::Plugin {
   void registerRoutes(sdk::RouteRegistry& routes) override {
     using sdk::AuthNeed;
     using sdk::Schema;
-    auto add = [&](const char* method, const char* pattern, AuthNeed need, const char* summary,
-                   sdk::Handler h, std::optional<Schema> request, std::vector<sdk::Param> query,
-                   std::map<int, Schema> responses, std::vector<sdk::RouteError> errors = {}) {
-      routes.add({method, pattern, need, sdk::BodyKind::kJson, 0, summary, std::move(h),
-                  std::move(request), std::move(query), std::move(responses), std::move(errors)});
-    };
+    const sdk::JsonRoutes add(routes);
     PasswordEntries& e = *entries_;
     const Schema entry = entrySchema();
     const sdk::RouteError rekeying{409, "vault_rekeying",

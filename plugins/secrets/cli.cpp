@@ -25,12 +25,6 @@ using sdk::identityQuery;
 
 const std::vector<std::string> kProtected = {"value", "notes"};
 
-std::string encoded(const std::string& text) {
-  std::string out;
-  Poco::URI::encode(text, "!#$&'()*+,/:;=?@[]", out);
-  return out;
-}
-
 // What is printed of a secret, or of a page of them, unless the value was asked for.
 void hideValues(Poco::JSON::Object& o) {
   o.remove("value");
@@ -54,7 +48,7 @@ void printHidden(CliContext& cli, const sdk::CliReply& reply, bool reveal,
 }
 
 std::string query(const CliArgs& args, const std::string& key) {
-  return "?limit=200&key=" + encoded(key) + identityQuery(args, '&');
+  return "?limit=200&key=" + sdk::urlComponent(key) + identityQuery(args, '&');
 }
 
 // The secret with that key, in the identity given (or the key's, or the only one): nullptr when
@@ -77,13 +71,20 @@ Poco::JSON::Object::Ptr mustFind(CliContext& cli, const CliArgs& args, const std
   return found;
 }
 
+// A revealed value as stored, for a script (`$(svcctl secrets get KEY --reveal)`); on a
+// terminal, without the escape sequences it might hold.
+void printValue(CliContext& cli, const std::string& value) {
+  const bool terminal = &cli.out() == &std::cout && ::isatty(STDOUT_FILENO);
+  cli.out() << (terminal ? sdk::safeForTerminal(value) : value) << "\n";
+}
+
 std::string path(const Poco::JSON::Object& secret, const CliArgs& args) {
   return "/api/secrets/" + secret.getValue<std::string>("uuid") + "/" + identityQuery(args);
 }
 
 int list(CliContext& cli, const CliArgs& args) {
   std::string q = "?limit=200" + identityQuery(args, '&');
-  if (args.has("--key")) q += "&key=" + encoded(args.value("--key"));
+  if (args.count() > 0) q += "&key=" + sdk::urlComponent(args.arg(0));
   auto reply = cli.api("GET", "/api/secrets/" + q);
   cli.expect(reply, 200);
   printHidden(cli, reply, false, [&](const Poco::JSON::Object& page) {
@@ -116,11 +117,7 @@ int get(CliContext& cli, const CliArgs& args) {
                 << "); --reveal prints its value\n";
       return;
     }
-    // As stored, for a script (`$(svcctl secrets get KEY --reveal)`); on a terminal, without the
-    // escape sequences it might hold.
-    const std::string value = s.getValue<std::string>("value");
-    const bool terminal = &cli.out() == &std::cout && ::isatty(STDOUT_FILENO);
-    cli.out() << (terminal ? sdk::safeForTerminal(value) : value) << "\n";
+    printValue(cli, s.getValue<std::string>("value"));
   });
   return 0;
 }
@@ -171,7 +168,8 @@ int set(CliContext& cli, const CliArgs& args) {
 
 // A secret by its uuid (as events and lists name it), shown as `get` shows one.
 int show(CliContext& cli, const CliArgs& args) {
-  auto reply = cli.api("GET", "/api/secrets/" + encoded(args.arg(0)) + "/" + identityQuery(args));
+  auto reply =
+      cli.api("GET", "/api/secrets/" + sdk::urlComponent(args.arg(0)) + "/" + identityQuery(args));
   cli.expect(reply, 200);
   auto secret = reply.json();
   const bool reveal = args.has("--reveal");
@@ -181,7 +179,7 @@ int show(CliContext& cli, const CliArgs& args) {
     cli.out() << s.getValue<std::string>("key") << " (identity "
               << s.getValue<std::string>("identity") << ", updated "
               << s.getValue<std::string>("updated_dt").substr(0, 19) << ")\n";
-    if (reveal) cli.out() << sdk::safeForTerminal(s.getValue<std::string>("value")) << "\n";
+    if (reveal) printValue(cli, s.getValue<std::string>("value"));
   });
   return 0;
 }
@@ -201,8 +199,8 @@ std::vector<CliCommand> commands() {
   const sdk::CliOption passphrase = sdk::e2e::passphraseFileOption();
   return {CliCommand::group(
       "secrets", "an identity's key-value secrets: list, get, set, delete",
-      {CliCommand::leaf("list", "secrets by key, newest first (never their values)", {},
-                        {identity, {"--key", "KEY", "only this key"}}, list)
+      {CliCommand::leaf("list", "secrets by key, newest first (never their values)", {"[KEY]"},
+                        {identity}, list, "With KEY, only the secret of that key.")
            .calls({"GET /api/secrets/"}),
        CliCommand::leaf("get", "whether a secret is set; its value with --reveal", {"KEY"},
                         {identity, {"--reveal", "", "print the value"}, passphrase}, get,

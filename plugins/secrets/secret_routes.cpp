@@ -21,13 +21,7 @@ void SecretRoutes::registerIn(sdk::RouteRegistry& routes) {
   const sdk::RouteError stale_key{409, "e2e_key_changed",
                                   "the values were sealed to a public key (X-Svc-E2e-Public-Key) "
                                   "that is no longer the account's"};
-  auto add = [&](const std::string& method, const std::string& pattern, AuthNeed need,
-                 const char* summary, sdk::Handler h, std::optional<Schema> request,
-                 std::vector<sdk::Param> query, std::map<int, Schema> responses,
-                 std::vector<sdk::RouteError> errors) {
-    routes.add({method, pattern, need, sdk::BodyKind::kJson, 0, summary, std::move(h),
-                std::move(request), std::move(query), std::move(responses), std::move(errors)});
-  };
+  const sdk::JsonRoutes add(routes);
   std::vector<sdk::Param> list_query = sdk::pageParams();
   list_query.push_back({"key", Schema::string().pattern(kKeyPattern, kKeyRule), false,
                         "Exactly this key (an identity's secret by key)."});

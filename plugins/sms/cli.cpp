@@ -68,7 +68,7 @@ int read(CliContext& cli, const CliArgs& args) {
   std::vector<Poco::JSON::Object::Ptr> messages;
   const bool conversation = id.find('_') != std::string::npos;
   auto reply = cli.api("GET", std::string(conversation ? "/api/sms-inbox/" : "/api/messages/") +
-                                  id + "/" + identityQuery(args));
+                                  sdk::urlComponent(id) + "/" + identityQuery(args));
   cli.expect(reply, 200);
   if (conversation) {
     auto list = reply.json()->getArray("messages");
@@ -87,15 +87,21 @@ int read(CliContext& cli, const CliArgs& args) {
                 << sdk::safeForTerminal(m->getValue<std::string>("body")) << "\n\n";
     }
   });
+  // What was printed stays printed (stdout holds one document under --json): a failure to
+  // mark is said on stderr and in the exit status.
+  int status = 0;
   for (const auto& m : messages) {
     if (m->getValue<bool>("is_read")) continue;
-    cli.expect(
-        cli.api("PATCH",
-                "/api/messages/" + m->getValue<std::string>("id") + "/" + identityQuery(args),
-                R"({"is_read":true})"),
-        200);
+    const std::string id = m->getValue<std::string>("id");
+    auto marked =
+        cli.api("PATCH", "/api/messages/" + sdk::urlComponent(id) + "/" + identityQuery(args),
+                R"({"is_read":true})");
+    if (marked.status != 200) {
+      cli.err() << "svcctl: could not mark " << id << " read (HTTP " << marked.status << ")\n";
+      status = 1;
+    }
   }
-  return 0;
+  return status;
 }
 
 // Messages without the conversation grouping: newest first, or oldest first after a cursor.
@@ -140,7 +146,8 @@ int mark(CliContext& cli, const CliArgs& args) {
   body.set("is_read", args.has("--read"));
   auto reply =
       cli.api(args.has("--replace") ? "PUT" : "PATCH",
-              "/api/messages/" + args.arg(0) + "/" + identityQuery(args), sdk::jsonText(body));
+              "/api/messages/" + sdk::urlComponent(args.arg(0)) + "/" + identityQuery(args),
+              sdk::jsonText(body));
   cli.expect(reply, 200);
   cli.print(reply, [&](const Poco::JSON::Object& m) {
     cli.out() << m.getValue<std::string>("id")

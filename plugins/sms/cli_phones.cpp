@@ -31,7 +31,8 @@ int phonesProvision(CliContext& cli, const CliArgs& args) {
   Poco::JSON::Object body;
   if (args.has("--country")) body.set("country_code", args.value("--country"));
   auto reply =
-      cli.api("POST", "/api/identities/" + args.arg(0) + "/provision-phone/", sdk::jsonText(body));
+      cli.api("POST", "/api/identities/" + sdk::urlComponent(args.arg(0)) + "/provision-phone/",
+              sdk::jsonText(body));
   cli.expect(reply, 200);
   cli.print(reply, [&](const Poco::JSON::Object& i) {
     cli.out() << i.getObject("phone")->getValue<std::string>("number") << "\n";
@@ -40,7 +41,8 @@ int phonesProvision(CliContext& cli, const CliArgs& args) {
 }
 
 int phonesShow(CliContext& cli, const CliArgs& args) {
-  auto reply = cli.api("GET", "/api/phone/" + args.arg(0) + "/" + identityQuery(args));
+  auto reply =
+      cli.api("GET", "/api/phone/" + sdk::urlComponent(args.arg(0)) + "/" + identityQuery(args));
   cli.expect(reply, 200);
   cli.print(reply, [&](const Poco::JSON::Object& p) {
     cli.out() << p.getValue<std::string>("id") << " " << p.getValue<std::string>("number") << " "

@@ -32,12 +32,7 @@ Param phoneParam(const char* description) {
 }  // namespace
 
 void registerSmsRoutes(sdk::RouteRegistry& routes, Phones& p, SmsMessages& m, SmsOutgoing& o) {
-  auto add = [&](const char* method, const char* pattern, AuthNeed need, const char* summary,
-                 sdk::Handler handler, std::optional<Schema> request, std::vector<Param> query,
-                 std::map<int, Schema> responses, std::vector<RouteError> errors = {}) {
-    routes.add({method, pattern, need, sdk::BodyKind::kJson, 0, summary, std::move(handler),
-                std::move(request), std::move(query), std::move(responses), std::move(errors)});
-  };
+  const sdk::JsonRoutes add(routes);
   const Schema phone = phoneSchema(), message = smsMessageSchema();
 
   add("GET", "/api/phone/", AuthNeed::kAnyKey, "Phone numbers, newest first.",

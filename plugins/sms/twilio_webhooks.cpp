@@ -97,7 +97,10 @@ void TwilioWebhooks::registerRoutes(sdk::RouteRegistry& routes) {
     route.summary = summary;
     route.handler = [this, handler](sdk::Request& request) { return (this->*handler)(request); };
     route.query = std::move(query);
-    route.responses = {{status, sdk::Schema::any().describe(answer)}};
+    // TwiML is XML; the status callback answers nothing.
+    route.responses = {
+        {status,
+         (status == 204 ? sdk::Schema::any() : sdk::Schema::bytes("text/xml")).describe(answer)}};
     route.errors = {unsigned_request};
     routes.add(std::move(route));
   };

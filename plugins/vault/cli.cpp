@@ -108,7 +108,7 @@ int changePassphrase(CliContext& cli, const CliArgs& args) {
 int status(CliContext& cli, const CliArgs&) {
   auto reply = cli.api("GET", "/api/encryption/");
   if (reply.status == 404) {
-    cli.out() << "end-to-end encryption: not set up\n";
+    cli.out() << (cli.json() ? R"({"set_up":false})" : "end-to-end encryption: not set up") << "\n";
     return 0;
   }
   cli.expect(reply, 200);

@@ -16,7 +16,7 @@ using sdk::CliContext;
 using sdk::identityQuery;
 
 std::string path(const CliArgs& args, const std::string& rest = "") {
-  return "/api/webhooks/" + args.arg(0) + "/" + rest + identityQuery(args);
+  return "/api/webhooks/" + sdk::urlComponent(args.arg(0)) + "/" + rest + identityQuery(args);
 }
 
 std::string text(const Poco::JSON::Object& o, const std::string& name) {
@@ -54,7 +54,7 @@ void show(CliContext& cli, const Poco::JSON::Object& w) {
 // The body of create and edit, from the options given.
 Poco::JSON::Object body(const CliArgs& args) {
   Poco::JSON::Object b;
-  if (args.has("--url")) b.set("url", args.value("--url"));
+  if (args.has("--endpoint")) b.set("url", args.value("--endpoint"));
   if (args.has("--event-type")) {
     Poco::JSON::Array::Ptr list = new Poco::JSON::Array;
     for (const auto& t : args.values("--event-type")) {
@@ -149,8 +149,8 @@ int deliveries(CliContext& cli, const CliArgs& args) {
 
 int replay(CliContext& cli, const CliArgs& args) {
   auto reply = cli.api("POST",
-                       "/api/webhooks/" + args.arg(0) + "/deliveries/" + args.arg(1) + "/replay/" +
-                           identityQuery(args),
+                       "/api/webhooks/" + sdk::urlComponent(args.arg(0)) + "/deliveries/" +
+                           sdk::urlComponent(args.arg(1)) + "/replay/" + identityQuery(args),
                        "{}");
   cli.expect(reply, 202);
   cli.print(reply, [&](const Poco::JSON::Object& d) {
@@ -184,7 +184,7 @@ std::vector<CliCommand> commands() {
        CliCommand::leaf("get", "one webhook", {"UUID"}, {identity}, get)
            .calls({"GET /api/webhooks/{uuid}/"}),
        CliCommand::leaf("edit", "change a webhook", {"UUID"},
-                        with({identity, {"--url", "URL", "where deliveries go"}}), edit)
+                        with({identity, {"--endpoint", "URL", "where deliveries go"}}), edit)
            .calls({"PATCH /api/webhooks/{uuid}/"}),
        CliCommand::leaf("delete", "delete a webhook and its delivery log", {"UUID"}, {identity},
                         remove)

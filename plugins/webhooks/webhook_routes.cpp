@@ -20,19 +20,15 @@ void WebhookRoutes::registerIn(sdk::RouteRegistry& routes) {
   const Schema hook = webhookSchema(), with_secret = webhookWithSecretSchema(),
                delivery = deliverySchema();
   const Schema nothing = Schema::object();
-  auto add = [&](const std::string& method, const std::string& pattern, const char* summary,
-                 sdk::Handler h, std::optional<Schema> request, std::vector<sdk::Param> query,
-                 std::map<int, Schema> responses, std::vector<sdk::RouteError> errors) {
-    routes.add({method, pattern, AuthNeed::kAnyKey, sdk::BodyKind::kJson, 0, summary, std::move(h),
-                std::move(request), std::move(query), std::move(responses), std::move(errors)});
-  };
+  const sdk::JsonRoutes add(routes);
   const sdk::RouteError bad_url{400, "invalid",
                                 "the url is not http(s), carries credentials, does not resolve "
                                 "or points at a private address"};
-  add("GET", "/api/webhooks/", "Webhooks, newest first (an identity key: its identity's).",
+  add("GET", "/api/webhooks/", AuthNeed::kAnyKey,
+      "Webhooks, newest first (an identity key: its identity's).",
       sdk::bindHandler(*this, &WebhookRoutes::list), std::nullopt, sdk::pageParams(),
       {{200, sdk::pageOf(hook, "WebhookList")}}, {});
-  add("POST", "/api/webhooks/",
+  add("POST", "/api/webhooks/", AuthNeed::kAnyKey,
       "Create a webhook {url, event_types?, description?, enabled?} for the account, or for the "
       "identity named (identity key, identity=); the answer shows its secret, once.",
       sdk::bindHandler(*this, &WebhookRoutes::create), input, {}, {{201, with_secret}},
@@ -41,19 +37,20 @@ void WebhookRoutes::registerIn(sdk::RouteRegistry& routes) {
         "the account has " + std::to_string(kMaxWebhooksPerAccount) +
             " webhooks already (the most it may have)"}});
   const auto one = sdk::bindHandler(*this, &WebhookRoutes::one);
-  add("GET", "/api/webhooks/{uuid}/", "One webhook.", one, std::nullopt, {}, {{200, hook}}, {});
-  add("PATCH", "/api/webhooks/{uuid}/",
+  add("GET", "/api/webhooks/{uuid}/", AuthNeed::kAnyKey, "One webhook.", one, std::nullopt, {},
+      {{200, hook}}, {});
+  add("PATCH", "/api/webhooks/{uuid}/", AuthNeed::kAnyKey,
       "Change a webhook's url, event types, description or enabled (true resumes deliveries).", one,
       input.partial("WebhookPatch"), {}, {{200, hook}}, {bad_url});
-  add("DELETE", "/api/webhooks/{uuid}/", "Delete a webhook and its delivery log.", one,
-      std::nullopt, {}, {{204, Schema::any()}}, {});
-  add("POST", "/api/webhooks/{uuid}/rotate-secret/",
+  add("DELETE", "/api/webhooks/{uuid}/", AuthNeed::kAnyKey,
+      "Delete a webhook and its delivery log.", one, std::nullopt, {}, {{204, Schema::any()}}, {});
+  add("POST", "/api/webhooks/{uuid}/rotate-secret/", AuthNeed::kAnyKey,
       "A new secret (shown once); the old one also signs for 24 hours.",
       sdk::bindHandler(*this, &WebhookRoutes::rotateSecret), nothing, {}, {{200, with_secret}}, {});
-  add("GET", "/api/webhooks/{uuid}/deliveries/", "A webhook's deliveries, newest first.",
-      sdk::bindHandler(*this, &WebhookRoutes::deliveries), std::nullopt, sdk::pageParams(),
-      {{200, sdk::pageOf(delivery, "WebhookDeliveryList")}}, {});
-  add("POST", "/api/webhooks/{uuid}/deliveries/{id}/replay/",
+  add("GET", "/api/webhooks/{uuid}/deliveries/", AuthNeed::kAnyKey,
+      "A webhook's deliveries, newest first.", sdk::bindHandler(*this, &WebhookRoutes::deliveries),
+      std::nullopt, sdk::pageParams(), {{200, sdk::pageOf(delivery, "WebhookDeliveryList")}}, {});
+  add("POST", "/api/webhooks/{uuid}/deliveries/{id}/replay/", AuthNeed::kAnyKey,
       "Send a delivery again (pending and due now; a new attempt is recorded).",
       sdk::bindHandler(*this, &WebhookRoutes::replay), nothing, {}, {{202, delivery}}, {});
 }

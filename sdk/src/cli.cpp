@@ -255,7 +255,7 @@ std::vector<std::string> CliOptions::take(const std::vector<std::string>& args) 
         Poco::FileInputStream in(file);
         std::getline(in, admin_token);
       } catch (const Poco::Exception& e) {
-        throw CliError("cannot read the operator token: " + e.displayText(), 2);
+        throw CliError("cannot read the operator token: " + e.displayText());
       }
     } else if (name == "--plugins-dir") {
       plugins_dir = value();
@@ -323,10 +323,39 @@ void CliTable::print(std::ostream& out) const {
 
 // ---- the command table ----
 
+namespace {
+
+// Global options are taken from the whole line before a command sees it (CliOptions::take): a
+// command's own option of the same name would never reach it, and `--url` meant as a webhook's
+// address would send the caller's key to that host. @return the first such option, or "".
+std::string globalOptionIn(const CliCommand& command) {
+  static const char* const kGlobal[] = {
+      "--url",         "--key",  "--key-file", "--admin", "--admin-token", "--admin-token-file",
+      "--plugins-dir", "--json", "--help",     "-h",      "--version"};
+  for (const auto& o : command.options) {
+    for (const char* g : kGlobal) {
+      if (o.name == g) return o.name;
+    }
+  }
+  for (const auto& sub : command.subcommands) {
+    std::string found = globalOptionIn(sub);
+    if (!found.empty()) return found;
+  }
+  return "";
+}
+
+}  // namespace
+
 std::vector<std::string> CliCommandTable::add(const std::vector<CliCommand>& commands,
                                               const std::string& source) {
   std::vector<std::string> warnings;
   for (const auto& command : commands) {
+    const std::string global = globalOptionIn(command);
+    if (!global.empty()) {
+      warnings.push_back("command '" + command.name + "' of " + source +
+                         " is left out: it declares " + global + ", a global option");
+      continue;
+    }
     auto it = std::find_if(commands_.begin(), commands_.end(),
                            [&](const CliCommand& c) { return c.name == command.name; });
     if (it == commands_.end()) {
@@ -473,7 +502,13 @@ std::string jsonText(const Poco::JSON::Object& body) {
 
 std::string identityQuery(const CliArgs& args, char sep) {
   const std::string identity = args.value("--identity");
-  return identity.empty() ? "" : std::string(1, sep) + "identity=" + identity;
+  return identity.empty() ? "" : std::string(1, sep) + "identity=" + urlComponent(identity);
+}
+
+std::string urlComponent(const std::string& text) {
+  std::string out;
+  Poco::URI::encode(text, "!#$&'()*+,/:;=?@[]", out);
+  return out;
 }
 
 std::string queryFrom(const CliArgs& args,
@@ -481,9 +516,7 @@ std::string queryFrom(const CliArgs& args,
   std::string query = identityQuery(args, '&');
   for (const auto& [option, parameter] : options) {
     for (const auto& value : args.values(option)) {
-      std::string encoded;
-      Poco::URI::encode(value.empty() ? "true" : value, "!#$&'()*+,/:;=?@[]", encoded);
-      query += "&" + parameter + "=" + encoded;
+      query += "&" + parameter + "=" + urlComponent(value);  // "" too: the server says why
     }
   }
   return query.empty() ? "" : "?" + query.substr(1);
@@ -494,13 +527,17 @@ int printWaited(const CliContext& cli, const CliReply& reply) {
     throw CliError("nothing came in time (the server answered 204)", kCliWaitTimeout, "timeout");
   }
   CliContext::expect(reply, 200);
-  cli.print(reply, [&](const Poco::JSON::Object& message) {
-    if (message.isNull("extracted_code")) {
-      throw CliError("the message " + message.optValue<std::string>("id", "") +
-                     " carries no code that could be found (--json prints it)");
-    }
-    cli.out() << message.getValue<std::string>("extracted_code") << "\n";
-  });
+  const auto message = reply.json();
+  const std::string no_code = "the message " + message->optValue<std::string>("id", "") +
+                              " carries no code that could be found (--json prints it)";
+  if (cli.json()) {  // the message either way; the status says whether it had a code
+    cli.out() << reply.body << "\n";
+    if (!message->isNull("extracted_code")) return 0;
+    cli.err() << "svcctl: " << no_code << "\n";
+    return 1;
+  }
+  if (message->isNull("extracted_code")) throw CliError(no_code);
+  cli.out() << message->getValue<std::string>("extracted_code") << "\n";
   return 0;
 }
 

@@ -28,7 +28,8 @@ Poco::JSON::Object::Ptr CliReply::json() const {
     if (object) return object;
   } catch (const Poco::Exception&) {  // not JSON, or not an object
   }
-  throw CliError("HTTP " + std::to_string(status) + ": not a JSON object: " + body.substr(0, 200));
+  throw CliError("HTTP " + std::to_string(status) + ": not a JSON object: " + body.substr(0, 200),
+                 1, "unexpected_response");
 }
 
 CliReply cliHttpCall(const std::string& base, const std::string& method, const std::string& path,

@@ -5,7 +5,6 @@
 
 #include <Poco/JSON/Array.h>
 #include <Poco/NumberFormatter.h>
-#include <Poco/NumberParser.h>
 #include <Poco/RegularExpression.h>
 #include <Poco/String.h>
 #include <Poco/URI.h>
@@ -33,33 +32,11 @@ struct Schema::Node {
   std::optional<double> minimum, maximum;
   std::string pattern, rule, format;
   std::shared_ptr<const Poco::RegularExpression> regex;
+  std::string media_type;        // bytes(): a non-JSON answer
+  std::function<Schema()> late;  // late(): what it is, asked each time
 };
 
 namespace {
-
-// A query parameter's text as JSON writes a number: an optional minus, digits and, for a
-// fraction, one point and an exponent. Nothing else (no `+`, spaces, separators or hex).
-bool isPlainNumber(const std::string& text, bool fraction) {
-  if (text.empty()) return false;
-  std::size_t i = text[0] == '-' ? 1 : 0;
-  const std::size_t digits_start = i;
-  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
-  if (i == digits_start || text.size() > 40) return false;
-  if (!fraction) return i == text.size();
-  if (i < text.size() && text[i] == '.') {
-    const std::size_t start = ++i;
-    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
-    if (i == start) return false;
-  }
-  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
-    ++i;
-    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
-    const std::size_t start = i;
-    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
-    if (i == start) return false;
-  }
-  return i == text.size();
-}
 
 const char* typeName(Schema::Type t) {
   switch (t) {
@@ -228,6 +205,18 @@ Schema Schema::anyOf(std::vector<Schema> alternatives) {
   return s;
 }
 
+Schema Schema::bytes(std::string media_type) {
+  Schema s(Type::kAny);
+  s.node_->media_type = std::move(media_type);
+  return s;
+}
+
+Schema Schema::late(std::function<Schema()> make) {
+  Schema s(Type::kAny);
+  s.node_->late = std::move(make);
+  return s;
+}
+
 Schema& Schema::required(const std::string& name, Schema schema) {
   edit().members.push_back({name, {std::move(schema), true}});
   return *this;
@@ -303,19 +292,26 @@ Schema& Schema::example(Poco::Dynamic::Var value) {
 }
 
 Schema::Type Schema::type() const {
-  return node_->type;
+  return node_->late ? node_->late().type() : node_->type;
 }
 const std::string& Schema::name() const {
+  // A late schema's parts live in the schema its maker keeps (see late()).
+  if (node_->late) return node_->late().name();
   return node_->name;
+}
+const std::string& Schema::mediaType() const {
+  return node_->media_type;
 }
 
 std::vector<std::pair<std::string, bool>> Schema::members() const {
+  if (node_->late) return node_->late().members();
   std::vector<std::pair<std::string, bool>> out;
   for (const auto& [name, member] : node_->members) out.emplace_back(name, member.second);
   return out;
 }
 
 const Schema* Schema::member(const std::string& name) const {
+  if (node_->late) return node_->late().member(name);
   for (const auto& [n, member] : node_->members) {
     if (n == name) return &member.first;
   }
@@ -324,6 +320,7 @@ const Schema* Schema::member(const std::string& name) const {
 
 Poco::JSON::Object::Ptr Schema::json(
     std::map<std::string, Poco::JSON::Object::Ptr>* components) const {
+  if (node_->late) return node_->late().json(components);
   const Node& n = *node_;
   if (components && !n.name.empty()) {
     auto known = components->find(n.name);
@@ -355,6 +352,10 @@ Poco::JSON::Object::Ptr Schema::json(
     } else {
       o->set("type", std::string(typeName(n.type)));
     }
+  }
+  if (!n.media_type.empty()) {
+    o->set("type", std::string("string"));
+    if (n.media_type != "*/*") o->set("contentMediaType", n.media_type);
   }
   if (!n.description.empty()) o->set("description", n.description);
   if (!n.any_of.empty()) {
@@ -414,6 +415,7 @@ void Schema::validate(const Poco::Dynamic::Var& value, const std::string& at,
     void operator()(const Schema& s, const Poco::Dynamic::Var& v, const std::string& at) {
       if (p.full()) return;
       const Node& n = *s.node_;
+      if (n.late) return (*this)(n.late(), v, at);
       if (!n.any_of.empty()) {
         // The alternative of the value's type judges it.
         std::string rule;
@@ -529,104 +531,6 @@ void Schema::validate(const Poco::Dynamic::Var& value, const std::string& at,
     }
   };
   Walk{problems}(*this, value, at);
-}
-
-std::vector<Param> pageParams() {
-  return {
-      {"limit",
-       Schema::integer().minimum(1).describe("page size: default 50, larger than 200 is 200"),
-       false, "How many items a page holds (default 50; values above 200 are clamped to 200)."},
-      {"offset", Schema::integer().minimum(0), false, "How many items to skip (default 0)."},
-  };
-}
-
-Schema pageOf(const Schema& item, std::string name) {
-  return Schema::object(std::move(name))
-      .required("count", Schema::integer().minimum(0).describe("how many items match in all"))
-      .optional("count_is_exact",
-                Schema::boolean().describe("false: there are at least `count` (a capped count)"))
-      .required("next", Schema::string().format("uri").nullable().describe("the next page"))
-      .required("previous", Schema::string().format("uri").nullable().describe("the previous page"))
-      .required("results", Schema::array(item));
-}
-
-void validateQuery(const std::vector<Param>& declared,
-                   const std::multimap<std::string, std::string>& query, FieldErrors& errors) {
-  std::size_t problems = 0;
-  auto add = [&](const std::string& name, const std::string& message) {
-    if (problems++ < Schema::kMaxProblems) errors.add(name, message);
-  };
-  std::vector<std::string> names;
-  for (const auto& p : declared) names.push_back(p.name);
-  for (auto it = query.begin(); it != query.end(); it = query.upper_bound(it->first)) {
-    const std::string& name = it->first;
-    const auto param = std::find_if(declared.begin(), declared.end(),
-                                    [&](const Param& p) { return p.name == name; });
-    if (param == declared.end()) {
-      add(quoteForDetail(name, 40), names.empty()
-                                        ? std::string("unknown parameter; this route takes none")
-                                        : "unknown parameter; this route takes: " + joined(names));
-      continue;
-    }
-    if (query.count(name) > 1) {
-      add(name, "given more than once");
-      continue;
-    }
-    // The text as the JSON value it stands for, then the schema's own check.
-    const std::string& text = it->second;
-    Poco::Dynamic::Var value = text;
-    switch (param->schema.type()) {
-      case Schema::Type::kBoolean: {
-        const std::string lower = Poco::toLower(text);
-        if (lower == "true" || lower == "1") {
-          value = true;
-        } else if (lower == "false" || lower == "0") {
-          value = false;
-        } else {
-          add(name, "must be true or false");
-          continue;
-        }
-        break;
-      }
-      case Schema::Type::kInteger: {
-        Poco::Int64 n = 0;
-        // Digits only: Poco's parser also takes thousands separators (`0,120` as 120).
-        if (!isPlainNumber(text, false) || !Poco::NumberParser::tryParse64(text, n)) {
-          add(name, "must be an integer");
-          continue;
-        }
-        value = n;
-        break;
-      }
-      case Schema::Type::kNumber: {
-        double n = 0;
-        if (!isPlainNumber(text, true) || !Poco::NumberParser::tryParseFloat(text, n) ||
-            !std::isfinite(n)) {
-          add(name, "must be a number");
-          continue;
-        }
-        value = n;
-        break;
-      }
-      default:
-        break;
-    }
-    param->schema.validate(value, name, errors);
-  }
-  for (const auto& p : declared) {
-    if (p.required && !query.count(p.name)) add(p.name, "this parameter is required");
-  }
-}
-
-std::string formatExample(const std::string& format) {
-  static const std::map<std::string, std::string> examples = {
-      {"uuid", "0b6f1c8e-8a55-4f7e-9f63-2d1d4c1a9e70"},
-      {"email", "agent@example.com"},
-      {"date-time", "2026-01-01T00:00:00Z"},
-      {"uri", "https://example.com/"},
-      {"e164", "+15555550100"}};
-  auto it = examples.find(format);
-  return it == examples.end() ? std::string() : it->second;
 }
 
 }  // namespace svc::sdk

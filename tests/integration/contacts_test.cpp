@@ -503,6 +503,30 @@ TEST_F(AutoContacts, IsASettingOfTheIdentityOffByDefault) {
   EXPECT_NE(stream.find("\"contacts\":{\"auto_contacts\":true}"), std::string::npos) << stream;
 }
 
+TEST_F(AutoContacts, TheSettingIsDeclaredInTheIdentitysShapes) {
+  // Added by the contacts plugin after the identity routes were registered, yet described and
+  // checked by the kernel like any declared field.
+  auto doc = call("GET", "/api/schema/");
+  ASSERT_EQ(doc.status, 200);
+  auto schemas = doc.json()->getObject("components")->getObject("schemas");
+  for (const char* body : {"IdentityInput", "IdentityUpdate", "IdentityPatch"}) {
+    auto field = schemas->getObject(body)->getObject("properties")->getObject("auto_contacts");
+    ASSERT_TRUE(field) << body;
+    std::ostringstream type;
+    field->get("type").extract<Poco::JSON::Array::Ptr>()->stringify(type);
+    EXPECT_EQ(type.str(), R"(["boolean","null"])") << body;
+  }
+  auto identity = schemas->getObject("Identity");
+  EXPECT_TRUE(identity->getObject("properties")->has("contacts"));
+  EXPECT_FALSE(identity->getValue<bool>("additionalProperties"));
+  auto unknown = call("POST", "/api/identities/", R"({"name":"X","bogus":1,"auto_contacts":"y"})");
+  ASSERT_EQ(unknown.status, 400) << unknown.body;
+  auto errors = unknown.json()->getObject("errors");
+  EXPECT_TRUE(errors->has("bogus")) << unknown.body;
+  EXPECT_TRUE(errors->has("auto_contacts")) << unknown.body;
+  EXPECT_NE(unknown.body.find("auto_contacts"), std::string::npos);
+}
+
 TEST_F(AutoContacts, RecipientsOfSentMailAndSmsBecomeContacts) {
   const std::string sender = identity("Sender", ",\"auto_contacts\":true");
   const std::string quiet = identity("Quiet");

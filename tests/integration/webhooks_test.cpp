@@ -620,9 +620,13 @@ TEST_F(Webhooks, SvcctlCoversEveryRoute) {
   auto [grc, got] = ctl("webhooks get " + uuid);
   EXPECT_EQ(grc, 0);
   EXPECT_EQ(got.find("whsec_"), std::string::npos) << got;
-  auto [erc, edited] = ctl("webhooks edit " + uuid + " --disable --description changed");
+  // --endpoint, not --url: svcctl's own --url would have sent the key to the webhook's host.
+  const std::string moved = receiver.url() + "moved";
+  auto [erc, edited] =
+      ctl("webhooks edit " + uuid + " --disable --description changed --endpoint " + moved);
   EXPECT_EQ(erc, 0) << edited;
   EXPECT_NE(edited.find("enabled:     no"), std::string::npos) << edited;
+  EXPECT_NE(edited.find(moved), std::string::npos) << edited;
   EXPECT_EQ(ctl("webhooks edit " + uuid + " --enable").first, 0);
   auto [rrc, rotated] = ctl("webhooks rotate-secret " + uuid);
   EXPECT_EQ(rrc, 0);

@@ -27,12 +27,6 @@ struct Frame {
   std::string id, type, data;
 };
 
-std::string encoded(const std::string& text) {
-  std::string out;
-  Poco::URI::encode(text, "&=+?#", out);
-  return out;
-}
-
 // `ID TYPE CREATED IDENTITY OBJECT`: what happened, to what, in one line.
 void printHuman(CliContext& cli, const Frame& frame) {
   std::string created = "-", identity = "-", object = "-";
@@ -98,8 +92,9 @@ class Tail {
     session->setTimeout(Poco::Timespan(10, 0), Poco::Timespan(10, 0), Poco::Timespan(60, 0));
     std::string path = "/api/events/stream/";
     std::string query;
-    if (args_.has("--types")) query += "&types=" + encoded(args_.value("--types"));
-    if (args_.has("--identity")) query += "&identity=" + encoded(args_.value("--identity"));
+    if (args_.has("--types")) query += "&types=" + svc::sdk::urlComponent(args_.value("--types"));
+    if (args_.has("--identity"))
+      query += "&identity=" + svc::sdk::urlComponent(args_.value("--identity"));
     if (!query.empty()) path += "?" + query.substr(1);
     Poco::Net::HTTPRequest request("GET", path, Poco::Net::HTTPMessage::HTTP_1_1);
     request.set("Authorization", "Bearer " + cli_.key());
@@ -122,6 +117,8 @@ class Tail {
     for (std::string line; std::getline(in, line);) {
       if (!line.empty() && line.back() == '\r') line.pop_back();
       if (line.empty()) {
+        // An id without data (the stream's opening position) is where to resume, as in SSE.
+        if (frame.data.empty() && !frame.id.empty()) last_id_ = frame.id;
         if (!frame.data.empty() && dispatch(frame)) return true;
         frame = Frame();
         continue;

@@ -196,6 +196,32 @@ TEST(CliCommandTable, GroupsOfOneNameMergeAndTheFirstSourceKeepsACommand) {
   EXPECT_EQ(run(t, {"health"}).out, "healthy\n");
 }
 
+TEST(CliCommandTable, ACommandDeclaringAGlobalOptionIsLeftOut) {
+  // `--url` taken as a webhook's address would have sent the caller's key to that host.
+  auto t = table();
+  auto warnings =
+      t.add({CliCommand::group("hooks", "hooks",
+                               {CliCommand::leaf("edit", "edit", {}, {{"--url", "URL", "where"}},
+                                                 [](CliContext&, const CliArgs&) { return 0; })}),
+             CliCommand::leaf("ok", "fine", {}, {{"--uri", "URI", "fine"}},
+                              [](CliContext&, const CliArgs&) { return 0; })},
+            "plugin hooks");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0],
+            "command 'hooks' of plugin hooks is left out: it declares --url, a global option");
+  EXPECT_EQ(run(t, {"hooks", "edit"}).code, 2);
+  EXPECT_EQ(run(t, {"ok"}).code, 0);
+}
+
+TEST(CliQuery, ValuesAreEncodedAndAnEmptyOneIsSentEmpty) {
+  CliArgs args;
+  args.addOption("--identity", "a b/c");
+  args.addOption("--from", "");
+  args.addOption("--subject", "x&y=z");
+  EXPECT_EQ(queryFrom(args, {{"--from", "from"}, {"--subject", "subject"}}),
+            "?identity=a%20b%2Fc&from=&subject=x%26y%3Dz");
+}
+
 TEST(CliCommandTable, AHandlersFailureIsItsMessageAndExitCode) {
   CliCommandTable t;
   t.add({CliCommand::leaf(

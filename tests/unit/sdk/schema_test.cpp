@@ -240,5 +240,29 @@ TEST(Schema, PublishesJsonSchemaWithNamedObjectsAsComponents) {
   EXPECT_EQ(text(list.json()).find("$ref"), std::string::npos);
 }
 
+TEST(Schema, ALateSchemaIsWhatItsMakerHoldsWhenUsed) {
+  // The identity's shape grows as plugins add their parts after its routes are registered.
+  Schema current = Schema::object("Thing").required("name", Schema::string());
+  const Schema late = Schema::late([&current] { return current; });
+  EXPECT_EQ(problems(late, R"({"name":"a","extra":true})").count("extra"), 1u);
+  current.optional("extra", Schema::boolean());
+  EXPECT_TRUE(problems(late, R"({"name":"a","extra":true})").empty());
+  EXPECT_EQ(problems(Schema::array(late), R"([{"name":1}])").count("[0].name"), 1u);
+  EXPECT_EQ(late.type(), Schema::Type::kObject);
+  EXPECT_EQ(late.name(), "Thing");
+  ASSERT_NE(late.member("extra"), nullptr);
+  std::map<std::string, Poco::JSON::Object::Ptr> components;
+  EXPECT_EQ(text(late.json(&components)), R"({"$ref":"#/components/schemas/Thing"})");
+  EXPECT_NE(text(components.at("Thing")).find("extra"), std::string::npos);
+}
+
+TEST(Schema, BytesAreDescribedByTheirMediaType) {
+  EXPECT_EQ(text(Schema::bytes("text/xml").json()),
+            R"({"contentMediaType":"text/xml","type":"string"})");
+  EXPECT_EQ(text(Schema::bytes("*/*").json()), R"({"type":"string"})");
+  EXPECT_EQ(Schema::bytes("text/xml").mediaType(), "text/xml");
+  EXPECT_EQ(Schema::string().mediaType(), "");
+}
+
 }  // namespace
 }  // namespace svc::sdk

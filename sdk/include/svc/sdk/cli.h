@@ -193,12 +193,16 @@ CliReply cliHttpCall(const std::string& base, const std::string& method, const s
                      const std::string& content_type = "application/json",
                      const CliHeaders& headers = {});
 
+/// @param text a value for one path segment or query parameter. @return it percent-encoded, so
+/// that no character of it (`/`, `?`, `&`, `#`, `+`, ...) reads as part of the URL's syntax.
+std::string urlComponent(const std::string& text);
+
 /// @param args a command's arguments. @param sep `?` or `&`: what comes before it in the path.
 /// @return `?identity=UUID` from `--identity UUID`, or empty (an identity key needs none).
 std::string identityQuery(const CliArgs& args, char sep = '?');
 
 /// @param args a command's arguments. @param options (option, query parameter) pairs: each
-/// option given adds `parameter=value` (URL-encoded; a flag adds `parameter=true`).
+/// option given adds `parameter=value` (URL-encoded, an empty value too).
 /// @return `?identity=UUID&...` (--identity first, when given), or empty when nothing was given.
 std::string queryFrom(const CliArgs& args,
                       const std::vector<std::pair<std::string, std::string>>& options);

@@ -7,7 +7,9 @@
 // identities when they exist (the SDK's hello example) lists the service in uses_services and
 // adds its extension in start(), when find() gives it.
 // An extension then takes part in every identity:
-//   - create: validate() checks the body's fields it owns before anything is written, and
+//   - create: the kernel checks the body's fields against their declared shapes (IdentityField::
+//     schema; the identity's routes declare them once every extension is added), validate()
+//     checks what a shape cannot say before anything is written, and
 //     provision() runs inside the identity's own transaction, after its row is inserted (throwing
 //     rolls the whole identity back: a taken address leaves no identity behind);
 //   - update: a field marked `updatable` may also be sent to `PUT`/`PATCH /api/identities/{uuid}/`
@@ -22,11 +24,13 @@
 //
 // The contract's identity resource has members for capabilities whose plugin may be disabled
 // (`email`, `phone`): contractIdentityCapabilities() lists them, so an identity always shows them
-// (null) and a create body or action that asks for a missing one is refused with 503
-// `service_unavailable` naming the capability, creating nothing.
+// (null) and a create body or action that asks for a missing one is refused with
+// `feature_not_enabled` (422 for a field, 404 for an action) naming the capability, creating
+// nothing.
 #pragma once
 
 #include <svc/sdk/http.h>
+#include <svc/sdk/schema.h>
 #include <svc/sdk/services.h>
 
 #include <Poco/Data/Session.h>
@@ -48,6 +52,9 @@ struct IdentityField {
   /// Whether `PUT`/`PATCH /api/identities/{uuid}/` takes it too: then the identities plugin calls
   /// the extension's update() when such a body carries it (a setting, not a resource to provision).
   bool updatable = false;
+  /// Its shape (the kernel checks it, the API description shows it); null is always allowed.
+  /// Default: a string or a boolean, as `type` says.
+  std::optional<Schema> schema{};
 };
 
 /// A part of the identity resource.
@@ -59,6 +66,9 @@ struct IdentityCapability {
   std::vector<IdentityField> create_fields;  ///< Create-body fields it owns.
   std::vector<std::string> actions;          ///< Its actions: `provision-phone` is served at
                                              ///< `POST /api/identities/{uuid}/provision-phone/`.
+  /// What describe() gives, for the API description and the test suites' response check; null
+  /// is always allowed (an identity it has nothing for). Default: any value.
+  std::optional<Schema> view{};
 };
 
 /// @return the capabilities the contract's identity resource always shows, provided or not:

@@ -84,4 +84,24 @@ class RouteRegistry {
   virtual void add(Route route) = 0;
 };
 
+/// Registers routes that take JSON, one call each: the shape most plugins' route tables have.
+///   const sdk::JsonRoutes add(routes);
+///   add("GET", "/api/things/", AuthNeed::kAnyKey, "Things, newest first.", list_handler,
+///       std::nullopt, sdk::pageParams(), {{200, sdk::pageOf(thing, "ThingList")}});
+class JsonRoutes {
+ public:
+  explicit JsonRoutes(RouteRegistry& registry) : registry_(registry) {}
+  /// Registers one route (see Route for each part).
+  void operator()(std::string method, std::string pattern, AuthNeed need, std::string summary,
+                  Handler handler, std::optional<Schema> request, std::vector<Param> query,
+                  std::map<int, Schema> responses, std::vector<RouteError> errors = {}) const {
+    registry_.add({std::move(method), std::move(pattern), need, BodyKind::kJson, 0,
+                   std::move(summary), std::move(handler), std::move(request), std::move(query),
+                   std::move(responses), std::move(errors)});
+  }
+
+ private:
+  RouteRegistry& registry_;
+};
+
 }  // namespace svc::sdk

@@ -20,6 +20,7 @@
 #include <Poco/JSON/Object.h>
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -58,6 +59,15 @@ class Schema {
   /// @param alternatives schemas of different JSON types (a string, or an array of them).
   /// @return a value that must fit the alternative of its type (JSON Schema's `anyOf`).
   static Schema anyOf(std::vector<Schema> alternatives);
+  /// @param media_type what a non-JSON answer is (`application/xml`; `*/*` when it varies, as a
+  /// download's does). @return the body of such an answer: described with its media type, and
+  /// checked (by the test suites' response check) only for carrying that type.
+  static Schema bytes(std::string media_type);
+  /// @param make returns the schema, called each time it is used (from many threads), so it may
+  /// grow after the route is registered: the identity, to which other plugins add members when
+  /// they start. make() should return a copy of a schema it keeps (copies share their parts, and
+  /// member() points into them). @return a schema that is whatever make() returns.
+  static Schema late(std::function<Schema()> make);
 
   /// Declares a member that must be present. @return this.
   Schema& required(const std::string& name, Schema schema);
@@ -95,6 +105,8 @@ class Schema {
 
   /// @return what a value must be.
   Type type() const;
+  /// @return the media type of a bytes() answer; empty for JSON.
+  const std::string& mediaType() const;
   /// @return the component name, or empty.
   const std::string& name() const;
   /// @return the members an object declares, in order, with whether each is required.
