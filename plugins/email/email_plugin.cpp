@@ -3,7 +3,8 @@
 // point it gives every new identity its address, in the identity's own transaction.
 //
 // This is the module: what the plugin declares, and the wiring of its core (svc_email_core), one
-// class per job: EmailConfig, Ingest, Domains, Inboxes, Messages, Outgoing, Attachments.
+// class per job: EmailConfig, Ingest, Domains, Inboxes, Messages, Outgoing, Attachments, and the
+// sender rules (rules/: RuleCache for SMTP and local delivery, RuleRoutes for the API).
 #include "attachments.h"
 #include "blob_store.h"
 #include "dashboard_pages.h"
@@ -64,7 +65,8 @@ class EmailPlugin : public sdk::Plugin {
          {"thread_id"},
          message},
         {"email_rule.created",
-         "A sender rule was added; object: the rule. identity is empty for an account default.",
+         "A sender rule was added; object: the rule (identity null, and the event's identity "
+         "empty, for an account default).",
          {},
          ruleSchema()},
         {"email_rule.deleted",

@@ -6,6 +6,7 @@
 #include "svcctl_run.h"
 
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 namespace svc::testing {
@@ -234,6 +235,41 @@ TEST_F(EmailRules, LocalDeliveryObeysTheRecipientsRules) {
                  R"({"to_email":"bob@agents.test","subject":"hi","content":"x"})")
                 .status,
             201);
+}
+
+// The cap: 999 rules written past the API (the stopped svcd's database), the 1000th through it,
+// the next refused; RCPT still judges a full list.
+TEST_F(EmailRules, AnAccountHoldsAtMostAThousandRules) {
+  Ident ann = identity("Ann", "ann");
+  const std::string account =
+      call("GET", "/api/health/whoami/").json()->getObject("account")->getValue<std::string>("id");
+  db_url_ = svcd_->dbUrl();
+  ASSERT_EQ(svcd_->terminate(), 0);
+  std::vector<std::string> inserts;
+  for (int chunk = 0; chunk < 9; ++chunk) {
+    std::string sql =
+        "INSERT INTO email_rules (id, account_id, identity_uuid, kind, pattern, created_us) "
+        "VALUES ";
+    for (int i = chunk * 111; i < (chunk + 1) * 111; ++i) {
+      char id[40];
+      std::snprintf(id, sizeof id, "00000000-0000-4000-8000-%012d", i);
+      sql += std::string(i % 111 ? "," : "") + "('" + id + "','" + account + "','','block','d" +
+             std::to_string(i) + ".example'," + std::to_string(1000 + i) + ")";
+    }
+    inserts.push_back(sql);
+  }
+  runSql(db_url_, inserts);
+  auto stopped = std::move(svcd_);  // its files (the SQLite database) stay until the test ends
+  startSvcd({"--set", "data.dir=" + stopped->dataDir()});
+
+  EXPECT_EQ(call("GET", "/api/email-rules/?limit=1").json()->getValue<int>("count"), 999);
+  addRule(R"({"kind":"allow","pattern":"github.com"})", "", "?identity=" + ann.uuid);
+  auto over = call("POST", "/api/email-rules/", R"({"kind":"block","pattern":"one-more.example"})");
+  EXPECT_EQ(over.status, 400) << over.body;
+  EXPECT_TRUE(over.json()->getObject("errors")->has("rules")) << over.body;
+  EXPECT_TRUE(refused(rcpt("a@x.d998.example", "ann@agents.test")));
+  EXPECT_TRUE(accepted(rcpt("a@github.com", "ann@agents.test")));
+  EXPECT_TRUE(refused(rcpt("a@elsewhere.example", "ann@agents.test"))) << "ann's allow list";
 }
 
 TEST_F(EmailRules, ChangesArePublishedAsEvents) {

@@ -16,10 +16,8 @@ namespace {
 using sdk::Schema;
 
 sdk::HttpError tooMany() {
-  const std::string most = std::to_string(kMaxRulesPerAccount);
-  sdk::HttpError e = sdk::HttpError::invalid(
-      "rules", "at most " + most + " rules per account; delete rules no longer needed");
-  return e;
+  return sdk::HttpError::invalid("rules", "at most " + std::to_string(kMaxRulesPerAccount) +
+                                              " rules per account; delete rules no longer needed");
 }
 
 }  // namespace
