@@ -10,10 +10,11 @@ std::vector<sdk::CliCommand> commands() {
   const sdk::CliOption identity{"--identity", "UUID", "the identity (needed with an account key)"};
   std::vector<sdk::CliCommand> mail = sendCommands(identity);
   for (auto& command : readCommands(identity)) mail.push_back(std::move(command));
-  return {
-      sdk::CliCommand::group("mail", "an identity's email: send, reply, forward, list, read, wait",
-                             std::move(mail)),
-      inboxesCommand(identity), domainsCommand()};
+  mail.push_back(rulesCommand());
+  return {sdk::CliCommand::group(
+              "mail", "an identity's email: send, reply, forward, list, read, wait, rules",
+              std::move(mail)),
+          inboxesCommand(identity), domainsCommand()};
 }
 
 }  // namespace

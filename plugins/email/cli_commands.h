@@ -1,6 +1,6 @@
 // The email plugin's svcctl commands, one file per job: cli_send.cpp (send, reply, forward,
 // attachments), cli_read.cpp (inbox, read, list, mark, wait), cli_inboxes.cpp (inboxes and
-// domains); cli.cpp puts them in the table.
+// domains), cli_rules.cpp (mail rules); cli.cpp puts them in the table.
 #pragma once
 
 #include <svc/sdk/cli.h>
@@ -15,6 +15,8 @@ std::vector<sdk::CliCommand> sendCommands(const sdk::CliOption& identity);
 std::vector<sdk::CliCommand> readCommands(const sdk::CliOption& identity);
 /// The `inboxes` group: an identity's addresses.
 sdk::CliCommand inboxesCommand(const sdk::CliOption& identity);
+/// `mail rules list|allow|block|show|delete`: sender rules (cli_rules.cpp).
+sdk::CliCommand rulesCommand();
 /// The `domains` group: platform and custom domains.
 sdk::CliCommand domainsCommand();
 

@@ -3,7 +3,8 @@
 // point it gives every new identity its address, in the identity's own transaction.
 //
 // This is the module: what the plugin declares, and the wiring of its core (svc_email_core), one
-// class per job: EmailConfig, Ingest, Domains, Inboxes, Messages, Outgoing, Attachments.
+// class per job: EmailConfig, Ingest, Domains, Inboxes, Messages, Outgoing, Attachments, and the
+// sender rules (rules/: RuleCache for SMTP and local delivery, RuleRoutes for the API).
 #include "attachments.h"
 #include "blob_store.h"
 #include "dashboard_pages.h"
@@ -21,6 +22,9 @@
 #include "messages.h"
 #include "outgoing.h"
 #include "relay.h"
+#include "rules/rule_cache.h"
+#include "rules/rule_pages.h"
+#include "rules/rule_routes.h"
 #include "smtp_server.h"
 
 #include <svc/sdk/plans.h>
@@ -60,8 +64,18 @@ class EmailPlugin : public sdk::Plugin {
          "body.",
          {"thread_id"},
          message},
+        {"email_rule.created",
+         "A sender rule was added; object: the rule (identity null, and the event's identity "
+         "empty, for an account default).",
+         {},
+         ruleSchema()},
+        {"email_rule.deleted",
+         "A sender rule was removed; object: the rule as it was.",
+         {},
+         ruleSchema()},
     };
     info_.paths = emailPaths();
+    info_.paths.push_back("/api/email-rules/");
     info_.uses_services = {sdk::kIdentityDirectoryService.name, sdk::kPlanService.name,
                            sdk::kIdentityExtensionsService.name, sdk::kDashboardPagesService.name};
     info_.requires_plugins = {"identities"};
@@ -89,15 +103,17 @@ class EmailPlugin : public sdk::Plugin {
     blobs_ = std::make_unique<BlobStore>(root + "blobs");
     store_ = std::make_unique<MailStore>(context.database(), context.events(), *blobs_);
     relay_ = std::make_unique<Relay>(config_.relay, *store_, context.logger());
-    ingest_ = std::make_unique<Ingest>(context, *store_, *blobs_, root, config_.smtp.hostname,
-                                       config_.max_backlog_bytes);
+    rules_ = std::make_unique<RuleCache>(context.database(), context.events());
+    rule_routes_ = std::make_unique<RuleRoutes>(context, *rules_);
+    ingest_ = std::make_unique<Ingest>(context, *store_, *blobs_, *rules_, root,
+                                       config_.smtp.hostname, config_.max_backlog_bytes);
     domains_ =
         std::make_unique<Domains>(context.database(), config_.platform_domains, config_.dns_server);
     inboxes_ = std::make_unique<Inboxes>(context, *store_, *domains_);
     messages_ = std::make_unique<Messages>(context.database(), *store_, config_.exact_count_limit);
     wait_ = std::make_unique<MessageWait>(context.database(), *store_, context.events());
     outgoing_ = std::make_unique<Outgoing>(context.database(), *store_, *blobs_, *relay_, *domains_,
-                                           *inboxes_, *messages_, dkim_.get(), config_);
+                                           *inboxes_, *messages_, dkim_.get(), config_, *rules_);
     attachments_ = std::make_unique<Attachments>(context.database(), *store_, *blobs_,
                                                  config_.max_attachment_bytes);
     // Every identity gets its `email` part (and its primary inbox) from here.
@@ -111,12 +127,14 @@ class EmailPlugin : public sdk::Plugin {
   void registerRoutes(sdk::RouteRegistry& routes) override {
     registerEmailRoutes(routes, {*domains_, *inboxes_, *messages_, *outgoing_, *attachments_});
     routes.add(wait_->route());  // its shapes are declared beside it (message_wait.cpp)
+    rule_routes_->registerRoutes(routes);
   }
 
   void registerServices(sdk::ServiceRegistry&) override {}
 
   void start() override {
     inboxes_->start();
+    rules_->start();
     ingest_->start();
     wait_->start();
     smtp_server_ = std::make_unique<SmtpServer>(config_.smtp, *ingest_, context_->logger());
@@ -128,6 +146,7 @@ class EmailPlugin : public sdk::Plugin {
     registerMetrics();
     if (auto pages = context_->services().find(sdk::kDashboardPagesService)) {
       for (auto& page : dashboardPages()) pages->add(std::move(page));
+      for (auto& page : rulePages()) pages->add(std::move(page));
     }
   }
 
@@ -136,6 +155,7 @@ class EmailPlugin : public sdk::Plugin {
     if (smtp_server_) smtp_server_->stop();
     ingest_->stop();
     relay_->stop();
+    if (rules_) rules_->stop();
   }
 
  private:
@@ -185,6 +205,8 @@ class EmailPlugin : public sdk::Plugin {
   std::unique_ptr<BlobStore> blobs_;
   std::unique_ptr<MailStore> store_;
   std::unique_ptr<Relay> relay_;
+  std::unique_ptr<RuleCache> rules_;  // before ingest_ and outgoing_, which use it
+  std::unique_ptr<RuleRoutes> rule_routes_;
   std::unique_ptr<Ingest> ingest_;
   std::unique_ptr<Domains> domains_;
   std::unique_ptr<Inboxes> inboxes_;

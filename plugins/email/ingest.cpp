@@ -66,7 +66,7 @@ struct Ingest::Item {
   const std::string* payload;
 };
 
-Ingest::Ingest(sdk::PluginContext& context, MailStore& store, BlobStore& blobs,
+Ingest::Ingest(sdk::PluginContext& context, MailStore& store, BlobStore& blobs, RuleCache& rules,
                const std::string& data_dir, std::string hostname, std::uint64_t max_backlog_bytes)
     : context_(context),
       store_(store),
@@ -75,6 +75,7 @@ Ingest::Ingest(sdk::PluginContext& context, MailStore& store, BlobStore& blobs,
       unfiled_dir_(data_dir + "unfiled"),
       hostname_(std::move(hostname)),
       max_backlog_bytes_(max_backlog_bytes),
+      rules_(rules),
       spool_(std::make_unique<Spool>(
           spool_dir_, [this](const std::vector<Spool::Record>& records,
                              const Spool::Position& end) { fileSpooled(records, end); })) {}
@@ -105,14 +106,35 @@ bool Ingest::acceptsRecipient(const std::string& address) {
   }
   {
     std::lock_guard lock(known_mutex_);
-    if (known_addresses_.count(address)) return true;
+    if (known_inboxes_.count(address)) return true;
   }
   Poco::Data::Session s = context_.database().session();
-  if (!store_.inboxByAddress(s, address)) return false;
+  auto inbox = store_.inboxByAddress(s, address);
+  if (!inbox) return false;
   std::lock_guard lock(known_mutex_);
-  if (known_addresses_.size() > 100000) known_addresses_.clear();
-  known_addresses_.insert(address);
+  if (known_inboxes_.size() > 100000) known_inboxes_.clear();
+  known_inboxes_.emplace(address, std::move(*inbox));
   return true;
+}
+
+// The recipient's inbox is known by now (acceptsRecipient found it); its rules come from the
+// rule cache, so a busy RCPT reads neither from the database.
+std::optional<std::string> Ingest::refusesSender(const std::string& mail_from,
+                                                 const std::string& address) {
+  if (mail_from.empty()) return std::nullopt;  // bounces and reports: always accepted
+  std::optional<Inbox> inbox;
+  {
+    std::lock_guard lock(known_mutex_);
+    if (auto it = known_inboxes_.find(address); it != known_inboxes_.end()) inbox = it->second;
+  }
+  if (!inbox) {
+    Poco::Data::Session s = context_.database().session();
+    inbox = store_.inboxByAddress(s, address);
+    if (!inbox) return std::nullopt;  // acceptsRecipient decides about unknown addresses
+  }
+  const SenderVerdict verdict = rules_.judge(inbox->account_id, inbox->identity_uuid, mail_from);
+  if (verdict.accepted) return std::nullopt;
+  return verdict.reason;
 }
 
 // SMTP: the message is acknowledged once it is in the spool (fsynced). When the ingester is

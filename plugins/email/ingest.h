@@ -6,6 +6,7 @@
 #include "blob_store.h"
 #include "mail_store.h"
 #include "mime.h"
+#include "rules/rule_cache.h"
 #include "smtp_server.h"
 #include "spool.h"
 
@@ -18,7 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
 namespace svc::plugins::email {
@@ -45,7 +46,8 @@ class Ingest : public SmtpDelivery {
   /// @param data_dir the plugin's directory (with a trailing slash): spool/ and unfiled/ live
   /// there. @param hostname this server's SMTP name. @param max_backlog_bytes spooled bytes not
   /// yet filed beyond which new mail is refused (451).
-  Ingest(sdk::PluginContext& context, MailStore& store, BlobStore& blobs,
+  /// @param rules the sender rules RCPT applies.
+  Ingest(sdk::PluginContext& context, MailStore& store, BlobStore& blobs, RuleCache& rules,
          const std::string& data_dir, std::string hostname, std::uint64_t max_backlog_bytes);
 
   /// Files what a crash left in the spool, then takes new mail.
@@ -55,6 +57,8 @@ class Ingest : public SmtpDelivery {
 
   // SmtpDelivery
   bool acceptsRecipient(const std::string& address) override;
+  std::optional<std::string> refusesSender(const std::string& mail_from,
+                                           const std::string& address) override;
   void deliver(const std::string& mail_from, const std::vector<std::string>& recipients,
                const std::string& data) override;
   void deliverAsync(const std::string& mail_from, const std::vector<std::string>& recipients,
@@ -76,9 +80,10 @@ class Ingest : public SmtpDelivery {
   BlobStore& blobs_;
   std::string spool_dir_, unfiled_dir_, hostname_;
   std::uint64_t max_backlog_bytes_;
+  RuleCache& rules_;
   std::unique_ptr<Spool> spool_;
   std::mutex known_mutex_;
-  std::unordered_set<std::string> known_addresses_;
+  std::unordered_map<std::string, Inbox> known_inboxes_;  // by address
 };
 
 }  // namespace svc::plugins::email

@@ -81,7 +81,17 @@ std::vector<sdk::Migration> MailStore::migrations() {
   sdk::Migration codes = sdk::Migration::portable(
       3, "verification codes of messages",
       {"ALTER TABLE email_messages ADD COLUMN extracted_code VARCHAR(64) NOT NULL DEFAULT ''"});
-  return {m, spool, codes};
+  // Sender rules (rules/sender_rules.h): identity_uuid '' marks an account-wide default (not
+  // NULL, so the unique index holds for defaults too: MariaDB lets NULLs repeat).
+  sdk::Migration rules = sdk::Migration::portable(
+      5, "sender rules",
+      {"CREATE TABLE email_rules (id CHAR(36) NOT NULL PRIMARY KEY, account_id CHAR(36) NOT NULL, "
+       "identity_uuid VARCHAR(36) NOT NULL, kind VARCHAR(8) NOT NULL, pattern VARCHAR(254) NOT "
+       "NULL, created_us BIGINT NOT NULL)",
+       "CREATE UNIQUE INDEX email_rules_pattern ON email_rules (account_id, identity_uuid, "
+       "pattern)",
+       "CREATE INDEX email_rules_account ON email_rules (account_id, created_us)"});
+  return {m, spool, codes, rules};
 }
 
 }  // namespace svc::plugins::email

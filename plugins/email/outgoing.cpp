@@ -63,7 +63,7 @@ std::string forwardedContent(const std::string& note, const MessageRow& parent) 
 
 Outgoing::Outgoing(sdk::Database& database, MailStore& store, BlobStore& blobs, Relay& relay,
                    const Domains& domains, Inboxes& inboxes, Messages& messages,
-                   const DkimSigner* dkim, const EmailConfig& config)
+                   const DkimSigner* dkim, const EmailConfig& config, RuleCache& rules)
     : database_(database),
       store_(store),
       blobs_(blobs),
@@ -72,6 +72,7 @@ Outgoing::Outgoing(sdk::Database& database, MailStore& store, BlobStore& blobs, 
       inboxes_(inboxes),
       messages_(messages),
       dkim_(dkim),
+      rules_(rules),
       max_attachment_bytes_(config.max_attachment_bytes),
       limits_(config.sending) {}
 
@@ -239,6 +240,14 @@ Outgoing::Route Outgoing::route(Poco::Data::Session& s, const Draft& d) {
         if (!inbox) {
           throw sdk::HttpError::invalid(field,
                                         "no inbox at this server has the address " + m.address);
+        }
+        // Mail between this server's inboxes obeys the recipient's sender rules as mail over
+        // SMTP does; refused here, the sender learns it at once (as a 550 at RCPT would tell).
+        const SenderVerdict verdict =
+            rules_.judge(inbox->account_id, inbox->identity_uuid, d.inbox.address);
+        if (!verdict.accepted) {
+          throw sdk::HttpError::invalid(field, m.address + " refuses this message: " +
+                                                   verdict.reason + " (its sender rules)");
         }
         out.local.emplace_back(m, *inbox);
       } else {

@@ -12,6 +12,7 @@
 #include "messages.h"
 #include "mime.h"
 #include "relay.h"
+#include "rules/rule_cache.h"
 
 #include <svc/sdk/http.h>
 #include <svc/sdk/storage.h>
@@ -50,10 +51,11 @@ std::string forwardedContent(const std::string& note, const MessageRow& parent);
 
 class Outgoing {
  public:
-  /// @param dkim signs mail for the relay; null: unsigned.
+  /// @param dkim signs mail for the relay; null: unsigned. @param rules the sender rules local
+  /// delivery obeys, as SMTP's RCPT does.
   Outgoing(sdk::Database& database, MailStore& store, BlobStore& blobs, Relay& relay,
            const Domains& domains, Inboxes& inboxes, Messages& messages, const DkimSigner* dkim,
-           const EmailConfig& config);
+           const EmailConfig& config, RuleCache& rules);
 
   sdk::Response compose(sdk::Request& r);
   sdk::Response reply(sdk::Request& r, bool all);
@@ -87,6 +89,7 @@ class Outgoing {
   Inboxes& inboxes_;
   Messages& messages_;
   const DkimSigner* dkim_;
+  RuleCache& rules_;
   std::size_t max_attachment_bytes_;
   SendingLimits limits_;
 };

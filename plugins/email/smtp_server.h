@@ -17,6 +17,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,16 @@ class SmtpDelivery {
   virtual ~SmtpDelivery() = default;
   /// @param address a RCPT TO address. @return true when an inbox here has it.
   virtual bool acceptsRecipient(const std::string& address) = 0;
+  /// Asked after acceptsRecipient accepted a RCPT TO: whether that recipient's sender rules
+  /// refuse the envelope sender (the listener answers 550 5.7.1 with the reason).
+  /// @param mail_from the MAIL FROM address ("" for the null sender). @param address the
+  /// recipient. @return why it is refused, or nullopt to accept. The default accepts.
+  virtual std::optional<std::string> refusesSender(const std::string& mail_from,
+                                                   const std::string& address) {
+    (void)mail_from;
+    (void)address;
+    return std::nullopt;
+  }
   /// Stores a message for every recipient, durably, or throws (the client gets a 451).
   /// @param mail_from the envelope sender. @param recipients accepted RCPT TO addresses.
   /// @param data the message as received, dot-unstuffed, CRLF line ends.

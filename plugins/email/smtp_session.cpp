@@ -297,13 +297,16 @@ void SmtpSession::rcpt(const std::string& arg) {
   }
   address = Poco::toLower(address);
   bool known = false;
+  std::optional<std::string> refused;
   try {
     known = delivery_.acceptsRecipient(address);
+    if (known) refused = delivery_.refusesSender(*mail_from_, address);
   } catch (const std::exception& e) {
     logger_.error("SMTP recipient lookup failed: %s", std::string(e.what()));
     return reply("451 4.3.0 Temporary failure; try again later");
   }
   if (!known) return refuse("550 5.1.1 <" + address + ">: no such mailbox here");
+  if (refused) return refuse("550 5.7.1 <" + address + ">: " + *refused);
   if (std::find(recipients_.begin(), recipients_.end(), address) == recipients_.end()) {
     recipients_.push_back(address);
   }

@@ -1,6 +1,7 @@
 // The pages plugins add to the dashboard: the navigation and the identities page are drawn from
 // the plugins that are loaded. Without the email plugin there is no inbox (no link, no page) and
-// the identities page still works; with it, each identity links to its inbox.
+// the identities page still works; with it, each identity links to its inbox (and its sender
+// rules).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Svcd, launchBrowser } from './lib.mjs';
@@ -70,7 +71,9 @@ test('with the email plugin each identity links to its inbox, and the inbox and 
     const row = page.locator(`tr[data-identity="${uuid}"]`);
     await row.waitFor();
     assert.equal(await row.locator('td').nth(1).textContent(), 'eve@agents.test');
-    assert.deepEqual(await navigation(page), ['svc', 'Approve a device', 'Keys', 'Identities', 'Vault']);
+    assert.deepEqual(await navigation(page), ['svc', 'Approve a device', 'Keys', 'Identities', 'Sender rules', 'Vault']);
+    // The inbox first (the name links to it), then the identity's sender rules.
+    assert.equal(await row.locator('a', { hasText: 'Sender rules' }).getAttribute('href'), `/dashboard/identities/${uuid}/rules`);
 
     await Promise.all([page.waitForURL(new RegExp(`/dashboard/identities/${uuid}/inbox$`)), row.locator('a').first().click()]);
     await page.locator('#view p.muted', { hasText: 'No mail yet.' }).waitFor();

@@ -5,9 +5,11 @@
 #include "email_config.h"
 
 #include <Poco/Logger.h>
+#include <Poco/String.h>
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -241,6 +243,45 @@ TEST(SmtpSession, TransactionsAndTimeoutsAreTold) {
   session.timedOut();
   EXPECT_TRUE(session.closing());
   EXPECT_EQ(session.takeOutput(), "421 4.4.2 here.test Timeout; closing\r\n");
+}
+
+}  // namespace
+}  // namespace svc::plugins::email
+
+namespace svc::plugins::email {
+namespace {
+
+// Refuses one sender for one recipient, and records what it was asked.
+class RulingDelivery : public PromptDelivery {
+ public:
+  bool acceptsRecipient(const std::string& address) override {
+    return address == "inbox@here.test" || address == "other@here.test";
+  }
+  std::optional<std::string> refusesSender(const std::string& mail_from,
+                                           const std::string& address) override {
+    asked.push_back(mail_from + " -> " + address);
+    if (Poco::toLower(mail_from) == "spam@example.com" && address == "inbox@here.test")
+      return "no thanks";
+    return std::nullopt;
+  }
+  std::vector<std::string> asked;
+};
+
+TEST(SmtpSession, ARecipientWhoseRulesRefuseTheSenderIsRefused550AtRcptAlone) {
+  const SmtpConfig c = config();
+  RulingDelivery delivery;
+  SmtpSession session(c, delivery, Poco::Logger::get("test"), false, [] {});
+  session.feed(
+      "EHLO client.test\r\nMAIL FROM:<Spam@Example.com>\r\nRCPT TO:<inbox@here.test>\r\n"
+      "RCPT TO:<other@here.test>\r\nRCPT TO:<nobody@here.test>\r\nDATA\r\nx\r\n.\r\n");
+  const std::string out = session.takeOutput();
+  EXPECT_NE(out.find("550 5.7.1 <inbox@here.test>: no thanks\r\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("550 5.1.1 <nobody@here.test>"), std::string::npos) << out;
+  EXPECT_NE(out.find("250 2.0.0 Ok: stored"), std::string::npos) << "other@ took it\n" << out;
+  // Asked with the envelope sender as given (the rules compare in any case), and never for an
+  // address that has no mailbox here.
+  EXPECT_EQ(delivery.asked, (std::vector<std::string>{"Spam@Example.com -> inbox@here.test",
+                                                      "Spam@Example.com -> other@here.test"}));
 }
 
 }  // namespace
