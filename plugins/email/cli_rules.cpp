@@ -56,9 +56,7 @@ void printRule(CliContext& cli, const Poco::JSON::Object& rule) {
 }
 
 std::string rulePath(const CliArgs& args) {
-  std::string id;
-  Poco::URI::encode(args.arg(0), "&=?#+/", id);
-  return "/api/email-rules/" + id + "/" + identityQuery(args);
+  return "/api/email-rules/" + sdk::urlComponent(args.arg(0)) + "/" + identityQuery(args);
 }
 
 int rulesShow(CliContext& cli, const CliArgs& args) {

@@ -62,19 +62,13 @@ void RuleRoutes::registerRoutes(sdk::RouteRegistry& routes) {
   using sdk::AuthNeed;
   const Schema rule = ruleSchema();
   const std::vector<sdk::Param> none;
-  auto add = [&](const char* method, const char* pattern, const char* summary, sdk::Handler handler,
-                 std::optional<Schema> request, std::vector<sdk::Param> query,
-                 std::map<int, Schema> responses, std::vector<sdk::RouteError> errors) {
-    routes.add({method, pattern, AuthNeed::kAnyKey, sdk::BodyKind::kJson, 0, summary,
-                std::move(handler), std::move(request), std::move(query), std::move(responses),
-                std::move(errors)});
-  };
-  add("GET", "/api/email-rules/",
+  const sdk::JsonRoutes add(routes);
+  add("GET", "/api/email-rules/", AuthNeed::kAnyKey,
       "Sender rules, newest first: an identity's own and the account's defaults (identity "
       "null), or with an account's request and no identity, every rule of the account.",
       sdk::bindHandler(*this, &RuleRoutes::list), std::nullopt, sdk::pageParams(),
       {{200, sdk::pageOf(rule, "EmailRuleList")}}, {});
-  add("POST", "/api/email-rules/",
+  add("POST", "/api/email-rules/", AuthNeed::kAnyKey,
       "Add an allow or block rule for a sender address or domain, checked when mail arrives "
       "(SMTP RCPT and local delivery).",
       sdk::bindHandler(*this, &RuleRoutes::create), ruleInputSchema(), none, {{201, rule}},
@@ -84,9 +78,9 @@ void RuleRoutes::registerRoutes(sdk::RouteRegistry& routes) {
        {403, "permission_denied", "an identity key named another identity"},
        {404, "not_found", "the identity named in the body is not this account's"},
        {409, "conflict", "a rule for that pattern and identity exists already: delete it first"}});
-  add("GET", "/api/email-rules/{id}/", "One sender rule.",
+  add("GET", "/api/email-rules/{id}/", AuthNeed::kAnyKey, "One sender rule.",
       sdk::bindHandler(*this, &RuleRoutes::one), std::nullopt, none, {{200, rule}}, {});
-  add("DELETE", "/api/email-rules/{id}/", "Remove a sender rule.",
+  add("DELETE", "/api/email-rules/{id}/", AuthNeed::kAnyKey, "Remove a sender rule.",
       sdk::bindHandler(*this, &RuleRoutes::remove), std::nullopt, none, {{204, Schema::any()}},
       {{403, "permission_denied",
         "an identity's request may read the account's defaults but not remove them"}});
