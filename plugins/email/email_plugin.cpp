@@ -5,6 +5,8 @@
 // This is the module: what the plugin declares, and the wiring of its core (svc_email_core), one
 // class per job: EmailConfig, Ingest, Domains, Inboxes, Messages, Outgoing, Attachments.
 #include "attachments.h"
+#include "auth/authenticator.h"
+#include "auth/dns_resolver.h"
 #include "blob_store.h"
 #include "dashboard_pages.h"
 #include "data_dirs.h"
@@ -89,8 +91,14 @@ class EmailPlugin : public sdk::Plugin {
     blobs_ = std::make_unique<BlobStore>(root + "blobs");
     store_ = std::make_unique<MailStore>(context.database(), context.events(), *blobs_);
     relay_ = std::make_unique<Relay>(config_.relay, *store_, context.logger());
+    resolver_ = std::make_unique<DnsResolver>(config_.dns_server, DnsResolver::Options{});
+    Authenticator::Options checks;
+    checks.verify = config_.inbound_verify;
+    checks.enforce = config_.dmarc_enforce;
+    checks.hostname = config_.smtp.hostname;
+    authenticator_ = std::make_unique<Authenticator>(checks, *resolver_);
     ingest_ = std::make_unique<Ingest>(context, *store_, *blobs_, root, config_.smtp.hostname,
-                                       config_.max_backlog_bytes);
+                                       config_.max_backlog_bytes, *authenticator_);
     domains_ =
         std::make_unique<Domains>(context.database(), config_.platform_domains, config_.dns_server);
     inboxes_ = std::make_unique<Inboxes>(context, *store_, *domains_);
@@ -118,6 +126,7 @@ class EmailPlugin : public sdk::Plugin {
   void start() override {
     inboxes_->start();
     ingest_->start();
+    authenticator_->start();
     wait_->start();
     smtp_server_ = std::make_unique<SmtpServer>(config_.smtp, *ingest_, context_->logger());
     smtp_server_->start(context_->listeners());
@@ -134,6 +143,7 @@ class EmailPlugin : public sdk::Plugin {
   void stop() override {
     if (wait_) wait_->stop();
     if (smtp_server_) smtp_server_->stop();
+    authenticator_->stop();  // answers what it holds (through the spool) before the spool stops
     ingest_->stop();
     relay_->stop();
   }
@@ -185,6 +195,8 @@ class EmailPlugin : public sdk::Plugin {
   std::unique_ptr<BlobStore> blobs_;
   std::unique_ptr<MailStore> store_;
   std::unique_ptr<Relay> relay_;
+  std::unique_ptr<DnsResolver> resolver_;
+  std::unique_ptr<Authenticator> authenticator_;
   std::unique_ptr<Ingest> ingest_;
   std::unique_ptr<Domains> domains_;
   std::unique_ptr<Inboxes> inboxes_;

@@ -58,7 +58,14 @@ std::vector<Param> messageListQuery() {
                     {"is_read", Schema::boolean(), false, "Only read (true) or unread (false)."},
                     uuidParam("thread_id", "Only this thread's messages."),
                     {"from_email", Schema::string(), false, "Only messages from this address."},
-                    uuidParam("inbox", "Only this inbox's messages.")});
+                    uuidParam("inbox", "Only this inbox's messages."),
+                    {"authenticated", Schema::boolean(), false,
+                     "true: only mail whose authentication verdict is pass (DMARC, or SPF or "
+                     "DKIM aligned with From, or sent by an identity here); false: only mail "
+                     "without a pass."},
+                    {"quarantined", Schema::oneOf({"false", "true", "include"}), false,
+                     "Mail DMARC quarantined: left out by default (false); true: only it; "
+                     "include: with the rest."}});
 }
 
 void registerEmailRoutes(sdk::RouteRegistry& routes, const EmailHandlers& h) {

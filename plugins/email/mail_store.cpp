@@ -238,22 +238,26 @@ MessageRow MailStore::file(Poco::Data::Session& tx, const Inbox& inbox, NewMessa
   row.extracted_code = sdk::extractVerificationCode(m.subject, m.content).value_or("");
   row.is_read = m.is_read;
   row.created_us = row.updated_us = m.created_us;
+  row.authentication = m.authentication;
+  row.auth_verdict = m.auth_verdict;
+  row.quarantined = m.quarantined;
   {
     std::string to = jsonList(row.to), cc = jsonList(row.cc), bcc = jsonList(row.bcc),
                 reply_to = jsonList(row.reply_to), refs = jsonList(row.references),
                 key = sdk::sha256Hex(row.message_id);
-    int read = row.is_read ? 1 : 0;
+    int read = row.is_read ? 1 : 0, quarantined = row.quarantined ? 1 : 0;
     Poco::Int64 at = row.created_us;
     tx << "INSERT INTO email_messages (id, account_id, identity_uuid, inbox_id, thread_id, "
           "direction, from_email, to_json, cc_json, bcc_json, reply_to_json, references_json, "
           "subject, content, html, message_id, message_key, in_reply_to, status, extracted_code, "
-          "is_read, created_us, updated_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-          "?, ?, ?, ?, ?, ?, ?, ?)",
+          "is_read, created_us, updated_us, authentication, auth_verdict, quarantined) VALUES (?, "
+          "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         use(row.id), use(row.account_id), use(row.identity_uuid), use(row.inbox_id),
         use(row.thread_id), use(row.direction), use(row.from_email), use(to), use(cc), use(bcc),
         use(reply_to), use(refs), use(row.subject), use(row.content), use(row.html),
         use(row.message_id), use(key), use(row.in_reply_to), use(row.status),
-        use(row.extracted_code), use(read), use(at), bind(row.created_us), now;
+        use(row.extracted_code), use(read), use(at), bind(row.created_us), use(row.authentication),
+        use(row.auth_verdict), use(quarantined), now;
   }
   int position = 0;
   for (const auto& a : m.attachments) {

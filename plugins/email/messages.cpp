@@ -91,6 +91,16 @@ MessageFilter messageFilter(const sdk::Request& r) {
     f.where += " AND inbox_id = ?";
     f.binds.push_back(Poco::toLower(*i));
   }
+  // Quarantined mail is left out unless asked for; the *_q indexes lead with the flag, so the
+  // default list still counts from the index alone.
+  const std::string quarantined = r.queryParam("quarantined").value_or("false");
+  if (quarantined != "include") {
+    f.where.insert(f.where.find(" = ?") + 4,
+                   quarantined == "true" ? " AND quarantined = 1" : " AND quarantined = 0");
+  }
+  if (auto authenticated = r.boolQuery("authenticated")) {
+    f.where += *authenticated ? " AND auth_verdict = 'pass'" : " AND auth_verdict <> 'pass'";
+  }
   if (f.is_read) f.where += " AND is_read = ?";
   return f;
 }
