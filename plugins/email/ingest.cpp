@@ -165,6 +165,7 @@ void Ingest::deliver(const SmtpClient& client, const std::string& mail_from,
 void Ingest::deliverAsync(const SmtpClient& client, const std::string& mail_from,
                           const std::vector<std::string>& recipients, std::string data,
                           Stored stored) {
+  const std::size_t bytes = data.size();
   auto job = [this, client, mail_from, recipients, data = std::move(data), stored]() {
     std::string record;
     try {
@@ -174,7 +175,7 @@ void Ingest::deliverAsync(const SmtpClient& client, const std::string& mail_from
     }
     spool(std::move(record), stored);
   };
-  if (!auth_.post(std::move(job))) {
+  if (!auth_.post(std::move(job), bytes)) {
     stored("too many messages are waiting for their authentication checks");
   }
 }

@@ -27,11 +27,15 @@ void Authenticator::stop() {
   threads_.clear();
 }
 
-bool Authenticator::post(std::function<void()> job) {
+bool Authenticator::post(std::function<void()> job, std::size_t bytes) {
   {
     std::lock_guard lock(mutex_);
-    if (stopping_ || threads_.empty() || queue_.size() >= options_.max_queued) return false;
-    queue_.push_back(std::move(job));
+    if (stopping_ || threads_.empty() || queue_.size() >= options_.max_queued ||
+        (!queue_.empty() && queued_bytes_ + bytes > options_.max_queued_bytes)) {
+      return false;
+    }
+    queue_.emplace_back(std::move(job), bytes);
+    queued_bytes_ += bytes;
   }
   cv_.notify_one();
   return true;
@@ -44,7 +48,8 @@ void Authenticator::run() {
       std::unique_lock lock(mutex_);
       cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;
-      job = std::move(queue_.front());
+      job = std::move(queue_.front().first);
+      queued_bytes_ -= queue_.front().second;
       queue_.pop_front();
     }
     job();

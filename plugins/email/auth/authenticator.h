@@ -4,7 +4,8 @@
 // under p=reject when enforcing, else the message is spooled with its verdict.
 //
 // Bounded: each message's DNS time is at most Options::dns_budget (then temperror), and at most
-// Options::max_queued messages wait for a thread (beyond: 451, try later).
+// Options::max_queued messages, Options::max_queued_bytes of them, wait for a thread (beyond:
+// 451, try later): the listener's memory budget let go of them at the end of DATA.
 #pragma once
 
 #include "auth/authentication.h"
@@ -31,6 +32,7 @@ class Authenticator {
     std::string hostname;  ///< Names this server in Authentication-Results.
     int threads = 8;
     std::size_t max_queued = 1000;
+    std::size_t max_queued_bytes = 256u << 20;
     std::chrono::milliseconds dns_budget{8000};
   };
   /// What to do with a checked message.
@@ -47,9 +49,9 @@ class Authenticator {
 
   /// Checks a message on the calling thread. @param data the message as received (CRLF).
   Decision check(const SmtpClient& client, const std::string& mail_from, std::string_view data);
-  /// Runs job on one of the threads. @return false (job dropped) when too many wait already or
-  /// the threads are stopped.
-  bool post(std::function<void()> job);
+  /// Runs job on one of the threads. @param bytes what the job holds (its message).
+  /// @return false (job dropped) when too many wait already or the threads are stopped.
+  bool post(std::function<void()> job, std::size_t bytes = 0);
 
  private:
   void run();
@@ -58,7 +60,8 @@ class Authenticator {
   DnsResolver& dns_;
   std::mutex mutex_;
   std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;
+  std::deque<std::pair<std::function<void()>, std::size_t>> queue_;
+  std::size_t queued_bytes_ = 0;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };

@@ -93,6 +93,7 @@ DnsAnswer DnsResolver::query(const std::string& name, int type) {
       if (it->second.expires > now) return it->second.answer;
       cache_.erase(it);
     }
+    if (now < failing_until_) return {};  // the server failed a moment ago: do not wait again
   }
   std::chrono::milliseconds timeout = options_.query_timeout;
   if (auto left = Deadline::left()) {
@@ -105,7 +106,12 @@ DnsAnswer DnsResolver::query(const std::string& name, int type) {
     answer.ttl = options_.negative_ttl;
   }
   answer.ttl = std::min(answer.ttl, options_.max_ttl);
-  if (answer.status != DnsAnswer::Status::kFailed && answer.ttl > 0) store(key, answer, now);
+  if (answer.unanswered) {
+    std::lock_guard lock(mutex_);
+    failing_until_ = now_() + options_.failure_pause;
+  } else if (answer.ttl > 0) {
+    store(key, answer, now);
+  }
   return answer;
 }
 
@@ -155,8 +161,11 @@ DnsAnswer DnsResolver::ask(const std::string& server, const std::string& name, i
   state.retrans = static_cast<int>(std::max<long>(1, (timeout.count() + 999) / 1000));
   state.options |= RES_USE_EDNS0;  // DKIM keys outgrow 512 bytes
   unsigned char answer[16384];
+  const auto started = Clock::now();
   int len = res_nquery(&state, name.c_str(), ns_c_in, type, answer, sizeof answer);
   if (len < 0) {
+    // Failed after (nearly) the whole wait: nobody answered, as opposed to a quick SERVFAIL.
+    out.unanswered = Clock::now() - started >= std::chrono::milliseconds(state.retrans * 900);
     if (state.res_h_errno == HOST_NOT_FOUND) out.status = DnsAnswer::Status::kNotFound;
     if (state.res_h_errno == NO_DATA) out.status = DnsAnswer::Status::kNoData;
     return out;

@@ -4,7 +4,11 @@
 //
 // Every query has a time limit, and so has each message's whole check (a Deadline on the calling
 // thread): a DNS server that never answers costs a message at most the deadline, and its checks
-// then say temperror. Failures are not cached: the next message asks again.
+// then say temperror. A failed query is not cached. When the server did not answer at all (the
+// query ran out of time), for `failure_pause` after, questions not in the cache fail at once
+// instead of waiting out the same dead server again: an outage costs each message nothing, not
+// seconds, and the mail waiting for its checks does not pile up. (A quick failure, SERVFAIL for
+// one broken domain, pauses nothing: the server is there.)
 #pragma once
 
 #include <chrono>
@@ -24,7 +28,8 @@ struct DnsAnswer {
   Status status = Status::kFailed;
   /// TXT: each record's strings joined; A and AAAA: the 4 or 16 address bytes; MX, PTR: names.
   std::vector<std::string> records;
-  std::uint32_t ttl = 0;  ///< Seconds (the smallest of the records').
+  std::uint32_t ttl = 0;    ///< Seconds (the smallest of the records').
+  bool unanswered = false;  ///< kFailed because the server said nothing within the time.
 };
 
 class DnsResolver {
@@ -37,6 +42,7 @@ class DnsResolver {
     std::chrono::milliseconds query_timeout{2000};
     std::uint32_t negative_ttl = 60;  ///< Seconds a "no such record" is kept.
     std::uint32_t max_ttl = 3600;     ///< Longer TTLs are cut to this.
+    std::chrono::milliseconds failure_pause{5000};
   };
 
   /// @param server `host:port` (IPv4) or empty for the system's resolver.
@@ -80,6 +86,7 @@ class DnsResolver {
   std::function<Clock::time_point()> now_;
   mutable std::mutex mutex_;
   std::unordered_map<std::string, Entry> cache_;
+  Clock::time_point failing_until_{};  // guarded by mutex_
 };
 
 }  // namespace svc::plugins::email

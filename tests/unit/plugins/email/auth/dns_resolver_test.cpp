@@ -56,8 +56,34 @@ TEST(DnsResolverTest, ATtlOfZeroAndFailuresAreNotKept) {
   EXPECT_EQ(dns.asked, 2);
   dns.next = DnsAnswer{};  // kFailed
   EXPECT_EQ(r.query("b.example", ns_t_txt).status, DnsAnswer::Status::kFailed);
+  dns.now += std::chrono::seconds(6);  // past the pause after a failure: asked again
   r.query("b.example", ns_t_txt);
   EXPECT_EQ(dns.asked, 4);
+}
+
+TEST(DnsResolverTest, AfterAFailureNewQuestionsFailAtOnceForAWhile) {
+  FakeDns dns;
+  DnsResolver::Options o;
+  o.failure_pause = std::chrono::milliseconds(5000);
+  DnsResolver r = dns.resolver(o);
+  dns.next = txt("cached", 300);
+  r.query("cached.example", ns_t_txt);
+  dns.next = DnsAnswer{};  // a quick failure (SERVFAIL): nothing is paused
+  r.query("a.example", ns_t_txt);
+  r.query("a.example", ns_t_txt);
+  EXPECT_EQ(dns.asked, 3);
+  dns.next.unanswered = true;  // the server stops answering
+  EXPECT_EQ(r.query("a.example", ns_t_txt).status, DnsAnswer::Status::kFailed);
+  EXPECT_EQ(dns.asked, 4);
+  dns.now += std::chrono::seconds(4);
+  EXPECT_EQ(r.query("b.example", ns_t_txt).status, DnsAnswer::Status::kFailed);
+  EXPECT_EQ(dns.asked, 4);  // not asked: the server failed a moment ago
+  EXPECT_EQ(r.query("cached.example", ns_t_txt).records.front(),
+            "cached");  // the cache still serves
+  dns.now += std::chrono::seconds(2);
+  dns.next = txt("back", 300);
+  EXPECT_EQ(r.query("b.example", ns_t_txt).records.front(), "back");
+  EXPECT_EQ(dns.asked, 5);
 }
 
 TEST(DnsResolverTest, NoSuchRecordIsKeptForTheNegativeTtl) {
