@@ -46,7 +46,10 @@ std::vector<RouteError> sendingErrors() {
 std::vector<Param> threadListQuery() {
   return pagedWith({uuidParam("inbox", "Only this inbox's threads."),
                     {"has_unread", Schema::boolean(), false,
-                     "true: threads with unread messages; false: the others."}});
+                     "true: threads with unread messages; false: the others."},
+                    {"quarantined", Schema::oneOf({"false", "true", "include"}), false,
+                     "Threads of DMARC-quarantined mail (each such message has its own): left "
+                     "out by default (false); true: only them; include: with the rest."}});
 }
 
 std::vector<Param> messageListQuery() {

@@ -87,7 +87,10 @@ Schema threadSchema() {
       .required("unread_count", Schema::integer().minimum(0))
       .required("attachment_names", Schema::array(Schema::string()))
       .required("participants", addresses())
-      .required("latest_dt", timestamp());
+      .required("latest_dt", timestamp())
+      .required("quarantined", Schema::boolean().describe(
+                                   "A DMARC-quarantined message's own thread: left out of the "
+                                   "list unless quarantined= asks."));
 }
 
 Schema attachmentSchema() {

@@ -121,8 +121,11 @@ MessageRow MailStore::file(Poco::Data::Session& tx, const Inbox& inbox, NewMessa
   if (m.created_us == 0) m.created_us = sdk::nowMicros();
   const std::string subject_key = sdk::sha256Hex(normalizedSubject(m.subject));
   std::map<std::string, std::string> keys_seen;
-  std::string thread_id =
-      m.thread_id.empty() ? findThread(tx, inbox, m, subject_key, keys_seen) : m.thread_id;
+  // Quarantined mail gets a thread of its own, hidden as it is (its subject and preview stay out
+  // of the thread list), and no later message is threaded into it by subject.
+  std::string thread_id = m.quarantined         ? std::string()
+                          : m.thread_id.empty() ? findThread(tx, inbox, m, subject_key, keys_seen)
+                                                : m.thread_id;
 
   // Everyone on the message but this inbox itself, as the thread lists them.
   std::vector<std::string> people;
@@ -181,16 +184,16 @@ MessageRow MailStore::file(Poco::Data::Session& tx, const Inbox& inbox, NewMessa
     std::string account = inbox.account_id, identity = inbox.identity_uuid, inbox_id = inbox.id,
                 subject = m.subject, pv = text_preview, names_json = jsonList(names),
                 people_json = jsonList(people);
-    int u = unread;
+    int u = unread, quarantined = m.quarantined ? 1 : 0;
     Poco::Int64 at = m.created_us;
     tx << "INSERT INTO email_threads (id, account_id, identity_uuid, inbox_id, subject, preview, "
-          "message_count, unread_count, attachment_names, participants, latest_us, created_us) "
-          "VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)",
+          "message_count, unread_count, attachment_names, participants, latest_us, created_us, "
+          "quarantined) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)",
         use(thread_id), use(account), use(identity), use(inbox_id), use(subject), use(pv), use(u),
-        use(names_json), use(people_json), use(at), bind(m.created_us), now;
+        use(names_json), use(people_json), use(at), bind(m.created_us), use(quarantined), now;
   }
   // Remember (subject, correspondent) -> thread for replies that carry no In-Reply-To.
-  if (!normalizedSubject(m.subject).empty()) {
+  if (!m.quarantined && !normalizedSubject(m.subject).empty()) {
     for (const auto& p : people) {
       if (p.size() > 254) continue;
       std::string inbox_id = inbox.id, key = subject_key, address = p, thread = thread_id;

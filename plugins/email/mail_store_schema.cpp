@@ -94,7 +94,9 @@ std::vector<sdk::Migration> MailStore::migrations() {
        "CREATE INDEX email_messages_identity_q ON email_messages (identity_uuid, quarantined, "
        "created_us, id)",
        "CREATE INDEX email_messages_account_q ON email_messages (account_id, quarantined, "
-       "created_us, id)"});
+       "created_us, id)",
+       // A quarantined message's thread is its own, hidden from the thread list likewise.
+       "ALTER TABLE email_threads ADD COLUMN quarantined SMALLINT NOT NULL DEFAULT 0"});
   return {m, spool, codes, auth};
 }
 

@@ -209,6 +209,14 @@ TEST_F(EmailAuth, QuarantineIsStoredHiddenAndStillHasItsCode) {
   EXPECT_EQ(m->getObject("authentication")->getObject("dmarc")->getValue<std::string>("policy"),
             "quarantine");
   EXPECT_EQ(m->getValue<std::string>("extracted_code"), "482913");
+  // Its thread is its own, left out of the thread list likewise (no subject or preview there).
+  const std::string threads = "/api/email-inbox/?identity=" + inbox_.uuid;
+  EXPECT_EQ(call("GET", threads).json()->getArray("results")->size(), 0u);
+  auto hidden = call("GET", threads + "&quarantined=true").json()->getArray("results");
+  ASSERT_EQ(hidden->size(), 1u);
+  EXPECT_TRUE(hidden->getObject(0)->getValue<bool>("quarantined"));
+  EXPECT_EQ(hidden->getObject(0)->getValue<std::string>("thread_id"),
+            m->getValue<std::string>("thread_id"));
   // A wait never hands quarantined mail to an agent.
   auto w = call("GET", "/api/email-messages/wait/?identity=" + inbox_.uuid +
                            "&created_after=2000-01-01T00:00:00Z&timeout=1");

@@ -43,14 +43,18 @@ constexpr const char* kLowerUuid = "0b6d1c8e-2f7a-4c1b-9e3d-5a4f6b7c8d9e";
 
 TEST(ThreadFilter, ScopesToTheAccountAndTheIdentityThenFilters) {
   auto f = threadFilter(request({}));
-  EXPECT_EQ(f.where, "WHERE account_id = ?");
+  EXPECT_EQ(f.where, "WHERE account_id = ? AND quarantined = 0");
   EXPECT_EQ(f.binds, std::vector<std::string>{"acct"});
   f = threadFilter(request({{"inbox", kUuid}, {"has_unread", "TRUE"}}, "ID-1"));
   EXPECT_EQ(f.where,
-            "WHERE account_id = ? AND identity_uuid = ? AND inbox_id = ? AND unread_count > 0");
+            "WHERE account_id = ? AND identity_uuid = ? AND inbox_id = ? AND unread_count > 0 "
+            "AND quarantined = 0");
   EXPECT_EQ(f.binds, (std::vector<std::string>{"acct", "id-1", kLowerUuid}));
   EXPECT_EQ(threadFilter(request({{"has_unread", "0"}})).where,
-            "WHERE account_id = ? AND unread_count = 0");
+            "WHERE account_id = ? AND unread_count = 0 AND quarantined = 0");
+  EXPECT_EQ(threadFilter(request({{"quarantined", "true"}})).where,
+            "WHERE account_id = ? AND quarantined = 1");
+  EXPECT_EQ(threadFilter(request({{"quarantined", "include"}})).where, "WHERE account_id = ?");
 }
 
 TEST(ThreadFilter, TheRouteRefusesParametersItCannotRead) {
