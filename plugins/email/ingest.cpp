@@ -172,6 +172,8 @@ void Ingest::deliverAsync(const SmtpClient& client, const std::string& mail_from
       record = checkedRecord(client, mail_from, recipients, data);
     } catch (const std::exception& e) {
       return stored(e.what());
+    } catch (...) {  // every session must be answered, whatever a library threw
+      return stored("the authentication checks failed");
     }
     spool(std::move(record), stored);
   };

@@ -52,7 +52,12 @@ void Authenticator::run() {
       queued_bytes_ -= queue_.front().second;
       queue_.pop_front();
     }
-    job();
+    try {
+      job();
+    } catch (...) {
+      // A job answers its session itself (Ingest::deliverAsync); what escapes it must not end
+      // the thread, or the process.
+    }
   }
 }
 
