@@ -5,7 +5,13 @@
 # taken in turn see the same drift. Before each smtp-sink round svcd has filed everything it
 # acknowledged, so its background filing never runs during smtp-sink's rounds. Prints each round,
 # both totals, their ratio, and checks that svcd stored every message it acknowledged.
-#   benchmarks/load_smtp.sh [BUILD_DIR] [CLIENTS] [SECONDS] [BODY_BYTES] [ROUNDS]
+#
+# AUTH=on (the default) checks every message as a real one is: a dnsmasq on loopback serves
+# bench.example's SPF (this address), DKIM key and DMARC (p=reject) records, and each message is
+# DKIM-signed (dkimpy, once: its Message-ID is left out of the signature), so SPF, DKIM and DMARC
+# all pass; the records are cached by their TTL, as in production. AUTH=off sets
+# email.inbound.verify=false: the same path without the checks.
+#   benchmarks/load_smtp.sh [BUILD_DIR] [CLIENTS] [SECONDS] [BODY_BYTES] [ROUNDS] [AUTH]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
@@ -13,22 +19,55 @@ clients=${2:-16}
 secs=${3:-5}
 body=${4:-2000}
 rounds=${5:-3}
+auth=${6:-on}
 work=$(mktemp -d /tmp/svc-smtp.XXXXXX)
 cleanup() {
   [ -n "${sink:-}" ] && kill "$sink" 2>/dev/null
+  [ -n "${dns:-}" ] && kill "$dns" 2>/dev/null
   [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
   rm -rf "$work"
 }
 trap cleanup EXIT
 source "$root/benchmarks/bench_lib.sh"
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+message=()
+checks=(--set email.inbound.verify=false)
+if [ "$auth" = on ]; then
+  openssl genrsa -out "$work/dkim.pem" 2048 2>/dev/null
+  pub=$(openssl rsa -in "$work/dkim.pem" -pubout -outform DER 2>/dev/null | base64 -w0)
+  # The same message the load client builds, signed once over From, To, Subject and the body.
+  /usr/bin/python3 - "$work/dkim.pem" "$body" >"$work/message.eml" <<'PY'
+import dkim, sys
+key, size = open(sys.argv[1], 'rb').read(), int(sys.argv[2])
+m = (b"From: Load <load@bench.example>\r\nTo: <sink@bench.test>\r\nSubject: load test\r\n"
+     b"Message-ID: <MSGID@bench.example>\r\n\r\n")
+while len(m) < size:
+    m += b"The quick brown fox jumps over the lazy dog, again and again and again.\r\n"
+sig = dkim.sign(m, b"s1", b"bench.example", key, canonicalize=(b"relaxed", b"relaxed"),
+                include_headers=[b"from", b"to", b"subject"])
+sys.stdout.buffer.write(sig.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n") + m)
+PY
+  dns_port=$(free_port)
+  # A 2048-bit key's record is longer than one TXT string (255): dnsmasq takes it in pieces.
+  dkim_txt="v=DKIM1; k=rsa; p=$pub"
+  pieces=$(python3 -c 'import sys; t=sys.argv[1]; print(",".join(t[i:i+250] for i in range(0,len(t),250)))' "$dkim_txt")
+  dnsmasq --keep-in-foreground --no-resolv --no-hosts --bind-interfaces --listen-address=127.0.0.1 \
+    --port="$dns_port" --user=root --pid-file= --local=/bench.example/ --local-ttl=3600 \
+    "--txt-record=bench.example,v=spf1 ip4:127.0.0.1 -all" \
+    "--txt-record=_dmarc.bench.example,v=DMARC1; p=reject" \
+    "--txt-record=s1._domainkey.bench.example,$pieces" >"$work/dnsmasq.log" 2>&1 &
+  dns=$!
+  message=("$work/message.eml")
+  checks=(--set email.dns.server=127.0.0.1:"$dns_port")
+fi
 # Filing is awaited by the list's count, so it must stay exact past the default cap.
 bench_start_svcd --set email.domains=bench.test --set email.smtp.max_connections=256 \
-  --set email.messages.exact_count=1000000000
+  --set email.messages.exact_count=1000000000 "${checks[@]}"
 bench_login
 identity=$(curl -sf -X POST "http://127.0.0.1:$port/api/identities/" -H "Authorization: Bearer $key" \
   -H 'Content-Type: application/json' -d '{"name":"Sink","email_identifier":"sink"}' | json uuid)
 smtp=$(sed -n 's/.*SMTP listener on port \([0-9]*\).*/\1/p' "$work/svcd.log")
-sink_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+sink_port=$(free_port)
 user=$([ "$(id -u)" = 0 ] && echo "-u nobody" || echo "")
 smtp-sink $user 127.0.0.1:"$sink_port" 256 &
 sink=$!
@@ -51,7 +90,7 @@ steal() { awk '/^cpu /{print $9 + 0}' /proc/stat; }
 run_round() {  # run_round NAME PORT: one round; prints its line and adds to NAME's totals
   local s0 s1 out
   s0=$(steal)
-  out=$("$build/bin/svc_bench_smtp" "$2" "$clients" "$secs" sink@bench.test "$body")
+  out=$("$build/bin/svc_bench_smtp" "$2" "$clients" "$secs" sink@bench.test "$body" "${message[@]}")
   s1=$(steal)
   # CPU steal over the round: stolen jiffies of all cores, as a share of their time.
   printf "round %d %-10s %s, steal %d%%\n" "$round" "$1:" "$out" \
@@ -72,3 +111,8 @@ a=$(total svcd | awk '{print $7}')
 b=$(total smtp-sink | awk '{print $7}')
 awk -v a="$a" -v b="$b" 'BEGIN {printf "ratio svcd/smtp-sink: %.3f (target >= 0.5)\n", a/b}'
 echo "acknowledged $acked, stored $(stored) (the last round's backlog filed $waited s after it)"
+if [ "$auth" = on ]; then  # every message was judged, and judged pass
+  verdicts=$(curl -sf "http://127.0.0.1:$port/api/email-messages/?identity=$identity&authenticated=true&limit=1" \
+    -H "Authorization: Bearer $key" | json count)
+  echo "authentication on: $verdicts of them have verdict pass (SPF, DKIM and DMARC)"
+fi

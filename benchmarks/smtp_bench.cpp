@@ -1,6 +1,7 @@
 // SMTP load client: CLIENTS connections, each sending messages back to back for SECONDS
 // (MAIL, RCPT and DATA pipelined, then the body), counting those acknowledged with 250.
-//   svc_bench_smtp PORT CLIENTS SECONDS RCPT [BODY_BYTES]
+//   svc_bench_smtp PORT CLIENTS SECONDS RCPT [BODY_BYTES [MESSAGE_FILE]]
+// MESSAGE_FILE: send this message instead (CRLF; MSGID in it becomes a unique id).
 // Prints: `<acknowledged> messages in <seconds> s = <rate> msg/s (<errors> refused or failed)`.
 #include <Poco/Net/SocketAddress.h>
 #include <Poco/Net/StreamSocket.h>
@@ -9,6 +10,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -41,7 +44,8 @@ bool readReplies(Poco::Net::StreamSocket& s, std::string& buffer, int replies, b
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    std::fprintf(stderr, "usage: %s PORT CLIENTS SECONDS RCPT [BODY_BYTES]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s PORT CLIENTS SECONDS RCPT [BODY_BYTES [MESSAGE_FILE]]\n",
+                 argv[0]);
     return 2;
   }
   const auto port = static_cast<Poco::UInt16>(std::atoi(argv[1]));
@@ -53,6 +57,15 @@ int main(int argc, char** argv) {
                      ">\r\nSubject: load test\r\nMessage-ID: <MSGID@bench.example>\r\n\r\n";
   while (static_cast<int>(body.size()) < body_bytes) {
     body += "The quick brown fox jumps over the lazy dog, again and again and again.\r\n";
+  }
+  if (argc > 6) {
+    // A message made elsewhere (a DKIM-signed one, say), CRLF, with MSGID in its Message-ID.
+    std::ifstream in(argv[6], std::ios::binary);
+    body.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (body.find("MSGID") == std::string::npos) {
+      std::fprintf(stderr, "%s has no MSGID to replace\n", argv[6]);
+      return 2;
+    }
   }
   std::atomic<long> acknowledged{0}, failed{0};
   std::atomic<bool> stop{false};

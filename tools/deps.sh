@@ -4,7 +4,8 @@
 set -euo pipefail
 
 SVC_BUILD_PACKAGES=(build-essential cmake ccache pkg-config git libpoco-dev libboost-dev
-  libboost-filesystem-dev libssl-dev libsodium-dev libsqlite3-dev sqlite3 libmariadb-dev)
+  libboost-filesystem-dev libssl-dev libsodium-dev libsqlite3-dev sqlite3 libmariadb-dev
+  libspf2-dev libopendkim-dev libopendmarc-dev publicsuffix)
 # libnet-ssleay-perl and libio-socket-ssl-perl: swaks's STARTTLS (only Recommends, which we skip).
 # clang and libfuzzer-14-dev: the libFuzzer targets (tools/fuzz.sh).
 SVC_TEST_PACKAGES=(googletest libgtest-dev libbenchmark-dev mariadb-server mariadb-client wrk procps

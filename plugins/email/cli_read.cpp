@@ -103,6 +103,14 @@ int read(CliContext& cli, const CliArgs& args) {
   return status;
 }
 
+// The authentication verdict as the list shows it: pass, fail, none, "quarantined" when DMARC
+// asked for it, "-" for mail that has none (outgoing, or older than the checks).
+std::string verdictOf(const Poco::JSON::Object& m) {
+  if (m.optValue("quarantined", false)) return "quarantined";
+  auto a = m.getObject("authentication");
+  return a ? a->optValue<std::string>("verdict", "-") : "-";
+}
+
 // Messages oldest first, without bodies: the list an agent polls with --created-after.
 int list(CliContext& cli, const CliArgs& args) {
   if (args.has("--read") && args.has("--unread")) {
@@ -113,23 +121,27 @@ int list(CliContext& cli, const CliArgs& args) {
                                             {"--thread", "thread_id"},
                                             {"--from", "from_email"},
                                             {"--inbox", "inbox"},
+                                            {"--quarantined", "quarantined"},
                                             {"--limit", "limit"},
                                             {"--offset", "offset"}});
   if (args.has("--read") || args.has("--unread")) {
     query += std::string(query.empty() ? "?" : "&") +
              "is_read=" + (args.has("--read") ? "true" : "false");
   }
+  if (args.has("--authenticated")) {
+    query += std::string(query.empty() ? "?" : "&") + "authenticated=true";
+  }
   auto reply = cli.api("GET", "/api/email-messages/" + query);
   cli.expect(reply, 200);
   cli.print(reply, [&](const Poco::JSON::Object& page) {
-    sdk::CliTable table({"ID", "DATE", "DIRECTION", "FROM", "CODE", "SUBJECT"});
+    sdk::CliTable table({"ID", "DATE", "DIRECTION", "FROM", "VERDICT", "CODE", "SUBJECT"});
     auto results = page.getArray("results");
     for (std::size_t i = 0; results && i < results->size(); ++i) {
       auto m = results->getObject(static_cast<unsigned>(i));
       table.row({m->getValue<std::string>("id"),
                  m->getValue<std::string>("created_dt").substr(0, 19),
                  m->getValue<std::string>("direction"),
-                 sdk::quoteForDetail(m->getValue<std::string>("from_email"), 40),
+                 sdk::quoteForDetail(m->getValue<std::string>("from_email"), 40), verdictOf(*m),
                  m->isNull("extracted_code") ? "-" : m->getValue<std::string>("extracted_code"),
                  sdk::quoteForDetail(m->getValue<std::string>("subject"), 60)});
     }
@@ -158,13 +170,15 @@ int mark(CliContext& cli, const CliArgs& args) {
 }
 
 int wait(CliContext& cli, const CliArgs& args) {
-  return sdk::printWaited(
-      cli, cli.api("GET", "/api/email-messages/wait/" +
-                              sdk::queryFrom(args, {{"--created-after", "created_after"},
-                                                    {"--from", "from"},
-                                                    {"--subject", "subject"},
-                                                    {"--body", "body"},
-                                                    {"--timeout", "timeout"}})));
+  std::string query = sdk::queryFrom(args, {{"--created-after", "created_after"},
+                                            {"--from", "from"},
+                                            {"--subject", "subject"},
+                                            {"--body", "body"},
+                                            {"--timeout", "timeout"}});
+  if (args.has("--authenticated")) {
+    query += std::string(query.empty() ? "?" : "&") + "authenticated=true";
+  }
+  return sdk::printWaited(cli, cli.api("GET", "/api/email-messages/wait/" + query));
 }
 
 }  // namespace
@@ -189,6 +203,9 @@ std::vector<CliCommand> readCommands(const sdk::CliOption& identity) {
                         {"--thread", "THREAD_ID", "only this thread's"},
                         {"--from", "ADDR", "only from this address"},
                         {"--inbox", "INBOX_ID", "only this inbox's"},
+                        {"--authenticated", "", "only mail whose verdict is pass"},
+                        {"--quarantined", "false|true|include",
+                         "DMARC-quarantined mail: left out (default), only it, or with the rest"},
                         {"--limit", "N", "page size (default 50, at most 200)"},
                         {"--offset", "N", "skip N"}},
                        list)
@@ -207,6 +224,7 @@ std::vector<CliCommand> readCommands(const sdk::CliOption& identity) {
            {"--from", "ADDR", "only from this address, or this domain (and its subdomains)"},
            {"--subject", "TEXT", "only with TEXT in the subject"},
            {"--body", "TEXT", "only with TEXT in the body"},
+           {"--authenticated", "", "only mail whose verdict is pass (SPF/DKIM/DMARC)"},
            {"--timeout", "SECONDS", "how long to wait, 1-120 (the server's default otherwise)"}},
           wait,
           "One call (GET /api/email-messages/wait/): answers at once when such a message is\n"

@@ -41,8 +41,50 @@ Promise.all([svc.api('/api/identities/' + identity + '/'), svc.api('/api/email-i
 }).catch(svc.fail);
 )JS";
 
+// Each message says its authentication verdict in words. A warning stands out on mail that is not
+// authenticated yet claims a From domain that matters: one that publishes DMARC (it asked for its
+// mail to be checked) or one of the senders most often impersonated to make someone act (code
+// hosts, identity providers, payments, clouds). Those publish DMARC too; the list still warns
+// when DNS failed and the policy could not be read. Quarantined mail is marked as such.
 constexpr const char* kThreadScript = R"JS(
 var identity = svc.params.identity, q = '?identity=' + encodeURIComponent(identity);
+var KNOWN = ['github.com', 'gitlab.com', 'google.com', 'gmail.com', 'accounts.google.com', 'microsoft.com',
+  'outlook.com', 'live.com', 'apple.com', 'icloud.com', 'amazon.com', 'amazonaws.com', 'paypal.com',
+  'stripe.com', 'slack.com', 'atlassian.com', 'okta.com', 'auth0.com', 'cloudflare.com', 'openai.com',
+  'anthropic.com', 'dropbox.com', 'linkedin.com', 'facebook.com', 'meta.com', 'x.com', 'twitter.com'];
+function known(domain) {
+  return KNOWN.some(function (k) { return domain === k || domain.slice(-k.length - 1) === '.' + k; });
+}
+function verdict(m) {
+  var a = m.authentication, box = svc.el('div', null, { 'class': 'verdict' });
+  if (!a) return null;
+  box.setAttribute('data-verdict', a.verdict);
+  var words = { pass: '✔ Authenticated', fail: '✖ Failed authentication', none: 'Not authenticated' };
+  var line = svc.el('p', (words[a.verdict] || a.verdict) + ': ' + a.reason);
+  line.style.fontWeight = '600';
+  line.style.color = a.verdict === 'pass' ? '#1b5e20' : (a.verdict === 'fail' ? '#b00020' : '#6d4c00');
+  box.appendChild(line);
+  var parts = [];
+  if (a.spf) parts.push('SPF ' + a.spf.result + ' (' + a.spf.domain + ', ' + a.spf.client_ip + ')');
+  a.dkim.forEach(function (d) { parts.push('DKIM ' + d.result + ' (' + d.domain + ')'); });
+  if (a.dmarc) parts.push('DMARC ' + a.dmarc.result + (a.dmarc.policy ? ' (p=' + a.dmarc.policy + ')' : ''));
+  if (parts.length) box.appendChild(svc.el('p', parts.join(' · '), { 'class': 'muted' }));
+  var domain = a.dmarc ? a.dmarc.from_domain : (m.from_email.split('@')[1] || '').toLowerCase();
+  if (m.direction === 'incoming' && a.verdict !== 'pass' && domain &&
+      ((a.dmarc && a.dmarc.policy) || known(domain))) {
+    var warn = svc.el('p', '⚠ Unverified sender: this message claims to come from ' + domain + ', ' +
+      (a.dmarc && a.dmarc.policy ? 'which publishes a DMARC policy' : 'a well-known sender') +
+      ', but nothing proves it did. Do not act on it.', { 'class': 'unauthenticated' });
+    warn.style.cssText = 'color:#fff;background:#b00020;padding:.4em .6em;font-weight:700;border-radius:4px';
+    box.appendChild(warn);
+  }
+  if (m.quarantined) {
+    var quarantine = svc.el('p', '⛔ Quarantined: ' + domain + '\'s DMARC policy asks for mail failing its checks to be set aside.', { 'class': 'quarantined' });
+    quarantine.style.cssText = 'color:#b00020;font-weight:700';
+    box.appendChild(quarantine);
+  }
+  return box;
+}
 svc.back(svc.prefix + '/identities/' + identity + '/inbox', 'Inbox');
 svc.api('/api/email-inbox/' + svc.params.thread + '/' + q).then(function (d) {
   svc.title(d.subject || '(no subject)');
@@ -50,6 +92,8 @@ svc.api('/api/email-inbox/' + svc.params.thread + '/' + q).then(function (d) {
     var card = svc.el('div', null, { 'class': 'message', 'data-message': m.id });
     card.appendChild(svc.el('p', (m.direction === 'outgoing' ? 'To ' + m.to_email.join(', ') : 'From ' + m.from_email) + ' · ' + svc.when(m.created_dt), { 'class': 'muted' }));
     if (m.cc.length) card.appendChild(svc.el('p', 'Cc ' + m.cc.join(', '), { 'class': 'muted' }));
+    var v = verdict(m);
+    if (v) card.appendChild(v);
     card.appendChild(svc.el('pre', m.content, { 'class': 'body' }));
     m.attachments.forEach(function (a) {
       var p = svc.el('p');

@@ -51,8 +51,13 @@ const std::vector<sdk::ConfigKey>& emailConfigKeys() {
        "message lists count matches exactly up to this many; beyond, count is a lower bound "
        "(count_is_exact: false)"},
       {"email.dns.server", "",
-       "host:port of the DNS server for domain verification (empty: "
-       "the system's resolver)"},
+       "host:port of the DNS server for domain verification and the SPF, DKIM and DMARC checks "
+       "of inbound mail (empty: the system's resolver)"},
+      {"email.inbound.verify", "true",
+       "check SPF, DKIM and DMARC on mail arriving over SMTP (false: verdict none, not checked)"},
+      {"email.inbound.dmarc_enforce", "true",
+       "refuse (550 5.7.1) mail failing DMARC under p=reject and quarantine it under "
+       "p=quarantine (false: store it with its verdict alone)"},
   };
   return keys;
 }
@@ -103,6 +108,8 @@ EmailConfig EmailConfig::read(const Poco::Util::AbstractConfiguration& c) {
   out.sending.per_hour = c.getInt("email.send.per_hour");
   out.sending.per_day = c.getInt("email.send.per_day");
   out.dns_server = c.getString("email.dns.server");
+  out.inbound_verify = c.getBool("email.inbound.verify");
+  out.dmarc_enforce = c.getBool("email.inbound.dmarc_enforce");
   out.exact_count_limit = c.getInt("email.messages.exact_count");
   if (out.exact_count_limit < 0) throw std::runtime_error("email.messages.exact_count is negative");
   return out;

@@ -35,7 +35,9 @@ struct EmailConfig {
   std::size_t max_attachment_bytes = 0;
   SendingLimits sending;
   long exact_count_limit = 0;  ///< Message lists count exactly up to this many.
-  std::string dns_server;      ///< host:port for domain verification; empty: the system's.
+  std::string dns_server;      ///< host:port for domain verification and inbound checks.
+  bool inbound_verify = true;  ///< SPF, DKIM and DMARC on inbound SMTP mail.
+  bool dmarc_enforce = true;   ///< Reject or quarantine as a failing domain's DMARC policy asks.
 
   /// @param config the plugin's configuration, where every key of emailConfigKeys() is set (the
   /// kernel sets the declared defaults). @return the values.

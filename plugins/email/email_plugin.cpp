@@ -6,6 +6,8 @@
 // class per job: EmailConfig, Ingest, Domains, Inboxes, Messages, Outgoing, Attachments, and the
 // sender rules (rules/: RuleCache for SMTP and local delivery, RuleRoutes for the API).
 #include "attachments.h"
+#include "auth/authenticator.h"
+#include "auth/dns_resolver.h"
 #include "blob_store.h"
 #include "dashboard_pages.h"
 #include "data_dirs.h"
@@ -105,8 +107,15 @@ class EmailPlugin : public sdk::Plugin {
     relay_ = std::make_unique<Relay>(config_.relay, *store_, context.logger());
     rules_ = std::make_unique<RuleCache>(context.database(), context.events());
     rule_routes_ = std::make_unique<RuleRoutes>(context, *rules_);
-    ingest_ = std::make_unique<Ingest>(context, *store_, *blobs_, *rules_, root,
-                                       config_.smtp.hostname, config_.max_backlog_bytes);
+    resolver_ = std::make_unique<DnsResolver>(config_.dns_server, DnsResolver::Options{});
+    Authenticator::Options checks;
+    checks.verify = config_.inbound_verify;
+    checks.enforce = config_.dmarc_enforce;
+    checks.hostname = config_.smtp.hostname;
+    authenticator_ = std::make_unique<Authenticator>(checks, *resolver_);
+    ingest_ =
+        std::make_unique<Ingest>(context, *store_, *blobs_, *rules_, root, config_.smtp.hostname,
+                                 config_.max_backlog_bytes, *authenticator_);
     domains_ =
         std::make_unique<Domains>(context.database(), config_.platform_domains, config_.dns_server);
     inboxes_ = std::make_unique<Inboxes>(context, *store_, *domains_);
@@ -136,6 +145,7 @@ class EmailPlugin : public sdk::Plugin {
     inboxes_->start();
     rules_->start();
     ingest_->start();
+    authenticator_->start();
     wait_->start();
     smtp_server_ = std::make_unique<SmtpServer>(config_.smtp, *ingest_, context_->logger());
     smtp_server_->start(context_->listeners());
@@ -153,6 +163,7 @@ class EmailPlugin : public sdk::Plugin {
   void stop() override {
     if (wait_) wait_->stop();
     if (smtp_server_) smtp_server_->stop();
+    authenticator_->stop();  // answers what it holds (through the spool) before the spool stops
     ingest_->stop();
     relay_->stop();
     if (rules_) rules_->stop();
@@ -207,6 +218,8 @@ class EmailPlugin : public sdk::Plugin {
   std::unique_ptr<Relay> relay_;
   std::unique_ptr<RuleCache> rules_;  // before ingest_ and outgoing_, which use it
   std::unique_ptr<RuleRoutes> rule_routes_;
+  std::unique_ptr<DnsResolver> resolver_;
+  std::unique_ptr<Authenticator> authenticator_;
   std::unique_ptr<Ingest> ingest_;
   std::unique_ptr<Domains> domains_;
   std::unique_ptr<Inboxes> inboxes_;

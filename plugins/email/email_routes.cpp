@@ -46,7 +46,10 @@ std::vector<RouteError> sendingErrors() {
 std::vector<Param> threadListQuery() {
   return pagedWith({uuidParam("inbox", "Only this inbox's threads."),
                     {"has_unread", Schema::boolean(), false,
-                     "true: threads with unread messages; false: the others."}});
+                     "true: threads with unread messages; false: the others."},
+                    {"quarantined", Schema::oneOf({"false", "true", "include"}), false,
+                     "Threads of DMARC-quarantined mail (each such message has its own): left "
+                     "out by default (false); true: only them; include: with the rest."}});
 }
 
 std::vector<Param> messageListQuery() {
@@ -58,7 +61,14 @@ std::vector<Param> messageListQuery() {
                     {"is_read", Schema::boolean(), false, "Only read (true) or unread (false)."},
                     uuidParam("thread_id", "Only this thread's messages."),
                     {"from_email", Schema::string(), false, "Only messages from this address."},
-                    uuidParam("inbox", "Only this inbox's messages.")});
+                    uuidParam("inbox", "Only this inbox's messages."),
+                    {"authenticated", Schema::boolean(), false,
+                     "true: only mail whose authentication verdict is pass (DMARC, or SPF or "
+                     "DKIM aligned with From, or sent by an identity here); false: only mail "
+                     "without a pass."},
+                    {"quarantined", Schema::oneOf({"false", "true", "include"}), false,
+                     "Mail DMARC quarantined: left out by default (false); true: only it; "
+                     "include: with the rest."}});
 }
 
 void registerEmailRoutes(sdk::RouteRegistry& routes, const EmailHandlers& h) {

@@ -87,7 +87,10 @@ Schema threadSchema() {
       .required("unread_count", Schema::integer().minimum(0))
       .required("attachment_names", Schema::array(Schema::string()))
       .required("participants", addresses())
-      .required("latest_dt", timestamp());
+      .required("latest_dt", timestamp())
+      .required("quarantined", Schema::boolean().describe(
+                                   "A DMARC-quarantined message's own thread: left out of the "
+                                   "list unless quarantined= asks."));
 }
 
 Schema attachmentSchema() {
@@ -96,6 +99,57 @@ Schema attachmentSchema() {
       .required("filename", Schema::string().example("invoice.pdf"))
       .required("content_type", Schema::string().example("application/pdf"))
       .required("size", Schema::integer().minimum(0).describe("In bytes."));
+}
+
+Schema authenticationSchema() {
+  const auto result = [] {
+    return Schema::oneOf({"pass", "fail", "softfail", "neutral", "none", "temperror", "permerror"})
+        .describe("An RFC 8601 result.");
+  };
+  return Schema::object("EmailAuthentication")
+      .required("verdict", Schema::oneOf({"pass", "fail", "none"})
+                               .describe("pass: the From domain is authenticated (DMARC pass, or "
+                                         "SPF or DKIM aligned with it, or sent by an identity "
+                                         "here); fail: its checks say it is not the sender; "
+                                         "none: nothing says either way."))
+      .required("reason", Schema::string().describe("Why, in a few words."))
+      .required("source", Schema::oneOf({"smtp", "local"})
+                              .describe("smtp: received over SMTP and checked; local: sent by "
+                                        "an identity of this server through the API."))
+      .required("spf", Schema::object("EmailSpfResult")
+                           .required("result", result())
+                           .required("domain", Schema::string().describe(
+                                                   "The domain checked: the envelope sender's, "
+                                                   "or the HELO name's for a bounce."))
+                           .required("client_ip", Schema::string())
+                           .required("helo", Schema::string())
+                           .required("mail_from", Schema::string().describe("The envelope sender."))
+                           .nullable()
+                           .describe("null when not checked."))
+      .required("dkim", Schema::array(Schema::object("EmailDkimResult")
+                                          .required("domain", Schema::string())
+                                          .required("selector", Schema::string())
+                                          .required("result", result()))
+                            .describe("Each DKIM-Signature, in order."))
+      .required(
+          "dmarc",
+          Schema::object("EmailDmarcResult")
+              .required("result", result().describe("none: the domain publishes no DMARC "
+                                                    "record."))
+              .required("policy", Schema::oneOf({"none", "quarantine", "reject"})
+                                      .nullable()
+                                      .describe("The policy that applies; null without "
+                                                "a record."))
+              .required("from_domain", Schema::string())
+              .required("spf_aligned",
+                        Schema::boolean().describe("SPF passed for a domain aligned with From."))
+              .required("dkim_aligned",
+                        Schema::boolean().describe("A DKIM signature of a domain aligned with "
+                                                   "From passed."))
+              .nullable()
+              .describe("null when not checked."))
+      .required("header", Schema::string().describe(
+                              "The Authentication-Results header stored with the message."));
 }
 
 Schema messageSchema() {
@@ -125,6 +179,13 @@ Schema messageSchema() {
                                         "incoming: null."))
       .required("created_dt", timestamp())
       .required("updated_dt", timestamp())
+      .required("authentication",
+                authenticationSchema().nullable().describe(
+                    "Incoming mail: what SPF, DKIM and DMARC said, and the verdict; null for "
+                    "outgoing mail and mail received before the checks existed."))
+      .required("quarantined",
+                Schema::boolean().describe("DMARC failed under p=quarantine: kept, but left out of "
+                                           "lists unless quarantined= asks."))
       .optional("content", Schema::string().describe(std::string("The text body. ") + whole))
       .optional("html", Schema::string().nullable().describe(std::string("The HTML body, or "
                                                                          "null. ") +

@@ -17,19 +17,50 @@ using namespace Poco::Data::Keywords;
 
 namespace svc::plugins::email {
 
+namespace {
+constexpr std::string_view kAuthLine = "SVC-AUTH ";
+}
+
 std::string spoolPayload(const std::string& mail_from, const std::vector<std::string>& recipients,
-                         const std::string& data) {
-  std::string payload = mail_from + "\n";
+                         std::string_view data, const SpooledVerdict* verdict,
+                         std::string_view prefix) {
+  std::string payload;
+  payload.reserve(data.size() + prefix.size() + 256 +
+                  (verdict ? verdict->authentication.size() : 0));
+  if (verdict) {
+    payload.append(kAuthLine);
+    payload += verdict->verdict + (verdict->quarantined ? " 1 " : " 0 ");
+    payload += verdict->authentication + "\n";
+  }
+  payload += mail_from + "\n";
   for (std::size_t i = 0; i < recipients.size(); ++i) payload += (i ? "," : "") + recipients[i];
-  payload += "\n" + data;
+  payload += "\n";
+  payload.append(prefix);
+  payload.append(data);
   return payload;
 }
 
+SpooledVerdict spooledVerdict(const Authentication& a, bool quarantine) {
+  return {authenticationText(a), a.verdict, quarantine};
+}
+
 std::optional<SpooledMail> readSpoolPayload(std::string_view payload) {
+  SpooledMail m;
+  if (payload.substr(0, kAuthLine.size()) == kAuthLine) {
+    const std::size_t eol = payload.find('\n');
+    if (eol == std::string_view::npos) return std::nullopt;
+    std::string_view line = payload.substr(kAuthLine.size(), eol - kAuthLine.size());
+    const std::size_t sp1 = line.find(' ');
+    const std::size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
+    if (sp2 == std::string_view::npos) return std::nullopt;
+    m.verdict = std::string(line.substr(0, sp1));
+    m.quarantined = line.substr(sp1 + 1, sp2 - sp1 - 1) == "1";
+    m.authentication = std::string(line.substr(sp2 + 1));
+    payload = payload.substr(eol + 1);
+  }
   std::size_t a = payload.find('\n');
   std::size_t b = a == std::string_view::npos ? a : payload.find('\n', a + 1);
   if (b == std::string_view::npos) return std::nullopt;
-  SpooledMail m;
   m.mail_from = std::string(payload.substr(0, a));
   for (const auto& rcpt : Poco::StringTokenizer(std::string(payload.substr(a + 1, b - a - 1)), ",",
                                                 Poco::StringTokenizer::TOK_IGNORE_EMPTY)) {
@@ -67,7 +98,8 @@ struct Ingest::Item {
 };
 
 Ingest::Ingest(sdk::PluginContext& context, MailStore& store, BlobStore& blobs, RuleCache& rules,
-               const std::string& data_dir, std::string hostname, std::uint64_t max_backlog_bytes)
+               const std::string& data_dir, std::string hostname, std::uint64_t max_backlog_bytes,
+               Authenticator& auth)
     : context_(context),
       store_(store),
       blobs_(blobs),
@@ -76,6 +108,7 @@ Ingest::Ingest(sdk::PluginContext& context, MailStore& store, BlobStore& blobs, 
       hostname_(std::move(hostname)),
       max_backlog_bytes_(max_backlog_bytes),
       rules_(rules),
+      auth_(auth),
       spool_(std::make_unique<Spool>(
           spool_dir_, [this](const std::vector<Spool::Record>& records,
                              const Spool::Position& end) { fileSpooled(records, end); })) {}
@@ -137,44 +170,74 @@ std::optional<std::string> Ingest::refusesSender(const std::string& mail_from,
   return verdict.reason;
 }
 
-// SMTP: the message is acknowledged once it is in the spool (fsynced). When the ingester is
-// idle the session also waits (briefly) for it to be filed, so a lone message is readable over
-// the API by the time its 250 arrives; under a burst, acknowledging does not wait for the
-// database, and the spool's backlog is bounded (451 beyond it).
-void Ingest::deliver(const std::string& mail_from, const std::vector<std::string>& recipients,
-                     const std::string& data) {
+// SMTP: the message is checked (SPF, DKIM, DMARC), then acknowledged once it is in the spool
+// (fsynced) with its verdict, so a crash after the 250 still files it as it was judged. When the
+// ingester is idle the session also waits (briefly) for it to be filed, so a lone message is
+// readable over the API by the time its 250 arrives; under a burst, acknowledging does not wait
+// for the database, and the spool's backlog is bounded (451 beyond it).
+void Ingest::deliver(const SmtpClient& client, const std::string& mail_from,
+                     const std::vector<std::string>& recipients, const std::string& data) {
   const std::size_t backlog = spool_->backlog();
-  Spool::Position at = spool_->append(spoolRecord(mail_from, recipients, data));
+  Spool::Position at = spool_->append(checkedRecord(client, mail_from, recipients, data));
   if (backlog == 0) spool_->waitFiled(at, 2000);
 }
 
-// Under a burst (a backlog already), the session is answered by the spool's writer as soon as
-// the message is on disk; a lone message takes deliver()'s path and is filed before its 250.
-void Ingest::deliverAsync(const std::string& mail_from, const std::vector<std::string>& recipients,
-                          std::string data, Stored stored) {
-  if (spool_->backlog() == 0) {
-    return SmtpDelivery::deliverAsync(mail_from, recipients, std::move(data), std::move(stored));
+// The checks may wait on DNS, so they run on the authenticator's threads, never the listener's;
+// the session is answered from there (550 for a DMARC reject), or by the spool's writer.
+void Ingest::deliverAsync(const SmtpClient& client, const std::string& mail_from,
+                          const std::vector<std::string>& recipients, std::string data,
+                          Stored stored) {
+  const std::size_t bytes = data.size();
+  auto job = [this, client, mail_from, recipients, data = std::move(data), stored]() {
+    std::string record;
+    try {
+      record = checkedRecord(client, mail_from, recipients, data);
+    } catch (const std::exception& e) {
+      return stored(e.what());
+    } catch (...) {  // every session must be answered, whatever a library threw
+      return stored("the authentication checks failed");
+    }
+    spool(std::move(record), stored);
+  };
+  if (!auth_.post(std::move(job), bytes)) {
+    stored("too many messages are waiting for their authentication checks");
   }
-  std::string record;
-  try {
-    record = spoolRecord(mail_from, recipients, data);
-  } catch (const std::exception& e) {
-    return stored(e.what());
+}
+
+void Ingest::spool(std::string record, Stored stored) {
+  if (spool_->backlog() == 0) {  // a lone message: filed before its 250
+    std::string error;
+    try {
+      Spool::Position at = spool_->append(record);
+      spool_->waitFiled(at, 2000);
+    } catch (const std::exception& e) {
+      error = e.what();
+      if (error.empty()) error = "delivery failed";
+    }
+    return stored(error);
   }
   spool_->appendAsync(std::move(record),
                       [stored = std::move(stored)](const Spool::Position&,
                                                    const std::string& error) { stored(error); });
 }
 
-// A spooled message: its envelope and data. @throws when the spool's backlog is at its bound.
-std::string Ingest::spoolRecord(const std::string& mail_from,
-                                const std::vector<std::string>& recipients,
-                                const std::string& data) {
+// A checked message's spool record. @throws SmtpRefusal when DMARC says reject (enforced), and
+// std::runtime_error when the spool's backlog is at its bound.
+std::string Ingest::checkedRecord(const SmtpClient& client, const std::string& mail_from,
+                                  const std::vector<std::string>& recipients,
+                                  const std::string& data) {
   if (const std::uint64_t bytes = spool_->backlogBytes(); bytes >= max_backlog_bytes_) {
     throw std::runtime_error("the spool holds " + std::to_string(spool_->backlog()) +
                              " messages (" + std::to_string(bytes) + " bytes) not yet filed");
   }
-  return spoolPayload(mail_from, recipients, data);
+  const Authenticator::Decision d = auth_.check(client, mail_from, data);
+  if (d.action == PolicyAction::kReject) {
+    context_.logger().information("SMTP from %s (%s): %s", client.ip, mail_from, d.refusal);
+    throw SmtpRefusal(d.refusal);
+  }
+  const SpooledVerdict verdict =
+      spooledVerdict(d.authentication, d.action == PolicyAction::kQuarantine);
+  return spoolPayload(mail_from, recipients, data, &verdict, foldHeader(d.authentication.header));
 }
 
 void Ingest::recordPosition(Poco::Data::Session& tx, const Spool::Position& p) {
@@ -241,7 +304,10 @@ void Ingest::fileSpooled(const std::vector<Spool::Record>& records, const Spool:
 }
 
 void Ingest::fileIncoming(Poco::Data::Session& tx, const Item& item, InboxCache& inboxes) {
-  const NewMessage m = incomingMessage(item.parsed, item.mail.mail_from, hostname_);
+  NewMessage m = incomingMessage(item.parsed, item.mail.mail_from, hostname_);
+  m.authentication = item.mail.authentication;
+  m.auth_verdict = item.mail.verdict;
+  m.quarantined = item.mail.quarantined;
   std::set<std::string> done;
   for (const auto& rcpt : item.mail.recipients) {
     auto cached = inboxes.find(rcpt);

@@ -3,6 +3,7 @@
 // transaction; a message that cannot be filed is kept in unfiled/ so the rest go on.
 #pragma once
 
+#include "auth/authenticator.h"
 #include "blob_store.h"
 #include "mail_store.h"
 #include "mime.h"
@@ -24,15 +25,27 @@
 
 namespace svc::plugins::email {
 
-/// A message as the spool holds it: its envelope and its data.
+/// A message as the spool holds it: its envelope, its verdict and its data.
 struct SpooledMail {
   std::string mail_from;
   std::vector<std::string> recipients;
   std::string_view data;  ///< A view into the payload it was read from.
+  /// The checks' JSON and verdict ("" in records older than the checks), and the quarantine.
+  std::string authentication, verdict;
+  bool quarantined = false;
 };
-/// @return the spool payload of a message: `from\nrcpt,rcpt\ndata`.
+/// The checks of a spooled message.
+struct SpooledVerdict {
+  std::string authentication;  ///< JSON
+  std::string verdict;
+  bool quarantined = false;
+};
+/// @return the spool payload of a message: `from\nrcpt,rcpt\ndata`, after a first line
+/// `SVC-AUTH <verdict> <0|1> <json>` when it was checked (no envelope sender has a space, so
+/// the two never mix up), with `prefix` (its Authentication-Results header) before the data.
 std::string spoolPayload(const std::string& mail_from, const std::vector<std::string>& recipients,
-                         const std::string& data);
+                         std::string_view data, const SpooledVerdict* verdict = nullptr,
+                         std::string_view prefix = {});
 /// @return the message in a spool payload, or nullopt when it is not one spoolPayload wrote.
 std::optional<SpooledMail> readSpoolPayload(std::string_view payload);
 /// @param parsed a received message. @param mail_from its envelope sender (the From when the
@@ -40,15 +53,18 @@ std::optional<SpooledMail> readSpoolPayload(std::string_view payload);
 /// @return the message as it is filed into an inbox (without attachments).
 NewMessage incomingMessage(const ParsedMessage& parsed, const std::string& mail_from,
                            const std::string& hostname);
+/// @return the outcome of a check, as the spool keeps it (quarantined when `quarantine`).
+SpooledVerdict spooledVerdict(const Authentication& a, bool quarantine);
 
 class Ingest : public SmtpDelivery {
  public:
   /// @param data_dir the plugin's directory (with a trailing slash): spool/ and unfiled/ live
   /// there. @param hostname this server's SMTP name. @param max_backlog_bytes spooled bytes not
   /// yet filed beyond which new mail is refused (451).
-  /// @param rules the sender rules RCPT applies.
+  /// @param rules the sender rules RCPT applies. @param auth checks each message first.
   Ingest(sdk::PluginContext& context, MailStore& store, BlobStore& blobs, RuleCache& rules,
-         const std::string& data_dir, std::string hostname, std::uint64_t max_backlog_bytes);
+         const std::string& data_dir, std::string hostname, std::uint64_t max_backlog_bytes,
+         Authenticator& auth);
 
   /// Files what a crash left in the spool, then takes new mail.
   void start();
@@ -59,18 +75,22 @@ class Ingest : public SmtpDelivery {
   bool acceptsRecipient(const std::string& address) override;
   std::optional<std::string> refusesSender(const std::string& mail_from,
                                            const std::string& address) override;
-  void deliver(const std::string& mail_from, const std::vector<std::string>& recipients,
-               const std::string& data) override;
-  void deliverAsync(const std::string& mail_from, const std::vector<std::string>& recipients,
-                    std::string data, Stored stored) override;
+  void deliver(const SmtpClient& client, const std::string& mail_from,
+               const std::vector<std::string>& recipients, const std::string& data) override;
+  void deliverAsync(const SmtpClient& client, const std::string& mail_from,
+                    const std::vector<std::string>& recipients, std::string data,
+                    Stored stored) override;
 
  private:
   // Inboxes looked up by address within one filing transaction.
   using InboxCache = std::map<std::string, std::optional<Inbox>>;
   struct Item;
 
-  std::string spoolRecord(const std::string& mail_from, const std::vector<std::string>& recipients,
-                          const std::string& data);
+  /// Checks a message. @return its spool record. @throws SmtpRefusal for a DMARC reject.
+  std::string checkedRecord(const SmtpClient& client, const std::string& mail_from,
+                            const std::vector<std::string>& recipients, const std::string& data);
+  /// Spools a record and answers stored (see deliverAsync in ingest.cpp).
+  void spool(std::string record, Stored stored);
   void fileSpooled(const std::vector<Spool::Record>& records, const Spool::Position& end);
   void fileIncoming(Poco::Data::Session& tx, const Item& item, InboxCache& inboxes);
   void recordPosition(Poco::Data::Session& tx, const Spool::Position& p);
@@ -81,6 +101,7 @@ class Ingest : public SmtpDelivery {
   std::string spool_dir_, unfiled_dir_, hostname_;
   std::uint64_t max_backlog_bytes_;
   RuleCache& rules_;
+  Authenticator& auth_;
   std::unique_ptr<Spool> spool_;
   std::mutex known_mutex_;
   std::unordered_map<std::string, Inbox> known_inboxes_;  // by address

@@ -121,8 +121,11 @@ MessageRow MailStore::file(Poco::Data::Session& tx, const Inbox& inbox, NewMessa
   if (m.created_us == 0) m.created_us = sdk::nowMicros();
   const std::string subject_key = sdk::sha256Hex(normalizedSubject(m.subject));
   std::map<std::string, std::string> keys_seen;
-  std::string thread_id =
-      m.thread_id.empty() ? findThread(tx, inbox, m, subject_key, keys_seen) : m.thread_id;
+  // Quarantined mail gets a thread of its own, hidden as it is (its subject and preview stay out
+  // of the thread list), and no later message is threaded into it by subject.
+  std::string thread_id = m.quarantined         ? std::string()
+                          : m.thread_id.empty() ? findThread(tx, inbox, m, subject_key, keys_seen)
+                                                : m.thread_id;
 
   // Everyone on the message but this inbox itself, as the thread lists them.
   std::vector<std::string> people;
@@ -181,16 +184,16 @@ MessageRow MailStore::file(Poco::Data::Session& tx, const Inbox& inbox, NewMessa
     std::string account = inbox.account_id, identity = inbox.identity_uuid, inbox_id = inbox.id,
                 subject = m.subject, pv = text_preview, names_json = jsonList(names),
                 people_json = jsonList(people);
-    int u = unread;
+    int u = unread, quarantined = m.quarantined ? 1 : 0;
     Poco::Int64 at = m.created_us;
     tx << "INSERT INTO email_threads (id, account_id, identity_uuid, inbox_id, subject, preview, "
-          "message_count, unread_count, attachment_names, participants, latest_us, created_us) "
-          "VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)",
+          "message_count, unread_count, attachment_names, participants, latest_us, created_us, "
+          "quarantined) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)",
         use(thread_id), use(account), use(identity), use(inbox_id), use(subject), use(pv), use(u),
-        use(names_json), use(people_json), use(at), bind(m.created_us), now;
+        use(names_json), use(people_json), use(at), bind(m.created_us), use(quarantined), now;
   }
   // Remember (subject, correspondent) -> thread for replies that carry no In-Reply-To.
-  if (!normalizedSubject(m.subject).empty()) {
+  if (!m.quarantined && !normalizedSubject(m.subject).empty()) {
     for (const auto& p : people) {
       if (p.size() > 254) continue;
       std::string inbox_id = inbox.id, key = subject_key, address = p, thread = thread_id;
@@ -238,22 +241,26 @@ MessageRow MailStore::file(Poco::Data::Session& tx, const Inbox& inbox, NewMessa
   row.extracted_code = sdk::extractVerificationCode(m.subject, m.content).value_or("");
   row.is_read = m.is_read;
   row.created_us = row.updated_us = m.created_us;
+  row.authentication = m.authentication;
+  row.auth_verdict = m.auth_verdict;
+  row.quarantined = m.quarantined;
   {
     std::string to = jsonList(row.to), cc = jsonList(row.cc), bcc = jsonList(row.bcc),
                 reply_to = jsonList(row.reply_to), refs = jsonList(row.references),
                 key = sdk::sha256Hex(row.message_id);
-    int read = row.is_read ? 1 : 0;
+    int read = row.is_read ? 1 : 0, quarantined = row.quarantined ? 1 : 0;
     Poco::Int64 at = row.created_us;
     tx << "INSERT INTO email_messages (id, account_id, identity_uuid, inbox_id, thread_id, "
           "direction, from_email, to_json, cc_json, bcc_json, reply_to_json, references_json, "
           "subject, content, html, message_id, message_key, in_reply_to, status, extracted_code, "
-          "is_read, created_us, updated_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-          "?, ?, ?, ?, ?, ?, ?, ?)",
+          "is_read, created_us, updated_us, authentication, auth_verdict, quarantined) VALUES (?, "
+          "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         use(row.id), use(row.account_id), use(row.identity_uuid), use(row.inbox_id),
         use(row.thread_id), use(row.direction), use(row.from_email), use(to), use(cc), use(bcc),
         use(reply_to), use(refs), use(row.subject), use(row.content), use(row.html),
         use(row.message_id), use(key), use(row.in_reply_to), use(row.status),
-        use(row.extracted_code), use(read), use(at), bind(row.created_us), now;
+        use(row.extracted_code), use(read), use(at), bind(row.created_us), use(row.authentication),
+        use(row.auth_verdict), use(quarantined), now;
   }
   int position = 0;
   for (const auto& a : m.attachments) {

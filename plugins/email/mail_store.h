@@ -44,6 +44,9 @@ struct NewMessage {
   std::string thread_id;  ///< Set to file into that thread; empty: found by threading rules.
   std::vector<AttachmentRecord> attachments;
   std::int64_t created_us = 0;
+  /// Incoming: the checks' JSON (auth/authentication.h) and their verdict; "" for none.
+  std::string authentication, auth_verdict;
+  bool quarantined = false;  ///< DMARC asked for quarantine: hidden from lists by default.
 };
 
 struct MessageRow {
@@ -51,6 +54,8 @@ struct MessageRow {
   std::vector<std::string> to, cc, bcc, reply_to, references;
   std::string subject, content, html, message_id, in_reply_to, status;
   std::string extracted_code;  ///< The one-time code the message carries; "" for none.
+  std::string authentication, auth_verdict;  ///< See NewMessage.
+  bool quarantined = false;
   bool is_read = false;
   std::int64_t created_us = 0, updated_us = 0;
 };

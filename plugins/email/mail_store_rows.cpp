@@ -57,6 +57,17 @@ Poco::Dynamic::Var nullable(const std::string& s) {
   return s.empty() ? Poco::Dynamic::Var() : Poco::Dynamic::Var(s);
 }
 
+// The stored checks as JSON, or null (outgoing mail, and mail filed before they existed).
+Poco::Dynamic::Var authenticationValue(const std::string& text) {
+  if (text.empty()) return Poco::Dynamic::Var();
+  try {
+    Poco::JSON::Parser parser;
+    return parser.parse(text).extract<Poco::JSON::Object::Ptr>();
+  } catch (const Poco::Exception&) {
+    return Poco::Dynamic::Var();
+  }
+}
+
 }  // namespace
 
 std::string jsonList(const std::vector<std::string>& list) {
@@ -216,7 +227,8 @@ const char* MailStore::messageColumns() {
   return "SELECT id, account_id, identity_uuid, inbox_id, thread_id, direction, from_email, "
          "to_json, cc_json, bcc_json, extracted_code, reply_to_json, references_json, subject, "
          "'', '', "
-         "message_id, in_reply_to, status, is_read, created_us, updated_us FROM email_messages ";
+         "message_id, in_reply_to, status, is_read, created_us, updated_us, authentication, "
+         "auth_verdict, quarantined FROM email_messages ";
 }
 
 std::vector<MessageRow> MailStore::readMessages(Poco::Data::Statement& select) {
@@ -226,12 +238,14 @@ std::vector<MessageRow> MailStore::readMessages(Poco::Data::Statement& select) {
                   std::string, std::string, std::string, std::string, std::string>;
   using Tail = Poco::Tuple<std::string, std::string, std::string, std::string, std::string,
                            std::string, std::string, std::string, int, Poco::Int64, Poco::Int64>;
+  using Auth = Poco::Tuple<std::string, std::string, int>;
   std::vector<Head> heads;
   std::vector<Tail> tails;
-  select, into(heads), into(tails), now;
+  std::vector<Auth> auths;
+  select, into(heads), into(tails), into(auths), now;
   std::vector<MessageRow> out;
   out.reserve(heads.size());
-  for (std::size_t i = 0; i < heads.size() && i < tails.size(); ++i) {
+  for (std::size_t i = 0; i < heads.size() && i < tails.size() && i < auths.size(); ++i) {
     const Head& h = heads[i];
     const Tail& t = tails[i];
     MessageRow m;
@@ -257,6 +271,9 @@ std::vector<MessageRow> MailStore::readMessages(Poco::Data::Statement& select) {
     m.is_read = t.get<8>() != 0;
     m.created_us = t.get<9>();
     m.updated_us = t.get<10>();
+    m.authentication = auths[i].get<0>();
+    m.auth_verdict = auths[i].get<1>();
+    m.quarantined = auths[i].get<2>() != 0;
     out.push_back(std::move(m));
   }
   return out;
@@ -302,6 +319,8 @@ Poco::JSON::Object::Ptr MailStore::messageJson(Poco::Data::Session& s, const Mes
   o->set("status", nullable(m.status));
   o->set("created_dt", sdk::isoTimestamp(m.created_us));
   o->set("updated_dt", sdk::isoTimestamp(m.updated_us));
+  o->set("authentication", authenticationValue(m.authentication));
+  o->set("quarantined", m.quarantined);
   if (full) {
     o->set("content", m.content);
     o->set("html", nullable(m.html));

@@ -81,6 +81,22 @@ std::vector<sdk::Migration> MailStore::migrations() {
   sdk::Migration codes = sdk::Migration::portable(
       3, "verification codes of messages",
       {"ALTER TABLE email_messages ADD COLUMN extracted_code VARCHAR(64) NOT NULL DEFAULT ''"});
+  // Inbound authentication (SPF, DKIM, DMARC): the checks' JSON, the verdict to filter on, and
+  // whether DMARC asked for quarantine. Lists hide quarantined mail by default, so the indexes
+  // that serve them lead with it after the owner; the older ones stay for the queries that do
+  // not ask (sending limits, the wait's window). Older messages have none (no backfill: the DNS
+  // of then cannot be asked now).
+  sdk::Migration auth = sdk::Migration::portable(
+      4, "authentication of inbound mail",
+      {"ALTER TABLE email_messages ADD COLUMN authentication TEXT NOT NULL DEFAULT ''",
+       "ALTER TABLE email_messages ADD COLUMN auth_verdict VARCHAR(8) NOT NULL DEFAULT ''",
+       "ALTER TABLE email_messages ADD COLUMN quarantined SMALLINT NOT NULL DEFAULT 0",
+       "CREATE INDEX email_messages_identity_q ON email_messages (identity_uuid, quarantined, "
+       "created_us, id)",
+       "CREATE INDEX email_messages_account_q ON email_messages (account_id, quarantined, "
+       "created_us, id)",
+       // A quarantined message's thread is its own, hidden from the thread list likewise.
+       "ALTER TABLE email_threads ADD COLUMN quarantined SMALLINT NOT NULL DEFAULT 0"});
   // Sender rules (rules/sender_rules.h): identity_uuid '' marks an account-wide default (not
   // NULL, so the unique index holds for defaults too: MariaDB lets NULLs repeat).
   sdk::Migration rules = sdk::Migration::portable(
@@ -91,7 +107,7 @@ std::vector<sdk::Migration> MailStore::migrations() {
        "CREATE UNIQUE INDEX email_rules_pattern ON email_rules (account_id, identity_uuid, "
        "pattern)",
        "CREATE INDEX email_rules_account ON email_rules (account_id, created_us)"});
-  return {m, spool, codes, rules};
+  return {m, spool, codes, auth, rules};
 }
 
 }  // namespace svc::plugins::email

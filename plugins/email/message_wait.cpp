@@ -32,8 +32,10 @@ bool senderMatches(const std::string& from_email, const std::string& from) {
 }
 
 bool isWanted(const MessageRow& m, const MessageWanted& wanted) {
-  return m.direction == "incoming" && senderMatches(m.from_email, wanted.from) &&
-         contains(m.subject, wanted.subject) &&
+  // Quarantined mail is never waited for: an agent that waits acts on what it gets.
+  return m.direction == "incoming" && !m.quarantined &&
+         (!wanted.authenticated || m.auth_verdict == "pass") &&
+         senderMatches(m.from_email, wanted.from) && contains(m.subject, wanted.subject) &&
          (wanted.body.empty() || contains(m.content, wanted.body) || contains(m.html, wanted.body));
 }
 
@@ -58,6 +60,9 @@ sdk::Route MessageWait::route() {
        "`mail.acme.example`); any case."});
   r.query->push_back({"subject", text(), false, "Part of the subject (any case)."});
   r.query->push_back({"body", text(), false, "Part of the text or HTML body (any case)."});
+  r.query->push_back({"authenticated", Schema::boolean(), false,
+                      "true: only mail whose authentication verdict is pass. Quarantined mail "
+                      "is never returned."});
   r.responses = {{200, messageSchema()}, {204, Schema::any()}};
   r.errors = sdk::waitErrors();
   return r;
@@ -82,13 +87,15 @@ sdk::Response MessageWait::wait(sdk::Request& r) {
   wanted.from = Poco::toLower(r.queryParam("from").value_or(""));
   wanted.subject = Poco::toLower(r.queryParam("subject").value_or(""));
   wanted.body = Poco::toLower(r.queryParam("body").value_or(""));
+  wanted.authenticated = r.boolQuery("authenticated").value_or(false);
   return waits_.hold(window, [this, window, wanted, page](const sdk::Event* event) {
     if (event) return offer(*event, window, wanted);
     // One database session at a time (page() takes its own): a thousand waits arriving on every
     // worker must not need two sessions each from the pool.
     auto found = sdk::findInWindow<MessageRow>(window, page, [&](MessageRow& m) {
       // Bodies are read one message at a time, and only for one that passes the rest.
-      if (!wanted.body.empty() && isWanted(m, {wanted.from, wanted.subject, ""})) {
+      if (!wanted.body.empty() &&
+          isWanted(m, {wanted.from, wanted.subject, "", wanted.authenticated})) {
         Poco::Data::Session s = db_.session();
         store_.loadBodies(s, m);
       }

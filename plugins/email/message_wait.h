@@ -16,8 +16,9 @@ namespace svc::plugins::email {
 
 /// What a wait looks for besides its window.
 struct MessageWanted {
-  std::string from;           ///< lower-case sender address or domain; empty: any
-  std::string subject, body;  ///< lower-case substrings; empty: any
+  std::string from;            ///< lower-case sender address or domain; empty: any
+  std::string subject, body;   ///< lower-case substrings; empty: any
+  bool authenticated = false;  ///< only mail whose verdict is pass
 };
 
 /// @return whether the sender's address is `from` itself or, when `from` is a domain (with or

@@ -1,5 +1,7 @@
 #include "outgoing.h"
 
+#include "auth/authentication.h"
+
 #include "request_scope.h"
 
 #include <svc/sdk/addresses.h>
@@ -74,7 +76,8 @@ Outgoing::Outgoing(sdk::Database& database, MailStore& store, BlobStore& blobs, 
       dkim_(dkim),
       rules_(rules),
       max_attachment_bytes_(config.max_attachment_bytes),
-      limits_(config.sending) {}
+      limits_(config.sending),
+      hostname_(config.smtp.hostname) {}
 
 std::vector<Mailbox> Outgoing::recipients(const sdk::Request& r, const std::string& field) {
   std::vector<Mailbox> out;
@@ -304,6 +307,11 @@ MessageRow Outgoing::commit(const Draft& d, const NewMessage& sent, const Route&
       in.thread_id.clear();
       in.created_us = out.date_us;
       in.attachments.clear();
+      // Never over SMTP, so nothing for SPF or DKIM to check: the sender is an identity that
+      // proved itself to this server's API, which is what a pass means (see localAuthentication).
+      const Authentication local = localAuthentication(sent.from.address, hostname_);
+      in.authentication = authenticationText(local);
+      in.auth_verdict = local.verdict;
       for (const auto& a : d.attachments) {
         in.attachments.push_back(store_.insertAttachment(tx, inbox.account_id, inbox.identity_uuid,
                                                          a.filename, a.content_type, a.size,

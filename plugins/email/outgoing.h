@@ -92,6 +92,7 @@ class Outgoing {
   RuleCache& rules_;
   std::size_t max_attachment_bytes_;
   SendingLimits limits_;
+  std::string hostname_;  // names this server in Authentication-Results
 };
 
 }  // namespace svc::plugins::email

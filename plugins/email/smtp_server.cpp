@@ -2,9 +2,17 @@
 
 #include "smtp_session.h"
 
+#include <cctype>
 #include <string_view>
 
 namespace svc::plugins::email {
+
+bool isSmtpRefusal(const std::string& error) {
+  return error.size() > 4 && error[0] == '5' &&
+         std::isdigit(static_cast<unsigned char>(error[1])) &&
+         std::isdigit(static_cast<unsigned char>(error[2])) && error[3] == ' ' &&
+         error.find_first_of("\r\n") == std::string::npos;
+}
 
 namespace {
 
@@ -22,6 +30,7 @@ class SmtpConnection : public sdk::ConnectionHandler {
               if (auto c = weak.lock()) c->wake();
             },
             &budget) {
+    session_.setClientIp(connection->peer());
     connection->send(session_.greeting());
   }
 

@@ -18,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,12 @@ struct SmtpConfig {
   std::string tls_cert_file, tls_key_file;  ///< Both set: STARTTLS is offered.
 };
 
+/// Who is sending: what SPF and DMARC check a message against.
+struct SmtpClient {
+  std::string ip;    ///< The connecting address.
+  std::string helo;  ///< The name its EHLO or HELO gave.
+};
+
 /// What the listener asks the email plugin.
 class SmtpDelivery {
  public:
@@ -56,22 +63,26 @@ class SmtpDelivery {
     return std::nullopt;
   }
   /// Stores a message for every recipient, durably, or throws (the client gets a 451).
+  /// Stores a message for every recipient, durably, or throws (the client gets a 451; an
+  /// SmtpRefusal's reply is sent as it is). @param client who sends it.
   /// @param mail_from the envelope sender. @param recipients accepted RCPT TO addresses.
   /// @param data the message as received, dot-unstuffed, CRLF line ends.
-  virtual void deliver(const std::string& mail_from, const std::vector<std::string>& recipients,
-                       const std::string& data) = 0;
-  /// Says whether a message was stored (an empty string) or why not; called exactly once.
+  virtual void deliver(const SmtpClient& client, const std::string& mail_from,
+                       const std::vector<std::string>& recipients, const std::string& data) = 0;
+  /// Says whether a message was stored (an empty string) or why not; called exactly once. An
+  /// error that is a whole 5xx reply (`550 5.7.1 ...`: a refusal by policy, not a fault) is sent
+  /// to the client as it is; any other error is answered 451.
   using Stored = std::function<void(const std::string& error)>;
   /// Stores a message as deliver() does, but may return first: stored is then called on another
   /// thread once the message is on disk, and must not block. The listener answers the client
   /// from it, so the session goes on reading instead of sleeping until the disk has synced.
   /// When it throws, stored is not called. The default calls deliver() and then stored.
-  virtual void deliverAsync(const std::string& mail_from,
+  virtual void deliverAsync(const SmtpClient& client, const std::string& mail_from,
                             const std::vector<std::string>& recipients, std::string data,
                             Stored stored) {
     std::string error;
     try {
-      deliver(mail_from, recipients, data);
+      deliver(client, mail_from, recipients, data);
     } catch (const std::exception& e) {
       error = e.what();
       if (error.empty()) error = "delivery failed";
@@ -79,6 +90,15 @@ class SmtpDelivery {
     stored(error);
   }
 };
+
+/// Thrown by deliver() to refuse a message for good: what() is the whole reply (`550 5.7.1 ...`).
+class SmtpRefusal : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// @return true when error is a whole permanent reply (three digits, the first 5, a space).
+bool isSmtpRefusal(const std::string& error);
 
 class DataBudget;
 

@@ -214,6 +214,9 @@ void SmtpSession::command(const std::string& line) {
     if (Poco::trim(arg).empty()) return refuse("501 5.5.4 Say who you are: " + verb + " name");
     resetTransaction();
     greeted_ = true;
+    // At most one domain's worth: it is checked by SPF and shown in a header.
+    const std::string name = Poco::trim(arg);
+    client_.helo = name.substr(0, std::min<std::size_t>(name.find(' '), 255));
     if (verb == "HELO") return reply("250 " + config_.hostname);
     reply("250-" + config_.hostname);
     reply("250-PIPELINING");
@@ -412,7 +415,7 @@ void SmtpSession::finishData() {
     if (wake) wake();
   };
   try {
-    delivery_.deliverAsync(from, rcpts, std::move(message),
+    delivery_.deliverAsync(client_, from, rcpts, std::move(message),
                            [answered, &logger = logger_](const std::string& e) {
                              answered(storedAnswer(logger, e) + "\r\n");
                            });
@@ -428,6 +431,7 @@ void SmtpSession::finishData() {
 
 std::string SmtpSession::storedAnswer(Poco::Logger& logger, const std::string& error) {
   if (error.empty()) return "250 2.0.0 Ok: stored";
+  if (isSmtpRefusal(error)) return error;  // a refusal by policy, said as it is
   logger.error("SMTP delivery failed: %s", error);
   return "451 4.3.0 The message could not be stored; try again later";
 }

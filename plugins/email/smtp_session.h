@@ -76,6 +76,8 @@ class SmtpSession {
   bool inTransaction() const { return mail_from_.has_value() || in_data_; }
   /// The client took too long: answers 421 and closes.
   void timedOut();
+  /// The client's address (for SPF); the HELO name the session learns itself.
+  void setClientIp(std::string ip) { client_.ip = std::move(ip); }
 
  private:
   void handleLines();
@@ -104,6 +106,7 @@ class SmtpSession {
   std::size_t pos_ = 0;
   bool discarding_line_ = false;  // the rest of an over-long command line is being skipped
   bool greeted_ = false, secure_ = false, closing_ = false, tls_requested_ = false;
+  SmtpClient client_;
   int errors_ = 0;
   int junk_ = 0;  // NOOP, RSET, VRFY, HELP since the last message
   std::optional<std::string> mail_from_;

@@ -78,6 +78,8 @@ export class Svcd {
     s.admin = `http://127.0.0.1:${s.adminPort}`;
     const sets = { 'db.url': s.db.url, 'admin.listen': `127.0.0.1:${s.adminPort}`,
       'email.smtp.listen': '127.0.0.1:0',
+      // Inbound mail's checks ask no DNS server off this machine: nothing answers on port 9.
+      'email.dns.server': '127.0.0.1:9',
       'public.base_url': s.url,
       // Every answer is checked against its route's declaration; stop() fails on a mismatch.
       'server.check_responses': 'true', ...settings };

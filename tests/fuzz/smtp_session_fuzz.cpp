@@ -26,9 +26,10 @@ class Delivery : public SmtpDelivery {
   bool acceptsRecipient(const std::string& address) override {
     return address.rfind("in", 0) == 0;  // in@..., inbox@..., innocent@...
   }
-  void deliver(const std::string&, const std::vector<std::string>&, const std::string&) override {}
-  void deliverAsync(const std::string&, const std::vector<std::string>&, std::string data,
-                    Stored stored) override {
+  void deliver(const SmtpClient&, const std::string&, const std::vector<std::string>&,
+               const std::string&) override {}
+  void deliverAsync(const SmtpClient&, const std::string&, const std::vector<std::string>&,
+                    std::string data, Stored stored) override {
     messages.push_back(std::move(data));
     if (late_) {
       pending.push_back(std::move(stored));

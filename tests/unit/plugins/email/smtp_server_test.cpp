@@ -31,11 +31,12 @@ class LateDelivery : public SmtpDelivery {
   bool acceptsRecipient(const std::string& address) override {
     return address == "inbox@here.test";
   }
-  void deliver(const std::string&, const std::vector<std::string>&, const std::string&) override {
+  void deliver(const SmtpClient&, const std::string&, const std::vector<std::string>&,
+               const std::string&) override {
     ADD_FAILURE() << "a plain session is answered asynchronously";
   }
-  void deliverAsync(const std::string&, const std::vector<std::string>&, std::string data,
-                    Stored stored) override {
+  void deliverAsync(const SmtpClient&, const std::string&, const std::vector<std::string>&,
+                    std::string data, Stored stored) override {
     std::lock_guard lock(mutex_);
     messages_.push_back(std::move(data));
     answering_.emplace_back([this, stored = std::move(stored)] {

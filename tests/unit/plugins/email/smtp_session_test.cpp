@@ -22,9 +22,10 @@ class HeldDelivery : public SmtpDelivery {
   bool acceptsRecipient(const std::string& address) override {
     return address == "inbox@here.test";
   }
-  void deliver(const std::string&, const std::vector<std::string>&, const std::string&) override {}
-  void deliverAsync(const std::string&, const std::vector<std::string>&, std::string data,
-                    Stored stored) override {
+  void deliver(const SmtpClient&, const std::string&, const std::vector<std::string>&,
+               const std::string&) override {}
+  void deliverAsync(const SmtpClient&, const std::string&, const std::vector<std::string>&,
+                    std::string data, Stored stored) override {
     messages.push_back(std::move(data));
     answers.push_back(std::move(stored));
   }
@@ -35,9 +36,9 @@ class HeldDelivery : public SmtpDelivery {
 // Answers every message at once, as an idle server does.
 class PromptDelivery : public HeldDelivery {
  public:
-  void deliverAsync(const std::string& from, const std::vector<std::string>& to, std::string data,
-                    Stored stored) override {
-    HeldDelivery::deliverAsync(from, to, std::move(data), [](const std::string&) {});
+  void deliverAsync(const SmtpClient& client, const std::string& from,
+                    const std::vector<std::string>& to, std::string data, Stored stored) override {
+    HeldDelivery::deliverAsync(client, from, to, std::move(data), [](const std::string&) {});
     stored("");
   }
 };

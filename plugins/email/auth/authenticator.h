@@ -1,0 +1,69 @@
+// Checks inbound mail (SPF, DKIM, DMARC) on threads of its own: a check may wait on DNS, and the
+// SMTP listener's threads must never wait. A session's message is handed over at the end of DATA
+// and its answer comes from here (through Ingest), after the verdict: 550 for a DMARC failure
+// under p=reject when enforcing, else the message is spooled with its verdict.
+//
+// Bounded: each message's DNS time is at most Options::dns_budget (then temperror), and at most
+// Options::max_queued messages, Options::max_queued_bytes of them, wait for a thread (beyond:
+// 451, try later): the listener's memory budget let go of them at the end of DATA.
+#pragma once
+
+#include "auth/authentication.h"
+#include "auth/dns_resolver.h"
+#include "smtp_server.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace svc::plugins::email {
+
+class Authenticator {
+ public:
+  struct Options {
+    bool verify = true;    ///< email.inbound.verify: false gives every message verdict none.
+    bool enforce = true;   ///< email.inbound.dmarc_enforce.
+    std::string hostname;  ///< Names this server in Authentication-Results.
+    int threads = 8;
+    std::size_t max_queued = 1000;
+    std::size_t max_queued_bytes = 256u << 20;
+    std::chrono::milliseconds dns_budget{8000};
+  };
+  /// What to do with a checked message.
+  struct Decision {
+    Authentication authentication;
+    PolicyAction action = PolicyAction::kAccept;  ///< kAccept unless enforcing
+    std::string refusal;                          ///< kReject: the whole reply (`550 5.7.1 ...`).
+  };
+
+  Authenticator(Options options, DnsResolver& dns);
+  ~Authenticator();
+  void start();
+  void stop();
+
+  /// Checks a message on the calling thread. @param data the message as received (CRLF).
+  Decision check(const SmtpClient& client, const std::string& mail_from, std::string_view data);
+  /// Runs job on one of the threads. @param bytes what the job holds (its message).
+  /// @return false (job dropped) when too many wait already or the threads are stopped.
+  bool post(std::function<void()> job, std::size_t bytes = 0);
+
+ private:
+  void run();
+
+  Options options_;
+  DnsResolver& dns_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::pair<std::function<void()>, std::size_t>> queue_;
+  std::size_t queued_bytes_ = 0;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace svc::plugins::email

@@ -1,0 +1,36 @@
+// The three checks of an inbound message, each through the library made for it and every DNS
+// question through our DnsResolver: SPF (libspf2), DKIM (libopendkim), DMARC (libopendmarc, given
+// the record we looked up). Each says temperror when DNS failed, never throws for what a client
+// sent.
+#pragma once
+
+#include "auth/authentication.h"
+#include "auth/dns_resolver.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace svc::plugins::email {
+
+/// SPF (RFC 7208) of the connecting address for the envelope sender, or for the HELO name when
+/// the sender is empty (a bounce).
+SpfOutcome checkSpf(DnsResolver& dns, const std::string& client_ip, const std::string& helo,
+                    const std::string& mail_from);
+
+/// Every DKIM-Signature of the message (RFC 6376), in order. @param data the message, CRLF.
+std::vector<DkimOutcome> checkDkim(DnsResolver& dns, std::string_view data);
+
+/// @return the lower-case domain of the message's (first) From address; "" when it has none.
+std::string fromDomain(std::string_view data);
+
+/// DMARC (RFC 7489) of from_domain, given the SPF and DKIM outcomes. Without a DMARC record the
+/// result is none, and the alignment flags still say whether SPF or DKIM passed for a domain
+/// aligned (relaxed) with From.
+DmarcOutcome checkDmarc(DnsResolver& dns, const std::string& from_domain, const SpfOutcome& spf,
+                        const std::vector<DkimOutcome>& dkim);
+
+/// @return the organizational domain of a domain (the public suffix list's answer).
+std::string organizationalDomain(const std::string& domain);
+
+}  // namespace svc::plugins::email

@@ -1,0 +1,189 @@
+#include "auth/dns_resolver.h"
+
+#include <Poco/String.h>
+
+#include <arpa/inet.h>
+#include <arpa/nameser.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <resolv.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace svc::plugins::email {
+
+namespace {
+
+thread_local std::optional<DnsResolver::Clock::time_point> t_deadline;
+
+// One resource record's data as DnsAnswer keeps it. @return false when it cannot be read.
+bool readRecord(const ns_msg& msg, const ns_rr& rr, std::string& out) {
+  const unsigned char* p = ns_rr_rdata(rr);
+  const unsigned char* end = p + ns_rr_rdlen(rr);
+  char name[NS_MAXDNAME];
+  switch (ns_rr_type(rr)) {
+    case ns_t_a:
+    case ns_t_aaaa:
+      out.assign(reinterpret_cast<const char*>(p), ns_rr_rdlen(rr));
+      return ns_rr_rdlen(rr) == (ns_rr_type(rr) == ns_t_a ? 4 : 16);
+    case ns_t_txt:
+      while (p < end) {  // character-strings, joined (RFC 7208 section 3.3)
+        unsigned n = *p++;
+        if (p + n > end) return false;
+        out.append(reinterpret_cast<const char*>(p), n);
+        p += n;
+      }
+      return true;
+    case ns_t_mx:
+      if (ns_rr_rdlen(rr) < 3) return false;
+      p += 2;  // the preference: SPF does not use it
+      [[fallthrough]];
+    case ns_t_ptr:
+      if (dn_expand(ns_msg_base(msg), ns_msg_end(msg), p, name, sizeof name) < 0) return false;
+      out = name;
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+DnsResolver::Deadline::Deadline(std::chrono::milliseconds budget) : previous_(t_deadline) {
+  t_deadline = Clock::now() + budget;
+}
+
+DnsResolver::Deadline::~Deadline() {
+  t_deadline = previous_;
+}
+
+std::optional<std::chrono::milliseconds> DnsResolver::Deadline::left() {
+  if (!t_deadline) return std::nullopt;
+  return std::max(
+      std::chrono::milliseconds(0),
+      std::chrono::duration_cast<std::chrono::milliseconds>(*t_deadline - Clock::now()));
+}
+
+DnsResolver::DnsResolver(std::string server, Options options)
+    : DnsResolver(
+          options,
+          [server = std::move(server)](const std::string& name, int type,
+                                       std::chrono::milliseconds timeout) {
+            return ask(server, name, type, timeout);
+          },
+          [] { return Clock::now(); }) {}
+
+DnsResolver::DnsResolver(Options options, Transport transport,
+                         std::function<Clock::time_point()> now)
+    : options_(options), transport_(std::move(transport)), now_(std::move(now)) {}
+
+std::size_t DnsResolver::size() const {
+  std::lock_guard lock(mutex_);
+  return cache_.size();
+}
+
+DnsAnswer DnsResolver::query(const std::string& name, int type) {
+  const std::string key = std::to_string(type) + " " + Poco::toLower(name);
+  const Clock::time_point now = now_();
+  {
+    std::lock_guard lock(mutex_);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) {
+      if (it->second.expires > now) return it->second.answer;
+      cache_.erase(it);
+    }
+    if (now < failing_until_) return {};  // the server failed a moment ago: do not wait again
+  }
+  std::chrono::milliseconds timeout = options_.query_timeout;
+  if (auto left = Deadline::left()) {
+    if (left->count() == 0) return {};  // the message's time for DNS is spent
+    timeout = std::min(timeout, *left);
+  }
+  DnsAnswer answer = transport_(name, type, timeout);
+  if (answer.status == DnsAnswer::Status::kNotFound ||
+      answer.status == DnsAnswer::Status::kNoData) {
+    answer.ttl = options_.negative_ttl;
+  }
+  answer.ttl = std::min(answer.ttl, options_.max_ttl);
+  if (answer.unanswered) {
+    std::lock_guard lock(mutex_);
+    failing_until_ = now_() + options_.failure_pause;
+  } else if (answer.ttl > 0) {
+    store(key, answer, now);
+  }
+  return answer;
+}
+
+void DnsResolver::store(const std::string& key, const DnsAnswer& answer, Clock::time_point now) {
+  std::lock_guard lock(mutex_);
+  if (cache_.size() >= options_.max_entries) {
+    // Full: the expired go first; if that frees nothing, an arbitrary quarter (a cache this
+    // full is being swept by one-off names, which are no loss).
+    for (auto it = cache_.begin(); it != cache_.end();) {
+      it = it->second.expires <= now ? cache_.erase(it) : std::next(it);
+    }
+    for (auto it = cache_.begin();
+         it != cache_.end() && cache_.size() > options_.max_entries * 3 / 4;) {
+      it = cache_.erase(it);
+    }
+  }
+  cache_[key] = Entry{answer, now + std::chrono::seconds(answer.ttl)};
+}
+
+DnsAnswer DnsResolver::ask(const std::string& server, const std::string& name, int type,
+                           std::chrono::milliseconds timeout) {
+  DnsAnswer out;
+  struct __res_state state;
+  std::memset(&state, 0, sizeof state);
+  if (res_ninit(&state) != 0) return out;
+  struct Closer {
+    struct __res_state* s;
+    ~Closer() { res_nclose(s); }
+  } closer{&state};
+  if (!server.empty()) {
+    std::string host = server;
+    int port = 53;
+    std::size_t colon = server.rfind(':');
+    if (colon != std::string::npos) {
+      host = server.substr(0, colon);
+      port = std::atoi(server.substr(colon + 1).c_str());
+    }
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    if (inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) return out;
+    state.nsaddr_list[0] = addr;
+    state.nscount = 1;
+  }
+  // One try of at most `timeout` (whole seconds: the resolver counts no finer).
+  state.retry = 1;
+  state.retrans = static_cast<int>(std::max<long>(1, (timeout.count() + 999) / 1000));
+  state.options |= RES_USE_EDNS0;  // DKIM keys outgrow 512 bytes
+  unsigned char answer[16384];
+  const auto started = Clock::now();
+  int len = res_nquery(&state, name.c_str(), ns_c_in, type, answer, sizeof answer);
+  if (len < 0) {
+    // Failed after (nearly) the whole wait: nobody answered, as opposed to a quick SERVFAIL.
+    out.unanswered = Clock::now() - started >= std::chrono::milliseconds(state.retrans * 900);
+    if (state.res_h_errno == HOST_NOT_FOUND) out.status = DnsAnswer::Status::kNotFound;
+    if (state.res_h_errno == NO_DATA) out.status = DnsAnswer::Status::kNoData;
+    return out;
+  }
+  ns_msg msg;
+  if (ns_initparse(answer, len, &msg) != 0) return out;
+  std::uint32_t ttl = UINT32_MAX;
+  for (int i = 0; i < ns_msg_count(msg, ns_s_an); ++i) {
+    ns_rr rr;
+    if (ns_parserr(&msg, ns_s_an, i, &rr) != 0 || ns_rr_type(rr) != type) continue;
+    std::string data;
+    if (!readRecord(msg, rr, data)) continue;
+    out.records.push_back(std::move(data));
+    ttl = std::min<std::uint32_t>(ttl, ns_rr_ttl(rr));
+  }
+  out.status = out.records.empty() ? DnsAnswer::Status::kNoData : DnsAnswer::Status::kOk;
+  out.ttl = out.records.empty() ? 0 : ttl;
+  return out;
+}
+
+}  // namespace svc::plugins::email

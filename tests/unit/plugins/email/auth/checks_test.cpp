@@ -1,0 +1,113 @@
+// The SPF and DMARC checks through the real libraries, against a resolver whose answers the test
+// gives (DKIM is checked end to end, with dkimpy, in tests/integration/email_auth_test.cpp).
+#include "auth/checks.h"
+
+#include <arpa/nameser.h>
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace svc::plugins::email {
+namespace {
+
+struct Zone {
+  std::map<std::string, std::string> txt;
+  bool broken = false;  // every query fails, as with a DNS server that never answers
+  std::vector<std::string> asked;
+
+  DnsResolver resolver() {
+    return DnsResolver(
+        {},
+        [this](const std::string& name, int type, std::chrono::milliseconds) {
+          asked.push_back(std::to_string(type) + " " + name);
+          if (broken) return DnsAnswer{};
+          auto it = txt.find(name);
+          if (type != ns_t_txt || it == txt.end()) {
+            return DnsAnswer{DnsAnswer::Status::kNotFound, {}, 0};
+          }
+          return DnsAnswer{DnsAnswer::Status::kOk, {it->second}, 300};
+        },
+        [] { return DnsResolver::Clock::now(); });
+  }
+};
+
+TEST(ChecksTest, SpfResultsByTheRecord) {
+  Zone z;
+  z.txt = {{"hard.example", "v=spf1 ip4:192.0.2.1 -all"},
+           {"soft.example", "v=spf1 ip4:192.0.2.1 ~all"},
+           {"neutral.example", "v=spf1 ?all"},
+           {"broken.example", "v=spf1 ip4:nonsense -all"}};
+  DnsResolver dns = z.resolver();
+  EXPECT_EQ(checkSpf(dns, "192.0.2.1", "mx.hard.example", "a@hard.example").result, "pass");
+  EXPECT_EQ(checkSpf(dns, "192.0.2.9", "mx.hard.example", "a@hard.example").result, "fail");
+  EXPECT_EQ(checkSpf(dns, "192.0.2.9", "x", "a@soft.example").result, "softfail");
+  EXPECT_EQ(checkSpf(dns, "192.0.2.9", "x", "a@neutral.example").result, "neutral");
+  EXPECT_EQ(checkSpf(dns, "192.0.2.9", "x", "a@none.example").result, "none");
+  EXPECT_EQ(checkSpf(dns, "192.0.2.9", "x", "a@broken.example").result, "permerror");
+  // A bounce (empty sender) is checked for its HELO name.
+  SpfOutcome bounce = checkSpf(dns, "192.0.2.1", "hard.example", "");
+  EXPECT_EQ(bounce.result, "pass");
+  EXPECT_EQ(bounce.domain, "hard.example");
+}
+
+TEST(ChecksTest, LoopbackGetsNoFreePass) {
+  Zone z;
+  z.txt = {{"hard.example", "v=spf1 ip4:127.0.0.2 -all"}};
+  DnsResolver dns = z.resolver();
+  EXPECT_EQ(checkSpf(dns, "127.0.0.3", "x", "a@hard.example").result, "fail");
+  EXPECT_EQ(checkSpf(dns, "127.0.0.2", "x", "a@hard.example").result, "pass");
+  EXPECT_EQ(checkSpf(dns, "::1", "x", "a@hard.example").result, "fail");
+}
+
+TEST(ChecksTest, ADnsFailureIsTemperrorAndNoObsoleteSpfTypeIsAsked) {
+  Zone z;
+  z.broken = true;
+  DnsResolver dns = z.resolver();
+  EXPECT_EQ(checkSpf(dns, "192.0.2.1", "x", "a@hard.example").result, "temperror");
+  for (const auto& q : z.asked) EXPECT_EQ(q.rfind(std::to_string(ns_t_txt) + " ", 0), 0u) << q;
+  SpfOutcome spf{"temperror", "hard.example", "192.0.2.1", "x", "a@hard.example"};
+  EXPECT_EQ(checkDmarc(dns, "hard.example", spf, {}).result, "temperror");
+}
+
+TEST(ChecksTest, DmarcAlignmentAndPolicy) {
+  Zone z;
+  z.txt = {{"_dmarc.example.org", "v=DMARC1; p=reject; sp=quarantine"},
+           {"_dmarc.q.example", "v=DMARC1; p=quarantine"}};
+  DnsResolver dns = z.resolver();
+  SpfOutcome spf{"pass", "bounces.example.org", "192.0.2.1", "x", "b@bounces.example.org"};
+  DmarcOutcome d = checkDmarc(dns, "example.org", spf, {});
+  EXPECT_EQ(d.result, "pass");  // relaxed: the same organizational domain
+  EXPECT_TRUE(d.spf_aligned);
+  EXPECT_EQ(d.policy, "reject");
+  spf.result = "fail";
+  d = checkDmarc(dns, "example.org", spf, {{"pass", "other.example", "s"}});
+  EXPECT_EQ(d.result, "fail");
+  EXPECT_FALSE(d.dkim_aligned);
+  d = checkDmarc(dns, "example.org", spf, {{"pass", "example.org", "s"}});
+  EXPECT_EQ(d.result, "pass");
+  EXPECT_TRUE(d.dkim_aligned);
+  // A subdomain without its own record takes the organizational domain's sp=.
+  d = checkDmarc(dns, "mail.example.org", spf, {});
+  EXPECT_EQ(d.result, "fail");
+  EXPECT_EQ(d.policy, "quarantine");
+  // No record: none, with alignment still worked out.
+  spf = {"pass", "plain.example", "192.0.2.1", "x", "a@plain.example"};
+  d = checkDmarc(dns, "plain.example", spf, {});
+  EXPECT_EQ(d.result, "none");
+  EXPECT_EQ(d.policy, "");
+  EXPECT_TRUE(d.spf_aligned);
+  // A DNS error in SPF never turns into a DMARC fail.
+  spf = {"temperror", "q.example", "192.0.2.1", "x", "a@q.example"};
+  EXPECT_EQ(checkDmarc(dns, "q.example", spf, {}).result, "temperror");
+}
+
+TEST(ChecksTest, TheFromDomainComesFromTheHeaderNotTheEnvelope) {
+  EXPECT_EQ(fromDomain("Subject: x\r\nFrom: \"GitHub\" <noreply@GitHub.com>\r\n\r\nbody"),
+            "github.com");
+  EXPECT_EQ(fromDomain("from:\r\n  a@folded.example\r\nTo: b@x\r\n\r\n"), "folded.example");
+  EXPECT_EQ(fromDomain("To: b@x\r\n\r\nFrom: a@body.example\r\n"), "");
+  EXPECT_EQ(organizationalDomain("mail.example.co.uk"), "example.co.uk");
+}
+
+}  // namespace
+}  // namespace svc::plugins::email
