@@ -6,6 +6,8 @@
 // class per job: EmailConfig, Ingest, Domains, Inboxes, Messages, Outgoing, Attachments.
 #include "attachments.h"
 #include "blob_store.h"
+#include "bounces/bounce_intake.h"
+#include "bounces/bounce_store.h"
 #include "dashboard_pages.h"
 #include "data_dirs.h"
 #include "dkim.h"
@@ -60,6 +62,12 @@ class EmailPlugin : public sdk::Plugin {
          "body.",
          {"thread_id"},
          message},
+        {"email.bounced",
+         "Recipients of an outgoing message will not get it (a delivery report came back, or "
+         "the relay refused them); object: the message without its body, its `bounce` naming "
+         "each bounced recipient and why.",
+         {"thread_id"},
+         message},
     };
     info_.paths = emailPaths();
     info_.uses_services = {sdk::kIdentityDirectoryService.name, sdk::kPlanService.name,
@@ -88,16 +96,18 @@ class EmailPlugin : public sdk::Plugin {
     ::rmdir((root + "email").c_str());  // the emptied legacy directory; fails if anything is left
     blobs_ = std::make_unique<BlobStore>(root + "blobs");
     store_ = std::make_unique<MailStore>(context.database(), context.events(), *blobs_);
-    relay_ = std::make_unique<Relay>(config_.relay, *store_, context.logger());
-    ingest_ = std::make_unique<Ingest>(context, *store_, *blobs_, root, config_.smtp.hostname,
-                                       config_.max_backlog_bytes);
+    bounces_ = std::make_unique<BounceStore>(*store_, context.events());
+    bounce_intake_ = std::make_unique<BounceIntake>(*store_, *bounces_, context.logger());
+    relay_ = std::make_unique<Relay>(config_.relay, *store_, *bounces_, context.logger());
+    ingest_ = std::make_unique<Ingest>(context, *store_, *blobs_, *bounce_intake_, root,
+                                       config_.smtp.hostname, config_.max_backlog_bytes);
     domains_ =
         std::make_unique<Domains>(context.database(), config_.platform_domains, config_.dns_server);
     inboxes_ = std::make_unique<Inboxes>(context, *store_, *domains_);
     messages_ = std::make_unique<Messages>(context.database(), *store_, config_.exact_count_limit);
     wait_ = std::make_unique<MessageWait>(context.database(), *store_, context.events());
-    outgoing_ = std::make_unique<Outgoing>(context.database(), *store_, *blobs_, *relay_, *domains_,
-                                           *inboxes_, *messages_, dkim_.get(), config_);
+    outgoing_ = std::make_unique<Outgoing>(context.database(), *store_, *blobs_, *relay_, *bounces_,
+                                           *domains_, *inboxes_, *messages_, dkim_.get(), config_);
     attachments_ = std::make_unique<Attachments>(context.database(), *store_, *blobs_,
                                                  config_.max_attachment_bytes);
     // Every identity gets its `email` part (and its primary inbox) from here.
@@ -171,7 +181,7 @@ class EmailPlugin : public sdk::Plugin {
     const std::string help = "relay delivery attempts by this process, by outcome";
     for (const auto& [outcome, count] :
          {std::pair{"sent", &relay.sent}, std::pair{"deferred", &relay.deferred},
-          std::pair{"failed", &relay.failed}}) {
+          std::pair{"failed", &relay.failed}, std::pair{"bounced", &relay.bounced}}) {
       m.counterFunction("svc_email_relay_attempts_total", help,
                         [count = count] { return static_cast<double>(count->load()); },
                         {{"outcome", outcome}});
@@ -184,6 +194,8 @@ class EmailPlugin : public sdk::Plugin {
   std::unique_ptr<DkimSigner> dkim_;
   std::unique_ptr<BlobStore> blobs_;
   std::unique_ptr<MailStore> store_;
+  std::unique_ptr<BounceStore> bounces_;
+  std::unique_ptr<BounceIntake> bounce_intake_;
   std::unique_ptr<Relay> relay_;
   std::unique_ptr<Ingest> ingest_;
   std::unique_ptr<Domains> domains_;

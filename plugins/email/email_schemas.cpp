@@ -98,6 +98,29 @@ Schema attachmentSchema() {
       .required("size", Schema::integer().minimum(0).describe("In bytes."));
 }
 
+Schema bounceSchema() {
+  return Schema::object("EmailBounce")
+      .required(
+          "recipients",
+          Schema::array(
+              Schema::object("EmailBouncedRecipient")
+                  .required("recipient", Schema::string().example("nobody@example.com"))
+                  .required("status",
+                            Schema::string().describe("The RFC 3463 status code.").example("5.1.1"))
+                  .required("reason",
+                            Schema::string().describe("The remote server's words: the report's "
+                                                      "Diagnostic-Code or the relay's answer."))
+                  .required("source", Schema::oneOf({"relay", "dsn"})
+                                          .describe("relay: the relay refused it; dsn: a "
+                                                    "delivery report came back."))
+                  .required("bounced_dt", timestamp()))
+              .describe("Each recipient that will not get the message, first bounced "
+                        "first; the others may have got it."))
+      .required("bounced_dt", timestamp().describe("When the first recipient bounced."))
+      .nullable()
+      .describe("Outgoing messages that bounced; null otherwise.");
+}
+
 Schema messageSchema() {
   const char* whole = "Absent from lists and events.";
   return Schema::object("EmailMessage")
@@ -119,10 +142,13 @@ Schema messageSchema() {
       .required("message_id", Schema::string().describe("The RFC 5322 Message-ID."))
       .required("in_reply_to", Schema::string().nullable())
       .required("is_read", Schema::boolean())
-      .required("status", Schema::oneOf({"queued", "sent", "failed"})
+      .required("status", Schema::oneOf({"queued", "sent", "failed", "bounced"})
                               .nullable()
-                              .describe("Outgoing: queued for the relay, sent, or failed; "
+                              .describe("Outgoing: queued for the relay, sent, failed (the "
+                                        "relay could not be reached in time), or bounced (at "
+                                        "least one recipient will not get it: see `bounce`); "
                                         "incoming: null."))
+      .required("bounce", bounceSchema())
       .required("created_dt", timestamp())
       .required("updated_dt", timestamp())
       .optional("content", Schema::string().describe(std::string("The text body. ") + whole))

@@ -1,5 +1,6 @@
 #include "ingest.h"
 
+#include "bounces/verp.h"
 #include "inboxes.h"
 
 #include <svc/sdk/util.h>
@@ -67,10 +68,12 @@ struct Ingest::Item {
 };
 
 Ingest::Ingest(sdk::PluginContext& context, MailStore& store, BlobStore& blobs,
-               const std::string& data_dir, std::string hostname, std::uint64_t max_backlog_bytes)
+               BounceIntake& bounces, const std::string& data_dir, std::string hostname,
+               std::uint64_t max_backlog_bytes)
     : context_(context),
       store_(store),
       blobs_(blobs),
+      bounces_(bounces),
       spool_dir_(data_dir + "spool"),
       unfiled_dir_(data_dir + "unfiled"),
       hostname_(std::move(hostname)),
@@ -99,6 +102,10 @@ void Ingest::stop() {
 // Inboxes are never deleted, so an address once found stays valid: RCPT checks of busy
 // addresses skip the database. Unknown addresses are always asked (one may be created now).
 bool Ingest::acceptsRecipient(const std::string& address) {
+  if (verpToken(address)) {  // a bounce address: only one that names a message of ours
+    Poco::Data::Session s = context_.database().session();
+    return bounces_.acceptsVerpAddress(s, address);
+  }
   // No inbox can have a local part outside the inbox rule: no need to ask the database.
   if (!isValidInboxLocalPart(std::string_view(address).substr(0, address.rfind('@')))) {
     return false;
@@ -220,13 +227,20 @@ void Ingest::fileSpooled(const std::vector<Spool::Record>& records, const Spool:
 
 void Ingest::fileIncoming(Poco::Data::Session& tx, const Item& item, InboxCache& inboxes) {
   const NewMessage m = incomingMessage(item.parsed, item.mail.mail_from, hostname_);
+  const std::optional<DeliveryReport> report = parseDeliveryReport(item.parsed);
   std::set<std::string> done;
   for (const auto& rcpt : item.mail.recipients) {
-    auto cached = inboxes.find(rcpt);
-    if (cached == inboxes.end()) {
-      cached = inboxes.emplace(rcpt, store_.inboxByAddress(tx, rcpt)).first;
+    std::optional<Inbox> inbox;
+    if (verpToken(rcpt)) {
+      inbox = bounces_.atVerpAddress(tx, rcpt, report);  // unless consumed: the sender's inbox
+    } else {
+      auto cached = inboxes.find(rcpt);
+      if (cached == inboxes.end()) {
+        cached = inboxes.emplace(rcpt, store_.inboxByAddress(tx, rcpt)).first;
+      }
+      inbox = cached->second;
+      if (inbox && report && bounces_.atInbox(tx, *inbox, report)) continue;
     }
-    const std::optional<Inbox>& inbox = cached->second;
     if (!inbox || !done.insert(inbox->id).second) continue;
     NewMessage copy = m;
     for (std::size_t i = 0; i < item.parsed.attachments.size() && i < item.blobs.size(); ++i) {

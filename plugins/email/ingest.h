@@ -1,9 +1,11 @@
 // Ingest: what the SMTP listener accepts is appended to the spool (acknowledged once it is on
 // disk) and filed from there into inboxes in batches, with the spool position in the same
-// transaction; a message that cannot be filed is kept in unfiled/ so the rest go on.
+// transaction; a message that cannot be filed is kept in unfiled/ so the rest go on. Delivery
+// reports about mail this server sent (bounces/bounce_intake.h) are recorded instead of filed.
 #pragma once
 
 #include "blob_store.h"
+#include "bounces/bounce_intake.h"
 #include "mail_store.h"
 #include "mime.h"
 #include "smtp_server.h"
@@ -44,8 +46,8 @@ class Ingest : public SmtpDelivery {
  public:
   /// @param data_dir the plugin's directory (with a trailing slash): spool/ and unfiled/ live
   /// there. @param hostname this server's SMTP name. @param max_backlog_bytes spooled bytes not
-  /// yet filed beyond which new mail is refused (451).
-  Ingest(sdk::PluginContext& context, MailStore& store, BlobStore& blobs,
+  /// yet filed beyond which new mail is refused (451). @param bounces takes delivery reports.
+  Ingest(sdk::PluginContext& context, MailStore& store, BlobStore& blobs, BounceIntake& bounces,
          const std::string& data_dir, std::string hostname, std::uint64_t max_backlog_bytes);
 
   /// Files what a crash left in the spool, then takes new mail.
@@ -74,6 +76,7 @@ class Ingest : public SmtpDelivery {
   sdk::PluginContext& context_;
   MailStore& store_;
   BlobStore& blobs_;
+  BounceIntake& bounces_;
   std::string spool_dir_, unfiled_dir_, hostname_;
   std::uint64_t max_backlog_bytes_;
   std::unique_ptr<Spool> spool_;

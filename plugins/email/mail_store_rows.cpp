@@ -2,6 +2,8 @@
 // (see mail_store.h).
 #include "mail_store.h"
 
+#include "bounces/bounce_store.h"
+
 #include <svc/sdk/util.h>
 
 #include <Poco/Data/Statement.h>
@@ -300,6 +302,8 @@ Poco::JSON::Object::Ptr MailStore::messageJson(Poco::Data::Session& s, const Mes
   o->set("in_reply_to", nullable(m.in_reply_to));
   o->set("is_read", m.is_read);
   o->set("status", nullable(m.status));
+  // Only a bounced message has bounce rows: the others are not looked up.
+  o->set("bounce", m.status == "bounced" ? BounceStore::json(s, m.id) : Poco::Dynamic::Var());
   o->set("created_dt", sdk::isoTimestamp(m.created_us));
   o->set("updated_dt", sdk::isoTimestamp(m.updated_us));
   if (full) {

@@ -81,7 +81,16 @@ std::vector<sdk::Migration> MailStore::migrations() {
   sdk::Migration codes = sdk::Migration::portable(
       3, "verification codes of messages",
       {"ALTER TABLE email_messages ADD COLUMN extracted_code VARCHAR(64) NOT NULL DEFAULT ''"});
-  return {m, spool, codes};
+  // Bounces (bounces/bounce_store.h): the token of each relayed message's envelope sender, kept
+  // as long as the message (reports come days later), and each recipient that bounced.
+  sdk::Migration bounces = sdk::Migration::portableUtf8(
+      6, "bounce tokens and bounced recipients",
+      {"CREATE TABLE email_bounce_tokens (token CHAR(32) NOT NULL PRIMARY KEY, message_id "
+       "CHAR(36) NOT NULL, created_us BIGINT NOT NULL)",
+       "CREATE TABLE email_bounces (message_id CHAR(36) NOT NULL, recipient VARCHAR(254) NOT "
+       "NULL, status VARCHAR(16) NOT NULL, reason TEXT NOT NULL, source VARCHAR(8) NOT NULL, "
+       "bounced_us BIGINT NOT NULL, PRIMARY KEY (message_id, recipient))"});
+  return {m, spool, codes, bounces};
 }
 
 }  // namespace svc::plugins::email

@@ -62,12 +62,13 @@ std::string forwardedContent(const std::string& note, const MessageRow& parent) 
 }
 
 Outgoing::Outgoing(sdk::Database& database, MailStore& store, BlobStore& blobs, Relay& relay,
-                   const Domains& domains, Inboxes& inboxes, Messages& messages,
-                   const DkimSigner* dkim, const EmailConfig& config)
+                   BounceStore& bounces, const Domains& domains, Inboxes& inboxes,
+                   Messages& messages, const DkimSigner* dkim, const EmailConfig& config)
     : database_(database),
       store_(store),
       blobs_(blobs),
       relay_(relay),
+      bounces_(bounces),
       domains_(domains),
       inboxes_(inboxes),
       messages_(messages),
@@ -303,7 +304,9 @@ MessageRow Outgoing::commit(const Draft& d, const NewMessage& sent, const Route&
       store_.file(tx, inbox, std::move(in));
     }
     if (!route.remote.empty()) {
-      std::string raw = signedMessage(out), id = row.id, sender = d.inbox.address,
+      // Reports of non-delivery come back to the VERP address, which names this message.
+      std::string raw = signedMessage(out), id = row.id,
+                  sender = bounces_.envelopeSender(tx, row.id, d.inbox.address),
                   rcpts = jsonList(route.remote), empty;
       Poco::Int64 at = out.date_us;
       int zero = 0;

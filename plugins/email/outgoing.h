@@ -4,6 +4,7 @@
 #pragma once
 
 #include "blob_store.h"
+#include "bounces/bounce_store.h"
 #include "dkim.h"
 #include "domains.h"
 #include "email_config.h"
@@ -51,9 +52,10 @@ std::string forwardedContent(const std::string& note, const MessageRow& parent);
 class Outgoing {
  public:
   /// @param dkim signs mail for the relay; null: unsigned.
+  /// @param bounces gives relayed mail its envelope sender (a VERP address).
   Outgoing(sdk::Database& database, MailStore& store, BlobStore& blobs, Relay& relay,
-           const Domains& domains, Inboxes& inboxes, Messages& messages, const DkimSigner* dkim,
-           const EmailConfig& config);
+           BounceStore& bounces, const Domains& domains, Inboxes& inboxes, Messages& messages,
+           const DkimSigner* dkim, const EmailConfig& config);
 
   sdk::Response compose(sdk::Request& r);
   sdk::Response reply(sdk::Request& r, bool all);
@@ -83,6 +85,7 @@ class Outgoing {
   MailStore& store_;
   BlobStore& blobs_;
   Relay& relay_;
+  BounceStore& bounces_;
   const Domains& domains_;
   Inboxes& inboxes_;
   Messages& messages_;

@@ -1,13 +1,11 @@
 #include "relay.h"
 
+#include "relay_client.h"
+
 #include <svc/sdk/util.h>
 
 #include <Poco/Data/Statement.h>
-#include <Poco/Net/Context.h>
-#include <Poco/Net/DialogSocket.h>
-#include <Poco/Net/NetException.h>
-#include <Poco/Net/SMTPClientSession.h>
-#include <Poco/Net/SecureSMTPClientSession.h>
+#include <Poco/String.h>
 #include <Poco/Tuple.h>
 
 #include <algorithm>
@@ -16,89 +14,8 @@ using namespace Poco::Data::Keywords;
 
 namespace svc::plugins::email {
 
-namespace {
-
-// An SMTP answer that says the message will never go (5xx), as opposed to a temporary failure.
-class PermanentFailure : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-void expect(Poco::Net::SMTPClientSession& session, const std::string& command, int ok_class) {
-  std::string response;
-  int status = session.sendCommand(command, response);
-  if (status / 100 == ok_class) return;
-  std::string what = command.substr(0, command.find(':')) + " answered " + response;
-  if (status / 100 == 5) throw PermanentFailure(what);
-  throw std::runtime_error(what);
-}
-
-// Dot-stuffing (RFC 5321 section 4.5.2) and the end-of-data line.
-std::string stuffed(const std::string& raw) {
-  std::string out;
-  out.reserve(raw.size() + 64);
-  bool line_start = true;
-  for (char c : raw) {
-    if (line_start && c == '.') out += '.';
-    out += c;
-    line_start = c == '\n';
-  }
-  if (out.size() < 2 || out.compare(out.size() - 2, 2, "\r\n") != 0) out += "\r\n";
-  out += ".\r\n";
-  return out;
-}
-
-// Poco's session with its socket reachable, to send bytes that are already a finished message.
-class RelaySession : public Poco::Net::SecureSMTPClientSession {
- public:
-  using SecureSMTPClientSession::SecureSMTPClientSession;
-  using SMTPClientSession::socket;
-};
-
-void deliverOnce(const RelayConfig& config, const std::string& sender,
-                 const std::vector<std::string>& recipients, const std::string& raw) {
-  RelaySession session(config.host, static_cast<Poco::UInt16>(config.port));
-  session.setTimeout(Poco::Timespan(config.timeout_seconds, 0));
-  session.login(config.helo);
-  if (config.starttls) {
-    // The relay's certificate must be valid for its host name, from the system's CAs or the
-    // configured file.
-    Poco::Net::Context::Ptr context =
-        new Poco::Net::Context(Poco::Net::Context::TLS_CLIENT_USE, "", "", config.tls_ca_file,
-                               Poco::Net::Context::VERIFY_RELAXED, 9, true);
-    if (!session.startTLS(context)) {
-      throw std::runtime_error("the relay does not offer STARTTLS (email.relay.starttls is true)");
-    }
-    session.login(config.helo);
-  }
-  if (!config.username.empty()) {
-    // PLAIN where offered, else LOGIN: Poco picks by the method named.
-    try {
-      session.login(Poco::Net::SMTPClientSession::AUTH_PLAIN, config.username, config.password);
-    } catch (const Poco::Net::SMTPException&) {
-      session.login(Poco::Net::SMTPClientSession::AUTH_LOGIN, config.username, config.password);
-    }
-  }
-  expect(session, "MAIL FROM:<" + sender + ">", 2);
-  for (const auto& r : recipients) expect(session, "RCPT TO:<" + r + ">", 2);
-  expect(session, "DATA", 3);
-  const std::string body = stuffed(raw);
-  session.socket().sendBytes(body.data(), static_cast<int>(body.size()));
-  std::string response;
-  int status = session.socket().receiveStatusMessage(response);
-  if (status / 100 == 5) throw PermanentFailure("the relay refused the message: " + response);
-  if (status / 100 != 2)
-    throw std::runtime_error("the relay did not take the message: " + response);
-  try {
-    session.close();
-  } catch (const Poco::Exception&) {
-  }
-}
-
-}  // namespace
-
-Relay::Relay(RelayConfig config, MailStore& store, Poco::Logger& logger)
-    : config_(std::move(config)), store_(store), logger_(logger) {}
+Relay::Relay(RelayConfig config, MailStore& store, BounceStore& bounces, Poco::Logger& logger)
+    : config_(std::move(config)), store_(store), bounces_(bounces), logger_(logger) {}
 
 Relay::~Relay() {
   stop();
@@ -176,48 +93,59 @@ bool Relay::sendOne() {
   });
   if (!claimed) return true;  // another process took it; look again
 
-  std::string error;
-  bool permanent = false;
+  RelayResult result;
   try {
     std::string raw;
     {
       Poco::Data::Session s = store_.db().session();
       raw = readLongText(s, store_.db().dialect(), "email_outbox", "raw", "message_id", id);
     }
-    deliverOnce(config_, row.get<1>(), parseJsonList(row.get<2>()), raw);
-  } catch (const PermanentFailure& e) {
-    error = e.what();
-    permanent = true;
+    result = relayMessage(config_, row.get<1>(), parseJsonList(row.get<2>()), raw);
   } catch (const Poco::Exception& e) {
-    error = e.displayText();
+    result.deferred = parseJsonList(row.get<2>());
+    result.deferred_answer = e.displayText();
   } catch (const std::exception& e) {
-    error = e.what();
+    result.deferred = parseJsonList(row.get<2>());
+    result.deferred_answer = e.what();
   }
+  const bool retry = !result.deferred.empty() && attempts < config_.max_attempts;
   store_.db().transaction([&](Poco::Data::Session& tx) {
-    if (error.empty()) {
-      tx << "DELETE FROM email_outbox WHERE message_id = ?", use(id), now;
-      store_.setStatus(tx, id, "sent");
+    // The relay's refusals are bounces, with its answer as the reason.
+    std::vector<Bounce> bounces;
+    for (const auto& r : result.refused) {
+      bounces.push_back(
+          {Poco::toLower(r.recipient), r.status, r.answer, "relay", sdk::nowMicros()});
+    }
+    bounces_.record(tx, id, bounces);
+    if (retry) {
+      // Only the deferred recipients are tried again. 30 s, 1 min, 2 min ... at most an hour.
+      Poco::Int64 wait = std::min<Poco::Int64>(3600, 30LL << std::min(attempts - 1, 7)) * 1000000;
+      Poco::Int64 next = sdk::nowMicros() + wait;
+      std::string rest = jsonList(result.deferred), error = result.deferred_answer;
+      tx << "UPDATE email_outbox SET next_attempt_us = ?, last_error = ?, recipients = ? WHERE "
+            "message_id = ?",
+          use(next), use(error), use(rest), use(id), now;
       return;
     }
-    if (permanent || attempts >= config_.max_attempts) {
-      tx << "DELETE FROM email_outbox WHERE message_id = ?", use(id), now;
-      store_.setStatus(tx, id, "failed");
-      return;
-    }
-    // 30 s, 1 min, 2 min ... at most an hour between attempts.
-    Poco::Int64 wait = std::min<Poco::Int64>(3600, 30LL << std::min(attempts - 1, 7)) * 1000000;
-    Poco::Int64 next = sdk::nowMicros() + wait;
-    tx << "UPDATE email_outbox SET next_attempt_us = ?, last_error = ? WHERE message_id = ?",
-        use(next), use(error), use(id), now;
+    tx << "DELETE FROM email_outbox WHERE message_id = ?", use(id), now;
+    // A bounced message stays bounced (setStatus leaves it); else sent, or failed when
+    // recipients were still deferred after the last attempt.
+    store_.setStatus(tx, id, result.deferred.empty() ? "sent" : "failed");
   });
-  if (error.empty()) {
+  if (!result.delivered.empty()) {
     outcomes_.sent.fetch_add(1, std::memory_order_relaxed);
-    logger_.information("outbox: %s sent", id);
-  } else {
-    (permanent || attempts >= config_.max_attempts ? outcomes_.failed : outcomes_.deferred)
-        .fetch_add(1, std::memory_order_relaxed);
-    logger_.warning("outbox: %s attempt %d failed%s: %s", id, attempts,
-                    std::string(permanent ? " permanently" : ""), error);
+    logger_.information("outbox: %s sent to %z recipients", id, result.delivered.size());
+  }
+  if (!result.refused.empty()) {
+    outcomes_.bounced.fetch_add(1, std::memory_order_relaxed);
+    for (const auto& r : result.refused)
+      logger_.warning("outbox: %s bounced for %s: %s", id, r.recipient, r.answer);
+  }
+  if (!result.deferred.empty()) {
+    (retry ? outcomes_.deferred : outcomes_.failed).fetch_add(1, std::memory_order_relaxed);
+    logger_.warning("outbox: %s attempt %d failed for %z recipients%s: %s", id, attempts,
+                    result.deferred.size(), std::string(retry ? "" : ", the last attempt"),
+                    result.deferred_answer);
   }
   return true;
 }

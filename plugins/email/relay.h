@@ -1,9 +1,12 @@
 // The outbox sender: a background thread that takes due rows of email_outbox (claimed with a
 // lease, so several svcd processes on one database never send a message twice at once), hands
 // each to the configured relay over SMTP (STARTTLS, AUTH PLAIN/LOGIN), and records the outcome:
-// sent, retried later with backoff on a temporary failure, or failed.
+// sent, retried later with backoff on a temporary failure (only the recipients it was for), failed
+// once attempts run out, or bounced for the recipients the relay refused for good (a 5xx), with
+// its answer recorded as the reason (relay_client.h holds the SMTP transaction).
 #pragma once
 
+#include "bounces/bounce_store.h"
 #include "mail_store.h"
 
 #include <Poco/Logger.h>
@@ -31,7 +34,7 @@ struct RelayConfig {
 
 class Relay {
  public:
-  Relay(RelayConfig config, MailStore& store, Poco::Logger& logger);
+  Relay(RelayConfig config, MailStore& store, BounceStore& bounces, Poco::Logger& logger);
   ~Relay();
   bool configured() const { return !config_.host.empty(); }
   void start();
@@ -43,7 +46,8 @@ class Relay {
   struct Outcomes {
     std::atomic<std::uint64_t> sent{0};      ///< accepted by the relay
     std::atomic<std::uint64_t> deferred{0};  ///< failed for now, retried later
-    std::atomic<std::uint64_t> failed{0};    ///< failed for good (permanent, or out of attempts)
+    std::atomic<std::uint64_t> failed{0};    ///< some recipients still deferred, out of attempts
+    std::atomic<std::uint64_t> bounced{0};   ///< some recipients refused for good (5xx)
   };
   const Outcomes& outcomes() const { return outcomes_; }
 
@@ -52,6 +56,7 @@ class Relay {
   bool sendOne();
   RelayConfig config_;
   MailStore& store_;
+  BounceStore& bounces_;
   Poco::Logger& logger_;
   std::mutex mutex_;
   std::condition_variable cv_;

@@ -1,0 +1,33 @@
+// One SMTP transaction with the relay: the message's bytes to its recipients, with what the
+// relay answered for each. A 5xx refuses for good (at MAIL: every recipient; at RCPT: that one;
+// at DATA or after the message: every recipient it had taken); a 4xx defers. One refused
+// recipient does not hold the others back: the message goes to those the relay took.
+#pragma once
+
+#include "relay.h"
+
+#include <string>
+#include <vector>
+
+namespace svc::plugins::email {
+
+/// What one attempt came to, per recipient.
+struct RelayResult {
+  struct Refused {
+    std::string recipient;
+    std::string answer;  ///< The command and the relay's reply, `RCPT answered 550 5.1.1 ...`.
+    std::string status;  ///< The reply's RFC 3463 code (`5.1.1`; `5.0.0` when it gives none).
+  };
+  std::vector<std::string> delivered;  ///< Taken by the relay.
+  std::vector<Refused> refused;        ///< Refused for good: they bounced.
+  std::vector<std::string> deferred;   ///< Refused for now: to try again.
+  std::string deferred_answer;         ///< Why they were deferred.
+};
+
+/// Sends raw from sender to recipients through the relay. @return each recipient's outcome.
+/// @throws std::exception (Poco's included) when the attempt failed as a whole before the relay
+/// answered for the recipients (no connection, TLS, authentication): try again later.
+RelayResult relayMessage(const RelayConfig& config, const std::string& sender,
+                         const std::vector<std::string>& recipients, const std::string& raw);
+
+}  // namespace svc::plugins::email
