@@ -230,26 +230,28 @@ void Ingest::fileIncoming(Poco::Data::Session& tx, const Item& item, InboxCache&
   const std::optional<DeliveryReport> report = parseDeliveryReport(item.parsed);
   std::set<std::string> done;
   for (const auto& rcpt : item.mail.recipients) {
-    std::optional<Inbox> inbox;
+    std::optional<Inbox> sender_inbox;
+    const std::optional<Inbox>* inbox = &sender_inbox;
     if (verpToken(rcpt)) {
-      inbox = bounces_.atVerpAddress(tx, rcpt, report);  // unless consumed: the sender's inbox
+      sender_inbox = bounces_.atVerpAddress(tx, rcpt, report);  // unless consumed
     } else {
       auto cached = inboxes.find(rcpt);
       if (cached == inboxes.end()) {
         cached = inboxes.emplace(rcpt, store_.inboxByAddress(tx, rcpt)).first;
       }
-      inbox = cached->second;
-      if (inbox && report && bounces_.atInbox(tx, *inbox, report)) continue;
+      inbox = &cached->second;
+      if (*inbox && report && bounces_.atInbox(tx, **inbox, report)) continue;
     }
-    if (!inbox || !done.insert(inbox->id).second) continue;
+    if (!*inbox || !done.insert((*inbox)->id).second) continue;
+    const Inbox& target = **inbox;
     NewMessage copy = m;
     for (std::size_t i = 0; i < item.parsed.attachments.size() && i < item.blobs.size(); ++i) {
       const auto& a = item.parsed.attachments[i];
       copy.attachments.push_back(store_.insertAttachment(
-          tx, inbox->account_id, inbox->identity_uuid, a.filename, a.content_type,
+          tx, target.account_id, target.identity_uuid, a.filename, a.content_type,
           static_cast<std::int64_t>(a.data.size()), item.blobs[i]));
     }
-    store_.file(tx, *inbox, std::move(copy));
+    store_.file(tx, target, std::move(copy));
   }
 }
 
