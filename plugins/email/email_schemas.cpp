@@ -144,10 +144,10 @@ Schema messageSchema() {
       .required("is_read", Schema::boolean())
       .required("status", Schema::oneOf({"queued", "sent", "failed", "bounced"})
                               .nullable()
-                              .describe("Outgoing: queued for the relay, sent, failed (the "
-                                        "relay could not be reached in time), or bounced (at "
-                                        "least one recipient will not get it: see `bounce`); "
-                                        "incoming: null."))
+                              .describe("Outgoing: queued for the relay, sent, failed (still "
+                                        "not taken at the last of the relay's attempts), or "
+                                        "bounced (at least one recipient will not get it: see "
+                                        "`bounce`); incoming: null."))
       .required("bounce", bounceSchema())
       .required("created_dt", timestamp())
       .required("updated_dt", timestamp())

@@ -335,6 +335,17 @@ TEST_F(EmailBounces, AReportToTheVerpAddressBouncesTheMessageAndIsNotFiled) {
   EXPECT_NE(stream.find(R"("recipient":"nobody@remote.example")"), std::string::npos) << stream;
   EXPECT_NE(stream.find("User unknown in virtual mailbox table"), std::string::npos) << stream;
 
+  // Mail to the VERP address that is no report (an auto-reply) is filed in the sender's inbox.
+  ASSERT_EQ(deliver(verp, "From: zed@remote.example\nTo: " + verp +
+                              "\nSubject: Out of office\nAuto-Submitted: auto-replied\n\n"
+                              "Back Monday.\n")
+                .first,
+            0);
+  list = messages("identity=" + a.uuid);
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ(list->getObject(1)->getValue<std::string>("subject"), "Out of office");
+  EXPECT_EQ(message(id)->getObject("bounce")->getArray("recipients")->size(), 1u);
+
   // svcctl: the list's STATUS column and the message's bounce.
   const std::string ctl = binDir() +
                           "/svcctl --url http://127.0.0.1:" + std::to_string(svcd_->port()) +
