@@ -240,7 +240,8 @@ void Ingest::fileIncoming(Poco::Data::Session& tx, const Item& item, InboxCache&
         cached = inboxes.emplace(rcpt, store_.inboxByAddress(tx, rcpt)).first;
       }
       inbox = &cached->second;
-      if (*inbox && report && bounces_.atInbox(tx, **inbox, report)) continue;
+      if (*inbox && report && bounces_.atInbox(tx, **inbox, report, item.mail.mail_from.empty()))
+        continue;
     }
     if (!*inbox || !done.insert((*inbox)->id).second) continue;
     const Inbox& target = **inbox;

@@ -100,7 +100,10 @@ class MailStore {
   void setStatus(Poco::Data::Session& tx, const std::string& message_id, const std::string& status);
 
   /// The list shape (no content, html or attachments); full adds them.
-  Poco::JSON::Object::Ptr messageJson(Poco::Data::Session& s, const MessageRow& m, bool full);
+  /// @param bounces a page's `bounce` objects read at once (BounceStore::json); null: looked up.
+  Poco::JSON::Object::Ptr messageJson(
+      Poco::Data::Session& s, const MessageRow& m, bool full,
+      const std::map<std::string, Poco::Dynamic::Var>* bounces = nullptr);
 
   /// Columns of email_messages in the order readMessages() expects (bodies left empty).
   static const char* messageColumns();

@@ -81,12 +81,15 @@ std::vector<sdk::Migration> MailStore::migrations() {
   sdk::Migration codes = sdk::Migration::portable(
       3, "verification codes of messages",
       {"ALTER TABLE email_messages ADD COLUMN extracted_code VARCHAR(64) NOT NULL DEFAULT ''"});
-  // Bounces (bounces/bounce_store.h): the token of each relayed message's envelope sender, kept
-  // as long as the message (reports come days later), and each recipient that bounced.
+  // Bounces (bounces/bounce_store.h): the token of each relayed message's envelope sender with
+  // the recipients it was relayed to (only they can bounce), kept 30 days (reports come within
+  // days), and each recipient that bounced.
   sdk::Migration bounces = sdk::Migration::portableUtf8(
       6, "bounce tokens and bounced recipients",
       {"CREATE TABLE email_bounce_tokens (token CHAR(32) NOT NULL PRIMARY KEY, message_id "
-       "CHAR(36) NOT NULL, created_us BIGINT NOT NULL)",
+       "CHAR(36) NOT NULL, recipients TEXT NOT NULL, created_us BIGINT NOT NULL)",
+       "CREATE INDEX email_bounce_tokens_message ON email_bounce_tokens (message_id)",
+       "CREATE INDEX email_bounce_tokens_created ON email_bounce_tokens (created_us)",
        "CREATE TABLE email_bounces (message_id CHAR(36) NOT NULL, recipient VARCHAR(254) NOT "
        "NULL, status VARCHAR(16) NOT NULL, reason TEXT NOT NULL, source VARCHAR(8) NOT NULL, "
        "bounced_us BIGINT NOT NULL, PRIMARY KEY (message_id, recipient))"});

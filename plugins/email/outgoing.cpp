@@ -74,7 +74,8 @@ Outgoing::Outgoing(sdk::Database& database, MailStore& store, BlobStore& blobs, 
       messages_(messages),
       dkim_(dkim),
       max_attachment_bytes_(config.max_attachment_bytes),
-      limits_(config.sending) {}
+      limits_(config.sending),
+      verp_(config.relay.verp) {}
 
 std::vector<Mailbox> Outgoing::recipients(const sdk::Request& r, const std::string& field) {
   std::vector<Mailbox> out;
@@ -306,7 +307,8 @@ MessageRow Outgoing::commit(const Draft& d, const NewMessage& sent, const Route&
     if (!route.remote.empty()) {
       // Reports of non-delivery come back to the VERP address, which names this message.
       std::string raw = signedMessage(out), id = row.id,
-                  sender = bounces_.envelopeSender(tx, row.id, d.inbox.address),
+                  sender =
+                      bounces_.envelopeSender(tx, row.id, d.inbox.address, route.remote, verp_),
                   rcpts = jsonList(route.remote), empty;
       Poco::Int64 at = out.date_us;
       int zero = 0;

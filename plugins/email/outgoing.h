@@ -92,6 +92,7 @@ class Outgoing {
   const DkimSigner* dkim_;
   std::size_t max_attachment_bytes_;
   SendingLimits limits_;
+  bool verp_;  ///< email.relay.verp
 };
 
 }  // namespace svc::plugins::email

@@ -45,9 +45,17 @@ void Relay::wake() {
 }
 
 void Relay::run() {
+  std::int64_t pruned_us = 0;
   for (;;) {
     bool sent_any = false;
     try {
+      // Bounce tokens are honoured 30 days; older rows are deleted once an hour (and at start).
+      if (sdk::nowMicros() - pruned_us >= 3600LL * 1000000) {
+        pruned_us = sdk::nowMicros();
+        if (const std::size_t n = bounces_.prune(pruned_us)) {
+          logger_.information("outbox: pruned %z bounce tokens older than 30 days", n);
+        }
+      }
       while (sendOne()) {
         sent_any = true;
         std::lock_guard lock(mutex_);
@@ -94,6 +102,7 @@ bool Relay::sendOne() {
   if (!claimed) return true;  // another process took it; look again
 
   RelayResult result;
+  bool whole = false;  // the attempt failed before the relay answered for the recipients
   try {
     std::string raw;
     {
@@ -101,50 +110,97 @@ bool Relay::sendOne() {
       raw = readLongText(s, store_.db().dialect(), "email_outbox", "raw", "message_id", id);
     }
     result = relayMessage(config_, row.get<1>(), parseJsonList(row.get<2>()), raw);
+    whole = result.deferred_at_mail;
   } catch (const Poco::Exception& e) {
     result.deferred = parseJsonList(row.get<2>());
-    result.deferred_answer = e.displayText();
+    result.deferred_answer = replyLine(e.displayText());
+    whole = true;
   } catch (const std::exception& e) {
     result.deferred = parseJsonList(row.get<2>());
-    result.deferred_answer = e.what();
+    result.deferred_answer = replyLine(e.what());
+    whole = true;
   }
-  const bool retry = !result.deferred.empty() && attempts < config_.max_attempts;
-  store_.db().transaction([&](Poco::Data::Session& tx) {
-    // The relay's refusals are bounces, with its answer as the reason.
-    std::vector<Bounce> bounces;
-    for (const auto& r : result.refused) {
-      bounces.push_back(
-          {Poco::toLower(r.recipient), r.status, r.answer, "relay", sdk::nowMicros()});
+  const bool retry =
+      result.message_error.empty() && !result.deferred.empty() && attempts < config_.max_attempts;
+  bool expired = false;  // still-deferred recipients recorded as bounces
+  try {
+    store_.db().transaction([&](Poco::Data::Session& tx) {
+      // The relay's refusals are bounces, with its answer as the reason.
+      std::vector<Bounce> bounces;
+      for (const auto& r : result.refused) {
+        bounces.push_back(
+            {Poco::toLower(r.recipient), r.status, r.answer, "relay", sdk::nowMicros()});
+      }
+      if (retry) {
+        bounces_.record(tx, id, bounces);
+        // Only the deferred recipients are tried again. 30 s, 1 min, 2 min ... at most an hour.
+        Poco::Int64 wait = std::min<Poco::Int64>(3600, 30LL << std::min(attempts - 1, 7)) * 1000000;
+        Poco::Int64 next = sdk::nowMicros() + wait;
+        std::string rest = jsonList(result.deferred), error = result.deferred_answer;
+        tx << "UPDATE email_outbox SET next_attempt_us = ?, last_error = ?, recipients = ? WHERE "
+              "message_id = ?",
+            use(next), use(error), use(rest), use(id), now;
+        return;
+      }
+      // Out of attempts. Recipients the relay answered for (while others bounced or got it)
+      // bounce, so the sender learns who did not get it; when the relay was never reached for
+      // any of them and none bounced before, the message failed as a whole.
+      auto head = store_.messageHead(tx, id);
+      expired = !result.deferred.empty() && result.message_error.empty() &&
+                (!whole || !bounces.empty() || (head && head->status == "bounced"));
+      if (expired) {
+        for (const auto& r : result.deferred) {
+          bounces.push_back({Poco::toLower(r), "4.4.7",
+                             replyLine("delivery time expired: " + result.deferred_answer), "relay",
+                             sdk::nowMicros()});
+        }
+      }
+      bounces_.record(tx, id, bounces);
+      tx << "DELETE FROM email_outbox WHERE message_id = ?", use(id), now;
+      // A bounced message stays bounced (setStatus leaves it); else sent, or failed.
+      const bool failed = !result.message_error.empty() || (!result.deferred.empty() && !expired);
+      store_.setStatus(tx, id, failed ? "failed" : "sent");
+    });
+  } catch (const std::exception& e) {
+    // The outcome could not be recorded: end the row anyway, in its own transaction, so the
+    // message is not sent again to every recipient when the lease runs out.
+    logger_.error("outbox: %s: recording the outcome failed (%s); the message is marked failed", id,
+                  std::string(e.what()));
+    store_.db().transaction([&](Poco::Data::Session& tx) {
+      tx << "DELETE FROM email_outbox WHERE message_id = ?", use(id), now;
+    });
+    try {
+      store_.db().transaction([&](Poco::Data::Session& tx) { store_.setStatus(tx, id, "failed"); });
+    } catch (const std::exception& e2) {
+      logger_.error("outbox: %s: marking it failed failed too: %s", id, std::string(e2.what()));
     }
-    bounces_.record(tx, id, bounces);
-    if (retry) {
-      // Only the deferred recipients are tried again. 30 s, 1 min, 2 min ... at most an hour.
-      Poco::Int64 wait = std::min<Poco::Int64>(3600, 30LL << std::min(attempts - 1, 7)) * 1000000;
-      Poco::Int64 next = sdk::nowMicros() + wait;
-      std::string rest = jsonList(result.deferred), error = result.deferred_answer;
-      tx << "UPDATE email_outbox SET next_attempt_us = ?, last_error = ?, recipients = ? WHERE "
-            "message_id = ?",
-          use(next), use(error), use(rest), use(id), now;
-      return;
-    }
-    tx << "DELETE FROM email_outbox WHERE message_id = ?", use(id), now;
-    // A bounced message stays bounced (setStatus leaves it); else sent, or failed when
-    // recipients were still deferred after the last attempt.
-    store_.setStatus(tx, id, result.deferred.empty() ? "sent" : "failed");
-  });
+    outcomes_.failed.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  if (!result.message_error.empty()) {
+    outcomes_.failed.fetch_add(1, std::memory_order_relaxed);
+    logger_.warning(
+        "outbox: %s failed: the relay refused the sender (check email.relay.username "
+        "and email.relay.verp): %s",
+        id, result.message_error);
+  }
   if (!result.delivered.empty()) {
     outcomes_.sent.fetch_add(1, std::memory_order_relaxed);
     logger_.information("outbox: %s sent to %z recipients", id, result.delivered.size());
   }
-  if (!result.refused.empty()) {
+  if (!result.refused.empty() || expired) {
     outcomes_.bounced.fetch_add(1, std::memory_order_relaxed);
     for (const auto& r : result.refused)
       logger_.warning("outbox: %s bounced for %s: %s", id, r.recipient, r.answer);
   }
   if (!result.deferred.empty()) {
-    (retry ? outcomes_.deferred : outcomes_.failed).fetch_add(1, std::memory_order_relaxed);
+    if (retry) outcomes_.deferred.fetch_add(1, std::memory_order_relaxed);
+    if (!retry && !expired) outcomes_.failed.fetch_add(1, std::memory_order_relaxed);
     logger_.warning("outbox: %s attempt %d failed for %z recipients%s: %s", id, attempts,
-                    result.deferred.size(), std::string(retry ? "" : ", the last attempt"),
+                    result.deferred.size(),
+                    std::string(retry     ? ""
+                                : expired ? ", the last attempt: they bounced"
+                                          : ", the last attempt"),
                     result.deferred_answer);
   }
   return true;

@@ -29,6 +29,9 @@ struct RelayConfig {
   std::string tls_ca_file;  ///< CA certificates to trust besides the system's (PEM).
   std::string helo;         ///< The SMTP hostname.
   int max_attempts = 8;
+  /// The envelope sender is a VERP address (bounces+token@domain); false: the sender itself,
+  /// for relays that require the logged-in mailbox (Exchange, Office 365).
+  bool verp = true;
   int timeout_seconds = 60;
 };
 

@@ -1,265 +1,19 @@
-// Bounces of outbound mail over real sockets: the relay (Postfix's smtp-sink, or a listener here
-// that refuses chosen recipients) takes the message from its VERP envelope sender, and delivery
-// reports come back by SMTP (swaks) to that address or to the sender's own. Forged and delayed
-// reports change nothing; svcctl shows the status.
-#include "email_fixture.h"
-#include "harness.h"
+// Bounces of outbound mail over real sockets: the relay takes the message from its VERP envelope
+// sender, and delivery reports come back by SMTP (swaks) to that address or to the sender's own.
+// Forged and delayed reports change nothing; svcctl shows the status.
+#include "email_bounces_fixture.h"
 
 #include <Poco/File.h>
-#include <Poco/JSON/Array.h>
-#include <Poco/Net/ServerSocket.h>
-#include <Poco/Net/SocketAddress.h>
-#include <Poco/Net/StreamSocket.h>
 #include <Poco/TemporaryFile.h>
 
 #include <gtest/gtest.h>
 
-#include <signal.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-
-#include <atomic>
-#include <fstream>
-#include <mutex>
 #include <regex>
-#include <sstream>
-#include <thread>
+
+#include <sys/stat.h>
 
 namespace svc::testing {
 namespace {
-
-std::string text(const Poco::JSON::Object::Ptr& o) {
-  std::ostringstream out;
-  o->stringify(out);
-  return out.str();
-}
-
-int freePort() {
-  Poco::Net::ServerSocket s(Poco::Net::SocketAddress("127.0.0.1", 0));
-  return s.address().port();
-}
-
-// smtp-sink, ended with the test.
-class Sink {
- public:
-  explicit Sink(const std::string& dump) : port_(freePort()) {
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::setpgid(0, 0);
-      const std::string cmd = "exec smtp-sink -u nobody -d " + dump +
-                              "/%M. 127.0.0.1:" + std::to_string(port_) + " 10 >/dev/null 2>&1";
-      ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    // Ready once it answers: a loaded machine may take seconds to start it.
-    for (int i = 0; i < 100; ++i) {
-      try {
-        Poco::Net::StreamSocket probe(Poco::Net::SocketAddress("127.0.0.1", port_));
-        return;
-      } catch (const Poco::Exception&) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
-    }
-  }
-  ~Sink() {
-    ::kill(pid_, SIGTERM);
-    ::waitpid(pid_, nullptr, 0);
-  }
-  int port() const { return port_; }
-
- private:
-  int port_;
-  pid_t pid_;
-};
-
-// A relay that refuses for good (550 5.1.1) every recipient whose address starts with "gone",
-// takes the others, and keeps the envelope of what it took.
-class RefusingRelay {
- public:
-  RefusingRelay() : server_(Poco::Net::SocketAddress("127.0.0.1", 0)) {
-    server_.setReceiveTimeout(Poco::Timespan(0, 200000));
-    thread_ = std::thread([this] { run(); });
-  }
-  ~RefusingRelay() {
-    stop_ = true;
-    thread_.join();
-  }
-  int port() const { return server_.address().port(); }
-  std::vector<std::string> taken() {
-    std::lock_guard lock(mutex_);
-    return taken_;
-  }
-
- private:
-  void run() {
-    while (!stop_) {
-      Poco::Net::StreamSocket client;
-      try {
-        client = server_.acceptConnection();
-      } catch (const Poco::Exception&) {
-        continue;  // the accept timed out: look at stop_
-      }
-      try {
-        serve(client);
-      } catch (const Poco::Exception&) {
-      }
-    }
-  }
-  void serve(Poco::Net::StreamSocket& c) {
-    c.setReceiveTimeout(Poco::Timespan(5, 0));
-    auto send = [&](const std::string& s) { c.sendBytes(s.data(), static_cast<int>(s.size())); };
-    std::string in;
-    auto line = [&]() -> std::optional<std::string> {
-      for (;;) {
-        auto eol = in.find("\r\n");
-        if (eol != std::string::npos) {
-          std::string l = in.substr(0, eol);
-          in.erase(0, eol + 2);
-          return l;
-        }
-        char buf[4096];
-        int n = c.receiveBytes(buf, sizeof buf);
-        if (n <= 0) return std::nullopt;
-        in.append(buf, static_cast<std::size_t>(n));
-      }
-    };
-    send("220 refusing.test ESMTP\r\n");
-    std::vector<std::string> rcpts;
-    while (auto l = line()) {
-      const std::string verb = l->substr(0, 4);
-      if (verb == "EHLO" || verb == "HELO") {
-        send("250 refusing.test\r\n");
-      } else if (verb == "MAIL") {
-        rcpts.clear();
-        send("250 2.1.0 Ok\r\n");
-      } else if (verb == "RCPT") {
-        if (l->find("<gone") != std::string::npos) {
-          send("550 5.1.1 " + l->substr(8) + ": Recipient address rejected: User unknown\r\n");
-        } else {
-          rcpts.push_back(l->substr(8));
-          send("250 2.1.5 Ok\r\n");
-        }
-      } else if (verb == "DATA") {
-        send("354 go ahead\r\n");
-        while (auto d = line()) {
-          if (*d == ".") break;
-        }
-        {
-          std::lock_guard lock(mutex_);
-          taken_.insert(taken_.end(), rcpts.begin(), rcpts.end());
-        }
-        send("250 2.0.0 Ok: queued\r\n");
-      } else if (verb == "QUIT") {
-        send("221 2.0.0 Bye\r\n");
-        return;
-      } else {
-        send("250 Ok\r\n");
-      }
-    }
-  }
-
-  Poco::Net::ServerSocket server_;
-  std::atomic<bool> stop_{false};
-  std::mutex mutex_;
-  std::vector<std::string> taken_;
-  std::thread thread_;
-};
-
-// A delivery report as Postfix writes one: about `message_id`, for `recipient`.
-std::string report(const std::string& to, const std::string& recipient,
-                   const std::string& message_id, const std::string& action,
-                   const std::string& status) {
-  return "From: MAILER-DAEMON@mx.remote.example (Mail Delivery System)\n"
-         "To: " +
-         to +
-         "\nSubject: Undelivered Mail Returned to Sender\n"
-         "Auto-Submitted: auto-replied\nMIME-Version: 1.0\n"
-         "Content-Type: multipart/report; report-type=delivery-status;\n"
-         "\tboundary=\"R1/mx.remote.example\"\n\n"
-         "--R1/mx.remote.example\nContent-Type: text/plain; charset=us-ascii\n\n"
-         "This is the mail system at host mx.remote.example.\n\n"
-         "--R1/mx.remote.example\nContent-Type: message/delivery-status\n\n"
-         "Reporting-MTA: dns; mx.remote.example\n\n"
-         "Final-Recipient: rfc822; " +
-         recipient + "\nOriginal-Recipient: rfc822;" + recipient + "\nAction: " + action +
-         "\nStatus: " + status +
-         "\nRemote-MTA: dns; mail.remote.example\n"
-         "Diagnostic-Code: smtp; 550 5.1.1 <" +
-         recipient +
-         ">: Recipient address\n"
-         "    rejected: User unknown in virtual mailbox table\n\n"
-         "--R1/mx.remote.example\nContent-Type: text/rfc822-headers\n\n"
-         "From: someone@agents.test\nTo: " +
-         recipient +
-         "\nSubject: Quote\n"
-         "Message-ID: " +
-         message_id +
-         "\n\n"
-         "--R1/mx.remote.example--\n";
-}
-
-class EmailBounces : public Email {
- protected:
-  void SetUp() override {}  // each test starts svcd with its relay
-
-  void startWithRelay(int relay_port) {
-    startSvcd({"--set", "email.relay.host=127.0.0.1", "--set",
-               "email.relay.port=" + std::to_string(relay_port), "--set",
-               "email.relay.starttls=false"});
-  }
-
-  // Sends through the relay and waits until the relay has answered. @return the message.
-  Poco::JSON::Object::Ptr sendAndWait(const Ident& from, const std::string& to,
-                                      const std::string& key = "") {
-    auto r = call("POST", "/api/email-messages/compose/?identity=" + from.uuid,
-                  R"({"to_email":)" + to + R"(,"subject":"Quote","content":"Ten."})", key);
-    EXPECT_EQ(r.status, 201) << r.body;
-    const std::string id = r.json()->getValue<std::string>("id");
-    Poco::JSON::Object::Ptr m;
-    for (int i = 0; i < 100; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      m = http(svcd_->port(), "GET", "/api/email-messages/" + id + "/", "",
-               bearer(key.empty() ? key_ : key))
-              .json();
-      if (m->getValue<std::string>("status") != "queued") break;
-    }
-    return m;
-  }
-
-  // swaks delivers a report to `rcpt` from the null sender. @return swaks's exit and output.
-  std::pair<int, std::string> deliver(const std::string& rcpt, const std::string& data) {
-    const std::string file = Poco::TemporaryFile::tempName("/tmp/") + "-report.eml";
-    std::ofstream(file) << data;
-    auto out = runCommand("swaks --server 127.0.0.1:" + std::to_string(smtp_port_) +
-                          " --from '<>' --to " + rcpt + " --data @" + file);
-    Poco::File(file).remove();
-    return out;
-  }
-
-  std::string events(const std::string& types, const std::string& key = "") {
-    return rawExchange(svcd_->port(),
-                       "GET /api/events/stream/?last_event_id=0&types=" + types +
-                           " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
-                           (key.empty() ? key_ : key) + "\r\n\r\n",
-                       1500);
-  }
-};
-
-// The envelope sender smtp-sink recorded for the one message in dump.
-std::string envelopeSender(const std::string& dump) {
-  std::vector<std::string> files;
-  for (int i = 0; i < 50 && files.empty(); ++i) {
-    Poco::File(dump).list(files);
-    if (files.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  if (files.size() != 1) return "";
-  std::ifstream in(dump + "/" + files.front());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::smatch m;
-  const std::string raw = ss.str();
-  return std::regex_search(raw, m, std::regex("X-Mail-Args: <([^>]*)>")) ? m[1].str() : "";
-}
 
 TEST_F(EmailBounces, AReportToTheVerpAddressBouncesTheMessageAndIsNotFiled) {
   const std::string dump = Poco::TemporaryFile::tempName("/tmp/") + "-sink";
@@ -277,10 +31,13 @@ TEST_F(EmailBounces, AReportToTheVerpAddressBouncesTheMessageAndIsNotFiled) {
   Poco::File(dump).remove(true);
   ASSERT_TRUE(std::regex_match(verp, std::regex("bounces\\+[0-9a-f]{32}@agents\\.test"))) << verp;
 
-  // A token no message has is refused at RCPT.
+  // A token no message has is refused at RCPT: the real one with its last digit changed, so
+  // the same shape of address (which no inbox rule refuses by itself) is taken only with a
+  // token this server made.
+  std::string forged = verp;
+  forged[39] = forged[39] == '0' ? '1' : '0';
   auto [bad_rc, bad] =
-      deliver("bounces+00000000000000000000000000000000@agents.test",
-              report(verp, "nobody@remote.example", message_id, "failed", "5.1.1"));
+      deliver(forged, report(forged, "nobody@remote.example", message_id, "failed", "5.1.1"));
   EXPECT_NE(bad_rc, 0);
   EXPECT_NE(bad.find("550 5.1.1"), std::string::npos) << bad;
   // The right token on another domain of this server names nothing either.
@@ -460,6 +217,76 @@ TEST_F(EmailBounces, ReportsAtTheSendersOwnAddressAndForgedOnes) {
   // Alice's account saw no bounce event; Bob's did.
   EXPECT_EQ(events("email.bounced").find("event: email.bounced"), std::string::npos);
   EXPECT_NE(events("email.bounced", b_key).find("event: email.bounced"), std::string::npos);
+}
+
+TEST_F(EmailBounces, OnlyRecipientsTheMessageWasRelayedToBounceAndOldTokensExpire) {
+  const std::string dump = Poco::TemporaryFile::tempName("/tmp/") + "-sink";
+  Poco::File(dump).createDirectories();
+  ASSERT_EQ(::chmod(dump.c_str(), 0777), 0);
+  Sink sink(dump);
+  startWithRelay(sink.port());
+  Ident a = identity("Alice", "alice");
+  const std::string b_key = signIn("other@example.com");
+  Ident b = identity("Bob", "bob", b_key);
+  // To Bob (here, another account) and to a remote recipient.
+  auto sent = sendAndWait(a, R"(["bob@agents.test","x@remote.example"])");
+  ASSERT_EQ(sent->getValue<std::string>("status"), "sent") << text(sent);
+  const std::string id = sent->getValue<std::string>("id");
+  const std::string message_id = sent->getValue<std::string>("message_id");
+  const std::string verp = envelopeSender(dump);
+  Poco::File(dump).remove(true);
+  ASSERT_FALSE(verp.empty());
+  auto unchanged = [&](const char* why) {
+    auto m = message(id);
+    EXPECT_EQ(m->getValue<std::string>("status"), "sent") << why << ": " << text(m);
+    EXPECT_TRUE(m->isNull("bounce")) << why;
+  };
+  std::size_t filed = 1;  // Alice's list: the sent message, then each report filed as mail
+  auto filedAtAlice = [&](const char* why) {
+    EXPECT_EQ(messages("identity=" + a.uuid)->size(), ++filed) << why;
+  };
+
+  // Bob got the message (so knows its Message-ID) and forges a report from the null sender to
+  // Alice's address, naming himself: local delivery cannot bounce.
+  ASSERT_EQ(deliver("alice@agents.test",
+                    report("alice@agents.test", "bob@agents.test", message_id, "failed", "5.1.1"))
+                .first,
+            0);
+  unchanged("a local recipient named");
+  filedAtAlice("a report naming a local recipient is ordinary mail");
+  // From a mailbox (not the null reverse-path), even naming the remote recipient.
+  ASSERT_EQ(deliver("alice@agents.test",
+                    report("alice@agents.test", "x@remote.example", message_id, "failed", "5.1.1"),
+                    "bob@agents.test")
+                .first,
+            0);
+  unchanged("a report from a mailbox");
+  filedAtAlice("a report from a mailbox is ordinary mail");
+  // The remote recipient knows the VERP address (its Return-Path) and names Bob there.
+  ASSERT_EQ(deliver(verp, report(verp, "bob@agents.test", message_id, "failed", "5.1.1")).first, 0);
+  unchanged("the remote recipient named a local one");
+  filedAtAlice("a VERP report naming a local recipient is ordinary mail");
+  // A report at the VERP address about another message.
+  ASSERT_EQ(
+      deliver(verp, report(verp, "x@remote.example", "<other@agents.test>", "failed", "5.1.1"))
+          .first,
+      0);
+  unchanged("another Message-ID");
+  filedAtAlice("a VERP report about another message is ordinary mail");
+
+  // A report older than 30 days: the token is no longer honoured (and is pruned at start), so
+  // the VERP address is refused and a report at Alice's address is ordinary mail.
+  restartWith(sink.port(),
+              {"UPDATE email_bounce_tokens SET created_us = created_us - 2678400000000"});
+  EXPECT_NE(deliver(verp, report(verp, "x@remote.example", message_id, "failed", "5.1.1")).first,
+            0);
+  ASSERT_EQ(deliver("alice@agents.test",
+                    report("alice@agents.test", "x@remote.example", message_id, "failed", "5.1.1"))
+                .first,
+            0);
+  unchanged("an expired token");
+  filedAtAlice("a report about mail older than 30 days is ordinary mail");
+  (void)b;
 }
 
 }  // namespace

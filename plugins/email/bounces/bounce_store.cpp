@@ -9,6 +9,8 @@
 #include <Poco/JSON/Array.h>
 #include <Poco/Tuple.h>
 
+#include <Poco/String.h>
+
 #include <set>
 
 using namespace Poco::Data::Keywords;
@@ -19,35 +21,64 @@ BounceStore::BounceStore(MailStore& store, sdk::EventBus& events)
     : store_(store), events_(events) {}
 
 std::string BounceStore::envelopeSender(Poco::Data::Session& tx, const std::string& message_id,
-                                        const std::string& sender_address) {
-  std::string token = newBounceToken(), id = message_id;
+                                        const std::string& sender_address,
+                                        const std::vector<std::string>& relayed_to, bool verp) {
+  std::vector<std::string> lower;
+  for (const auto& r : relayed_to) lower.push_back(Poco::toLower(r));
+  // The row is kept with VERP off too: it says whom a report at the sender's address may name.
+  std::string token = newBounceToken(), id = message_id, recipients = jsonList(lower);
   Poco::Int64 at = sdk::nowMicros();
-  tx << "INSERT INTO email_bounce_tokens (token, message_id, created_us) VALUES (?, ?, ?)",
-      use(token), use(id), use(at), now;
-  return verpAddress(token, domainOf(sender_address));
+  tx << "INSERT INTO email_bounce_tokens (token, message_id, recipients, created_us) VALUES (?, "
+        "?, ?, ?)",
+      use(token), use(id), use(recipients), use(at), now;
+  return verp ? envelopeAddress(token, sender_address) : sender_address;
 }
 
-std::optional<MessageRow> BounceStore::messageOfToken(Poco::Data::Session& s,
-                                                      const std::string& token) {
-  std::vector<std::string> ids;
-  std::string t = token;
-  s << "SELECT message_id FROM email_bounce_tokens WHERE token = ?", use(t), into(ids), now;
-  if (ids.empty()) return std::nullopt;
-  return store_.messageHead(s, ids.front());
+namespace {
+
+std::optional<Relayed> relayed(MailStore& store, Poco::Data::Session& s, const std::string& column,
+                               const std::string& value, std::int64_t now_us) {
+  using Row = Poco::Tuple<std::string, std::string>;
+  std::vector<Row> rows;
+  std::string v = value;
+  Poco::Int64 oldest = now_us - kTokenLifetimeUs;
+  s << "SELECT message_id, recipients FROM email_bounce_tokens WHERE " + column +
+           " = ? AND created_us >= ?",
+      use(v), use(oldest), into(rows), now;
+  if (rows.empty()) return std::nullopt;
+  auto message = store.messageHead(s, rows.front().get<0>());
+  if (!message || message->direction != "outgoing") return std::nullopt;
+  return Relayed{*message, parseJsonList(rows.front().get<1>())};
 }
 
-std::optional<MessageRow> BounceStore::outgoingMessage(Poco::Data::Session& s,
-                                                       const std::string& inbox_id,
-                                                       const std::string& message_id) {
+}  // namespace
+
+std::optional<Relayed> BounceStore::byToken(Poco::Data::Session& s, const std::string& token,
+                                            std::int64_t now_us) {
+  return relayed(store_, s, "token", token, now_us);
+}
+
+std::optional<Relayed> BounceStore::byMessageId(Poco::Data::Session& s, const std::string& inbox_id,
+                                                const std::string& message_id,
+                                                std::int64_t now_us) {
   std::string inbox = inbox_id, key = sdk::sha256Hex(message_id);
   Poco::Data::Statement select =
       (s << std::string(MailStore::messageColumns()) +
                 "WHERE inbox_id = ? AND message_key = ? AND direction = 'outgoing'",
        use(inbox), use(key));
   for (auto& row : MailStore::readMessages(select)) {
-    if (row.message_id == message_id) return row;  // the key is a hash: compare the id itself
+    // The key is a hash: compare the id itself.
+    if (row.message_id == message_id) return relayed(store_, s, "message_id", row.id, now_us);
   }
   return std::nullopt;
+}
+
+std::size_t BounceStore::prune(std::int64_t now_us) {
+  Poco::Data::Session s = store_.db().session();
+  Poco::Int64 oldest = now_us - kTokenLifetimeUs;
+  Poco::Data::Statement del =
+      (s << "DELETE FROM email_bounce_tokens WHERE created_us < ?", use(oldest));
+  return del.execute();
 }
 
 std::vector<std::string> BounceStore::record(Poco::Data::Session& tx, const std::string& message_id,
@@ -62,10 +93,16 @@ std::vector<std::string> BounceStore::record(Poco::Data::Session& tx, const std:
     std::string id = message_id, recipient = b.recipient, status = b.status, reason = b.reason,
                 source = b.source;
     Poco::Int64 at = b.bounced_us ? b.bounced_us : sdk::nowMicros();
-    tx << "INSERT INTO email_bounces (message_id, recipient, status, reason, source, bounced_us) "
-          "VALUES (?, ?, ?, ?, ?, ?)",
-        use(id), use(recipient), use(status), use(reason), use(source), use(at), now;
-    added.push_back(b.recipient);
+    // Another process may have recorded it since the read: the first bounce stays.
+    const std::string insert = store_.db().dialect() == sdk::Dialect::kMysql
+                                   ? "INSERT IGNORE INTO email_bounces"
+                                   : "INSERT OR IGNORE INTO email_bounces";
+    Poco::Data::Statement ins =
+        (tx << insert +
+                   " (message_id, recipient, status, reason, source, bounced_us) VALUES (?, ?, "
+                   "?, ?, ?, ?)",
+         use(id), use(recipient), use(status), use(reason), use(source), use(at));
+    if (ins.execute() == 1) added.push_back(b.recipient);
   }
   if (added.empty()) return added;
   // Bounced whichever recipients did get it: the sender learns which did not from `bounce`.
@@ -93,8 +130,9 @@ std::vector<Bounce> BounceStore::bounces(Poco::Data::Session& s, const std::stri
   return out;
 }
 
-Poco::Dynamic::Var BounceStore::json(Poco::Data::Session& s, const std::string& message_id) {
-  const auto list = bounces(s, message_id);
+namespace {
+
+Poco::Dynamic::Var bounceJson(const std::vector<Bounce>& list) {
   if (list.empty()) return {};
   Poco::JSON::Array::Ptr recipients = new Poco::JSON::Array;
   for (const auto& b : list) {
@@ -110,6 +148,36 @@ Poco::Dynamic::Var BounceStore::json(Poco::Data::Session& s, const std::string& 
   bounce->set("recipients", recipients);
   bounce->set("bounced_dt", sdk::isoTimestamp(list.front().bounced_us));
   return bounce;
+}
+
+}  // namespace
+
+Poco::Dynamic::Var BounceStore::json(Poco::Data::Session& s, const std::string& message_id) {
+  return bounceJson(bounces(s, message_id));
+}
+
+std::map<std::string, Poco::Dynamic::Var> BounceStore::json(Poco::Data::Session& s,
+                                                            const std::vector<std::string>& ids) {
+  std::map<std::string, Poco::Dynamic::Var> out;
+  if (ids.empty()) return out;
+  using Row =
+      Poco::Tuple<std::string, std::string, std::string, std::string, std::string, Poco::Int64>;
+  std::vector<Row> rows;
+  std::string marks;
+  for (std::size_t i = 0; i < ids.size(); ++i) marks += i ? ", ?" : "?";
+  std::vector<std::string> bound = ids;
+  Poco::Data::Statement q =
+      (s << "SELECT message_id, recipient, status, reason, source, bounced_us FROM email_bounces "
+            "WHERE message_id IN (" +
+                marks + ") ORDER BY message_id, bounced_us, recipient");
+  for (auto& id : bound) q, use(id);
+  q, into(rows), now;
+  std::map<std::string, std::vector<Bounce>> by_message;
+  for (const auto& r : rows) {
+    by_message[r.get<0>()].push_back({r.get<1>(), r.get<2>(), r.get<3>(), r.get<4>(), r.get<5>()});
+  }
+  for (const auto& [id, list] : by_message) out[id] = bounceJson(list);
+  return out;
 }
 
 }  // namespace svc::plugins::email

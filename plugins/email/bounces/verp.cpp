@@ -30,6 +30,13 @@ std::string verpAddress(const std::string& token, const std::string& domain) {
   return kPrefix + token + "@" + domain;
 }
 
+std::string envelopeAddress(const std::string& token, const std::string& sender) {
+  const std::size_t at = sender.rfind('@');
+  if (at == std::string::npos) return sender;
+  std::string verp = verpAddress(token, sender.substr(at + 1));
+  return verp.size() <= 254 ? verp : sender;
+}
+
 std::optional<std::string> verpToken(const std::string& address) {
   const std::size_t at = address.rfind('@');
   if (at != kPrefixSize + kTokenSize ||

@@ -4,6 +4,9 @@
 #include "bounces/bounce_intake.h"
 #include "bounces/dsn.h"
 #include "bounces/verp.h"
+#include "relay_client.h"
+
+#include <svc/sdk/util.h>
 
 #include <gtest/gtest.h>
 
@@ -57,7 +60,7 @@ TEST(Dsn, EximReportWithTheReturnedMessageAndADeliveredRecipient) {
   EXPECT_EQ(r->recipients[1].action, "delivered");
   EXPECT_FALSE(r->recipients[1].failed());
   // Only the failed one bounces; with no Diagnostic-Code, the status says why.
-  auto b = reportedBounces(*r, {"gone@exim.example", "ok@exim.example"}, 7);
+  auto b = reportedBounces(*r, {"gone@exim.example", "ok@exim.example"}, 7, true);
   ASSERT_EQ(b.size(), 1u);
   EXPECT_EQ(b[0].recipient, "gone@exim.example");
   EXPECT_EQ(b[0].status, "5.0.0");
@@ -80,7 +83,7 @@ TEST(Dsn, GmailReportNestedPartsAndTheMessageIdInItsFields) {
       << r->recipients[0].diagnostic;
   EXPECT_NE(r->recipients[0].diagnostic.find("unnecessary spaces."), std::string::npos);
   // Recipients compare in any case.
-  auto b = reportedBounces(*r, {"No.Such.User@gmail.com", "other@gmail.com"}, 1);
+  auto b = reportedBounces(*r, {"No.Such.User@gmail.com", "other@gmail.com"}, 1, true);
   ASSERT_EQ(b.size(), 1u);
   EXPECT_EQ(b[0].recipient, "no.such.user@gmail.com");
 }
@@ -93,7 +96,7 @@ TEST(Dsn, ADelayedReportBouncesNoOne) {
   EXPECT_EQ(r->recipients[0].action, "delayed");
   EXPECT_EQ(r->recipients[0].status, "4.4.1");
   EXPECT_FALSE(r->recipients[0].failed());
-  EXPECT_TRUE(reportedBounces(*r, {"slow@example.com"}, 1).empty());
+  EXPECT_TRUE(reportedBounces(*r, {"slow@example.com"}, 1, true).empty());
 }
 
 TEST(Dsn, OtherMessagesAreNotReports) {
@@ -187,7 +190,7 @@ TEST(Bounces, OnlyTheMessagesRecipientsBounce) {
   stranger.final_recipient = "stranger@x.example";
   RecipientReport again = a;  // the same recipient twice: one bounce
   r.recipients = {a, stranger, again};
-  auto b = reportedBounces(r, {"a@x.example", "b@x.example"}, 1);
+  auto b = reportedBounces(r, {"a@x.example", "b@x.example"}, 1, true);
   ASSERT_EQ(b.size(), 1u);
   EXPECT_EQ(b[0].recipient, "a@x.example");
   EXPECT_EQ(b[0].reason, "550 no such user");
@@ -198,16 +201,44 @@ TEST(Bounces, OnlyTheMessagesRecipientsBounce) {
   forwarded.final_recipient = "a@forward.example";
   forwarded.original_recipient = "a@x.example";
   r.recipients = {forwarded};
-  b = reportedBounces(r, {"a@x.example", "b@x.example"}, 1);
+  b = reportedBounces(r, {"a@x.example", "b@x.example"}, 1, true);
   ASSERT_EQ(b.size(), 1u);
   EXPECT_EQ(b[0].recipient, "a@x.example");
   EXPECT_EQ(b[0].reason, "550 no such user (as a@forward.example)");
   forwarded.original_recipient.clear();
   r.recipients = {forwarded};
-  EXPECT_TRUE(reportedBounces(r, {"a@x.example", "b@x.example"}, 1).empty());
-  b = reportedBounces(r, {"a@x.example"}, 1);
+  EXPECT_TRUE(reportedBounces(r, {"a@x.example", "b@x.example"}, 1, true).empty());
+  b = reportedBounces(r, {"a@x.example"}, 1, true);
   ASSERT_EQ(b.size(), 1u);
   EXPECT_EQ(b[0].recipient, "a@x.example");
+  // Without the fallback (a report at the sender's own address, which anyone can write to) an
+  // address the message was not relayed to changes nothing, and the report names none of ours.
+  EXPECT_TRUE(reportedBounces(r, {"a@x.example"}, 1, false).empty());
+  // Nor with it, when the address is one the message was delivered to here.
+  EXPECT_TRUE(reportedBounces(r, {"a@x.example"}, 1, true, {"A@forward.example"}).empty());
+  EXPECT_FALSE(namesRelayedRecipient(r, {"a@x.example"}));
+  r.recipients = {a};
+  EXPECT_TRUE(namesRelayedRecipient(r, {"A@x.example"}));
+}
+
+TEST(Verp, TheEnvelopeIsThePlainSenderWhenTheVerpAddressWouldBeTooLong) {
+  const std::string token(32, 'a');
+  EXPECT_EQ(envelopeAddress(token, "me@agents.test"), "bounces+" + token + "@agents.test");
+  // 254 octets at most: "bounces+" (8) + 32 + "@" leaves 213 for the domain.
+  const std::string fits(213, 'd'), over(214, 'd');
+  EXPECT_EQ(envelopeAddress(token, "me@" + fits).size(), 254u);
+  EXPECT_EQ(envelopeAddress(token, "me@" + over), "me@" + over);
+}
+
+TEST(RelayReply, IsOneLineOfValidUtf8WithinItsBound) {
+  std::string reply = "550 5.1.1 bad\xff\xfe\r\n550 second line ";
+  reply += std::string(70000, 'x');
+  const std::string line = replyLine(reply);
+  EXPECT_LE(line.size(), kMaxReplyBytes);
+  EXPECT_TRUE(sdk::isValidUtf8(line));
+  EXPECT_EQ(line.find_first_of("\r\n"), std::string::npos);
+  EXPECT_EQ(line.rfind("550 5.1.1 bad", 0), 0u) << line;
+  EXPECT_NE(line.find("550 second line"), std::string::npos);
 }
 
 }  // namespace
