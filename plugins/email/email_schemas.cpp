@@ -144,8 +144,9 @@ Schema messageSchema() {
       .required("is_read", Schema::boolean())
       .required("status", Schema::oneOf({"queued", "sent", "failed", "bounced"})
                               .nullable()
-                              .describe("Outgoing: queued for the relay, sent, failed (still "
-                                        "not taken at the last of the relay's attempts), or "
+                              .describe("Outgoing: queued for the relay, sent, failed (the "
+                                        "relay refused the sender, or was not reached at any "
+                                        "attempt), or "
                                         "bounced (at least one recipient will not get it: see "
                                         "`bounce`); incoming: null."))
       .required("bounce", bounceSchema())

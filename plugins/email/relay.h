@@ -1,9 +1,11 @@
 // The outbox sender: a background thread that takes due rows of email_outbox (claimed with a
 // lease, so several svcd processes on one database never send a message twice at once), hands
 // each to the configured relay over SMTP (STARTTLS, AUTH PLAIN/LOGIN), and records the outcome:
-// sent, retried later with backoff on a temporary failure (only the recipients it was for), failed
-// once attempts run out, or bounced for the recipients the relay refused for good (a 5xx), with
-// its answer recorded as the reason (relay_client.h holds the SMTP transaction).
+// sent, retried later with backoff on a temporary failure (only the recipients it was for),
+// bounced for the recipients the relay refused for good (a 5xx) and, at the last attempt, for
+// those still deferred (4.4.7), with its answer recorded as the reason; or failed when the relay
+// refused the sender at MAIL (its configuration, not the recipients) or was never reached
+// (relay_client.h holds the SMTP transaction). Every outcome ends or reschedules the outbox row.
 #pragma once
 
 #include "bounces/bounce_store.h"
