@@ -53,6 +53,17 @@ void printMessage(std::ostream& out, const Poco::JSON::Object::Ptr& m) {
       << "To:      " << join(m->getArray("to_email")) << "\n";
   if (m->getArray("cc")->size() > 0) out << "Cc:      " << join(m->getArray("cc")) << "\n";
   out << "Subject: " << m->getValue<std::string>("subject") << "\n";
+  if (!m->isNull("status")) out << "Status:  " << m->getValue<std::string>("status") << "\n";
+  // Each recipient that bounced, with the remote server's words.
+  auto bounce = m->isNull("bounce") ? nullptr : m->getObject("bounce");
+  auto bounced = bounce ? bounce->getArray("recipients") : nullptr;
+  for (std::size_t i = 0; bounced && i < bounced->size(); ++i) {
+    auto b = bounced->getObject(static_cast<unsigned>(i));
+    out << "Bounced: " << b->getValue<std::string>("recipient") << " ("
+        << b->getValue<std::string>("status") << ", " << b->getValue<std::string>("source") << ", "
+        << b->getValue<std::string>("bounced_dt").substr(0, 19)
+        << "): " << b->getValue<std::string>("reason") << "\n";
+  }
   auto attachments = m->getArray("attachments");
   for (std::size_t i = 0; attachments && i < attachments->size(); ++i) {
     auto a = attachments->getObject(static_cast<unsigned>(i));
@@ -134,13 +145,15 @@ int list(CliContext& cli, const CliArgs& args) {
   auto reply = cli.api("GET", "/api/email-messages/" + query);
   cli.expect(reply, 200);
   cli.print(reply, [&](const Poco::JSON::Object& page) {
-    sdk::CliTable table({"ID", "DATE", "DIRECTION", "FROM", "VERDICT", "CODE", "SUBJECT"});
+    sdk::CliTable table(
+        {"ID", "DATE", "DIRECTION", "STATUS", "FROM", "VERDICT", "CODE", "SUBJECT"});
     auto results = page.getArray("results");
     for (std::size_t i = 0; results && i < results->size(); ++i) {
       auto m = results->getObject(static_cast<unsigned>(i));
       table.row({m->getValue<std::string>("id"),
                  m->getValue<std::string>("created_dt").substr(0, 19),
                  m->getValue<std::string>("direction"),
+                 m->isNull("status") ? "-" : m->getValue<std::string>("status"),
                  sdk::quoteForDetail(m->getValue<std::string>("from_email"), 40), verdictOf(*m),
                  m->isNull("extracted_code") ? "-" : m->getValue<std::string>("extracted_code"),
                  sdk::quoteForDetail(m->getValue<std::string>("subject"), 60)});
@@ -194,7 +207,10 @@ std::vector<CliCommand> readCommands(const sdk::CliOption& identity) {
                        "messages}.")
           .calls({"GET /api/email-messages/{id}/", "GET /api/email-inbox/{id}/",
                   "PATCH /api/email-messages/{id}/"}),
-      CliCommand::leaf("list", "messages oldest first, without bodies (with their codes)", {},
+      CliCommand::leaf("list",
+                       "messages oldest first, without bodies (with their codes and, outgoing, "
+                       "their delivery status)",
+                       {},
                        {identity,
                         {"--created-after", "TIME", "only newer than this ISO 8601 time (strict)"},
                         {"--direction", "incoming|outgoing", "only this direction"},

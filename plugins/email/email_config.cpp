@@ -42,6 +42,10 @@ const std::vector<sdk::ConfigKey>& emailConfigKeys() {
       {"email.relay.tls_ca_file", "",
        "PEM CA certificates to trust for the relay, besides the "
        "system's"},
+      {"email.relay.verp", "true",
+       "send relayed mail from a VERP envelope sender (bounces+token@domain) so reports name "
+       "their message; false: the sender's own address (relays such as Exchange/Office 365 "
+       "that require the logged-in mailbox)"},
       {"email.dkim.selector", "", "DKIM selector (with email.dkim.key_file: sign outgoing mail)"},
       {"email.dkim.key_file", "", "PEM RSA private key for DKIM"},
       {"email.attachments.max_bytes", "26214400", "largest attachment accepted"},
@@ -98,6 +102,7 @@ EmailConfig EmailConfig::read(const Poco::Util::AbstractConfiguration& c) {
   relay.password = c.getString("email.relay.password");
   relay.starttls = c.getBool("email.relay.starttls");
   relay.tls_ca_file = c.getString("email.relay.tls_ca_file");
+  relay.verp = c.getBool("email.relay.verp");
   relay.helo = smtp.hostname;
   out.dkim_selector = c.getString("email.dkim.selector");
   out.dkim_key_file = c.getString("email.dkim.key_file");

@@ -9,6 +9,8 @@
 #include "auth/authenticator.h"
 #include "auth/dns_resolver.h"
 #include "blob_store.h"
+#include "bounces/bounce_intake.h"
+#include "bounces/bounce_store.h"
 #include "dashboard_pages.h"
 #include "data_dirs.h"
 #include "dkim.h"
@@ -66,6 +68,12 @@ class EmailPlugin : public sdk::Plugin {
          "body.",
          {"thread_id"},
          message},
+        {"email.bounced",
+         "Recipients of an outgoing message will not get it (a delivery report came back, or "
+         "the relay refused them); object: the message without its body, its `bounce` naming "
+         "each bounced recipient and why.",
+         {"thread_id"},
+         message},
         {"email_rule.created",
          "A sender rule was added; object: the rule (identity null, and the event's identity "
          "empty, for an account default).",
@@ -104,7 +112,9 @@ class EmailPlugin : public sdk::Plugin {
     ::rmdir((root + "email").c_str());  // the emptied legacy directory; fails if anything is left
     blobs_ = std::make_unique<BlobStore>(root + "blobs");
     store_ = std::make_unique<MailStore>(context.database(), context.events(), *blobs_);
-    relay_ = std::make_unique<Relay>(config_.relay, *store_, context.logger());
+    bounces_ = std::make_unique<BounceStore>(*store_, context.events());
+    bounce_intake_ = std::make_unique<BounceIntake>(*store_, *bounces_, context.logger());
+    relay_ = std::make_unique<Relay>(config_.relay, *store_, *bounces_, context.logger());
     rules_ = std::make_unique<RuleCache>(context.database(), context.events());
     rule_routes_ = std::make_unique<RuleRoutes>(context, *rules_);
     resolver_ = std::make_unique<DnsResolver>(config_.dns_server, DnsResolver::Options{});
@@ -114,15 +124,16 @@ class EmailPlugin : public sdk::Plugin {
     checks.hostname = config_.smtp.hostname;
     authenticator_ = std::make_unique<Authenticator>(checks, *resolver_);
     ingest_ =
-        std::make_unique<Ingest>(context, *store_, *blobs_, *rules_, root, config_.smtp.hostname,
-                                 config_.max_backlog_bytes, *authenticator_);
+        std::make_unique<Ingest>(context, *store_, *blobs_, *rules_, *bounce_intake_, root,
+                                 config_.smtp.hostname, config_.max_backlog_bytes, *authenticator_);
     domains_ =
         std::make_unique<Domains>(context.database(), config_.platform_domains, config_.dns_server);
     inboxes_ = std::make_unique<Inboxes>(context, *store_, *domains_);
     messages_ = std::make_unique<Messages>(context.database(), *store_, config_.exact_count_limit);
     wait_ = std::make_unique<MessageWait>(context.database(), *store_, context.events());
-    outgoing_ = std::make_unique<Outgoing>(context.database(), *store_, *blobs_, *relay_, *domains_,
-                                           *inboxes_, *messages_, dkim_.get(), config_, *rules_);
+    outgoing_ =
+        std::make_unique<Outgoing>(context.database(), *store_, *blobs_, *relay_, *bounces_,
+                                   *domains_, *inboxes_, *messages_, dkim_.get(), config_, *rules_);
     attachments_ = std::make_unique<Attachments>(context.database(), *store_, *blobs_,
                                                  config_.max_attachment_bytes);
     // Every identity gets its `email` part (and its primary inbox) from here.
@@ -202,7 +213,7 @@ class EmailPlugin : public sdk::Plugin {
     const std::string help = "relay delivery attempts by this process, by outcome";
     for (const auto& [outcome, count] :
          {std::pair{"sent", &relay.sent}, std::pair{"deferred", &relay.deferred},
-          std::pair{"failed", &relay.failed}}) {
+          std::pair{"failed", &relay.failed}, std::pair{"bounced", &relay.bounced}}) {
       m.counterFunction("svc_email_relay_attempts_total", help,
                         [count = count] { return static_cast<double>(count->load()); },
                         {{"outcome", outcome}});
@@ -215,6 +226,8 @@ class EmailPlugin : public sdk::Plugin {
   std::unique_ptr<DkimSigner> dkim_;
   std::unique_ptr<BlobStore> blobs_;
   std::unique_ptr<MailStore> store_;
+  std::unique_ptr<BounceStore> bounces_;
+  std::unique_ptr<BounceIntake> bounce_intake_;
   std::unique_ptr<Relay> relay_;
   std::unique_ptr<RuleCache> rules_;  // before ingest_ and outgoing_, which use it
   std::unique_ptr<RuleRoutes> rule_routes_;

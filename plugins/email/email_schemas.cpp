@@ -152,6 +152,29 @@ Schema authenticationSchema() {
                               "The Authentication-Results header stored with the message."));
 }
 
+Schema bounceSchema() {
+  return Schema::object("EmailBounce")
+      .required(
+          "recipients",
+          Schema::array(
+              Schema::object("EmailBouncedRecipient")
+                  .required("recipient", Schema::string().example("nobody@example.com"))
+                  .required("status",
+                            Schema::string().describe("The RFC 3463 status code.").example("5.1.1"))
+                  .required("reason",
+                            Schema::string().describe("The remote server's words: the report's "
+                                                      "Diagnostic-Code or the relay's answer."))
+                  .required("source", Schema::oneOf({"relay", "dsn"})
+                                          .describe("relay: the relay refused it; dsn: a "
+                                                    "delivery report came back."))
+                  .required("bounced_dt", timestamp()))
+              .describe("Each recipient that will not get the message, first bounced "
+                        "first; the others may have got it."))
+      .required("bounced_dt", timestamp().describe("When the first recipient bounced."))
+      .nullable()
+      .describe("Outgoing messages that bounced; null otherwise.");
+}
+
 Schema messageSchema() {
   const char* whole = "Absent from lists and events.";
   return Schema::object("EmailMessage")
@@ -173,10 +196,14 @@ Schema messageSchema() {
       .required("message_id", Schema::string().describe("The RFC 5322 Message-ID."))
       .required("in_reply_to", Schema::string().nullable())
       .required("is_read", Schema::boolean())
-      .required("status", Schema::oneOf({"queued", "sent", "failed"})
+      .required("status", Schema::oneOf({"queued", "sent", "failed", "bounced"})
                               .nullable()
-                              .describe("Outgoing: queued for the relay, sent, or failed; "
-                                        "incoming: null."))
+                              .describe("Outgoing: queued for the relay, sent, failed (the "
+                                        "relay refused the sender, or was not reached at any "
+                                        "attempt), or "
+                                        "bounced (at least one recipient will not get it: see "
+                                        "`bounce`); incoming: null."))
+      .required("bounce", bounceSchema())
       .required("created_dt", timestamp())
       .required("updated_dt", timestamp())
       .required("authentication",

@@ -21,6 +21,8 @@ sdk::Schema threadDetailSchema();
 sdk::Schema attachmentSchema();
 /// A message as GET shows it; lists and events leave out its bodies and attachments (optional
 /// here), and only outgoing messages show `bcc`.
+/// An outgoing message's `bounce` (nullable): which recipients bounced, and why.
+sdk::Schema bounceSchema();
 sdk::Schema messageSchema();
 
 /// POST /api/domains/: `{name}`.

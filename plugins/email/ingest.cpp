@@ -1,5 +1,6 @@
 #include "ingest.h"
 
+#include "bounces/verp.h"
 #include "inboxes.h"
 
 #include <svc/sdk/util.h>
@@ -98,11 +99,12 @@ struct Ingest::Item {
 };
 
 Ingest::Ingest(sdk::PluginContext& context, MailStore& store, BlobStore& blobs, RuleCache& rules,
-               const std::string& data_dir, std::string hostname, std::uint64_t max_backlog_bytes,
-               Authenticator& auth)
+               BounceIntake& bounces, const std::string& data_dir, std::string hostname,
+               std::uint64_t max_backlog_bytes, Authenticator& auth)
     : context_(context),
       store_(store),
       blobs_(blobs),
+      bounces_(bounces),
       spool_dir_(data_dir + "spool"),
       unfiled_dir_(data_dir + "unfiled"),
       hostname_(std::move(hostname)),
@@ -133,6 +135,10 @@ void Ingest::stop() {
 // Inboxes are never deleted, so an address once found stays valid: RCPT checks of busy
 // addresses skip the database. Unknown addresses are always asked (one may be created now).
 bool Ingest::acceptsRecipient(const std::string& address) {
+  if (verpToken(address)) {  // a bounce address: only one that names a message of ours
+    Poco::Data::Session s = context_.database().session();
+    return bounces_.acceptsVerpAddress(s, address);
+  }
   // No inbox can have a local part outside the inbox rule: no need to ask the database.
   if (!isValidInboxLocalPart(std::string_view(address).substr(0, address.rfind('@')))) {
     return false;
@@ -308,22 +314,32 @@ void Ingest::fileIncoming(Poco::Data::Session& tx, const Item& item, InboxCache&
   m.authentication = item.mail.authentication;
   m.auth_verdict = item.mail.verdict;
   m.quarantined = item.mail.quarantined;
+  const std::optional<DeliveryReport> report = parseDeliveryReport(item.parsed);
   std::set<std::string> done;
   for (const auto& rcpt : item.mail.recipients) {
-    auto cached = inboxes.find(rcpt);
-    if (cached == inboxes.end()) {
-      cached = inboxes.emplace(rcpt, store_.inboxByAddress(tx, rcpt)).first;
+    std::optional<Inbox> sender_inbox;
+    const std::optional<Inbox>* inbox = &sender_inbox;
+    if (verpToken(rcpt)) {
+      sender_inbox = bounces_.atVerpAddress(tx, rcpt, report);  // unless consumed
+    } else {
+      auto cached = inboxes.find(rcpt);
+      if (cached == inboxes.end()) {
+        cached = inboxes.emplace(rcpt, store_.inboxByAddress(tx, rcpt)).first;
+      }
+      inbox = &cached->second;
+      if (*inbox && report && bounces_.atInbox(tx, **inbox, report, item.mail.mail_from.empty()))
+        continue;
     }
-    const std::optional<Inbox>& inbox = cached->second;
-    if (!inbox || !done.insert(inbox->id).second) continue;
+    if (!*inbox || !done.insert((*inbox)->id).second) continue;
+    const Inbox& target = **inbox;
     NewMessage copy = m;
     for (std::size_t i = 0; i < item.parsed.attachments.size() && i < item.blobs.size(); ++i) {
       const auto& a = item.parsed.attachments[i];
       copy.attachments.push_back(store_.insertAttachment(
-          tx, inbox->account_id, inbox->identity_uuid, a.filename, a.content_type,
+          tx, target.account_id, target.identity_uuid, a.filename, a.content_type,
           static_cast<std::int64_t>(a.data.size()), item.blobs[i]));
     }
-    store_.file(tx, *inbox, std::move(copy));
+    store_.file(tx, target, std::move(copy));
   }
 }
 

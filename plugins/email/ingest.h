@@ -1,10 +1,12 @@
 // Ingest: what the SMTP listener accepts is appended to the spool (acknowledged once it is on
 // disk) and filed from there into inboxes in batches, with the spool position in the same
-// transaction; a message that cannot be filed is kept in unfiled/ so the rest go on.
+// transaction; a message that cannot be filed is kept in unfiled/ so the rest go on. Delivery
+// reports about mail this server sent (bounces/bounce_intake.h) are recorded instead of filed.
 #pragma once
 
 #include "auth/authenticator.h"
 #include "blob_store.h"
+#include "bounces/bounce_intake.h"
 #include "mail_store.h"
 #include "mime.h"
 #include "rules/rule_cache.h"
@@ -61,10 +63,11 @@ class Ingest : public SmtpDelivery {
   /// @param data_dir the plugin's directory (with a trailing slash): spool/ and unfiled/ live
   /// there. @param hostname this server's SMTP name. @param max_backlog_bytes spooled bytes not
   /// yet filed beyond which new mail is refused (451).
-  /// @param rules the sender rules RCPT applies. @param auth checks each message first.
+  /// @param rules the sender rules RCPT applies. @param bounces takes delivery reports.
+  /// @param auth checks each message first.
   Ingest(sdk::PluginContext& context, MailStore& store, BlobStore& blobs, RuleCache& rules,
-         const std::string& data_dir, std::string hostname, std::uint64_t max_backlog_bytes,
-         Authenticator& auth);
+         BounceIntake& bounces, const std::string& data_dir, std::string hostname,
+         std::uint64_t max_backlog_bytes, Authenticator& auth);
 
   /// Files what a crash left in the spool, then takes new mail.
   void start();
@@ -98,6 +101,7 @@ class Ingest : public SmtpDelivery {
   sdk::PluginContext& context_;
   MailStore& store_;
   BlobStore& blobs_;
+  BounceIntake& bounces_;
   std::string spool_dir_, unfiled_dir_, hostname_;
   std::uint64_t max_backlog_bytes_;
   RuleCache& rules_;

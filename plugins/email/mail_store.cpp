@@ -293,7 +293,8 @@ MessageRow MailStore::setRead(Poco::Data::Session& tx, MessageRow row, bool is_r
 void MailStore::setStatus(Poco::Data::Session& tx, const std::string& message_id,
                           const std::string& status) {
   auto row = messageHead(tx, message_id);  // the event carries no bodies
-  if (!row || row->status == status) return;
+  // A bounce is news the relay's later outcomes (the other recipients') must not hide.
+  if (!row || row->status == status || row->status == "bounced") return;
   row->status = status;
   row->updated_us = sdk::nowMicros();
   Poco::Int64 at = row->updated_us;

@@ -40,7 +40,7 @@ struct NewMessage {
   std::string subject, content, html, message_id, in_reply_to;
   std::vector<std::string> references;
   bool is_read = false;
-  std::string status;     ///< Outgoing: queued, sent or failed; incoming: empty.
+  std::string status;     ///< Outgoing: queued, sent, failed or bounced; incoming: empty.
   std::string thread_id;  ///< Set to file into that thread; empty: found by threading rules.
   std::vector<AttachmentRecord> attachments;
   std::int64_t created_us = 0;
@@ -100,11 +100,15 @@ class MailStore {
   void loadBodies(Poco::Data::Session& s, MessageRow& m);
   /// Marks read or unread, keeping the thread's unread count, and publishes `email.updated`.
   MessageRow setRead(Poco::Data::Session& tx, MessageRow row, bool is_read);
-  /// Records a delivery outcome of an outgoing message and publishes `email.updated`.
+  /// Records a delivery outcome of an outgoing message and publishes `email.updated`; a bounced
+  /// message keeps its status (bounces are recorded by BounceStore).
   void setStatus(Poco::Data::Session& tx, const std::string& message_id, const std::string& status);
 
   /// The list shape (no content, html or attachments); full adds them.
-  Poco::JSON::Object::Ptr messageJson(Poco::Data::Session& s, const MessageRow& m, bool full);
+  /// @param bounces a page's `bounce` objects read at once (BounceStore::json); null: looked up.
+  Poco::JSON::Object::Ptr messageJson(
+      Poco::Data::Session& s, const MessageRow& m, bool full,
+      const std::map<std::string, Poco::Dynamic::Var>* bounces = nullptr);
 
   /// Columns of email_messages in the order readMessages() expects (bodies left empty).
   static const char* messageColumns();

@@ -2,6 +2,8 @@
 // (see mail_store.h).
 #include "mail_store.h"
 
+#include "bounces/bounce_store.h"
+
 #include <svc/sdk/util.h>
 
 #include <Poco/Data/Statement.h>
@@ -299,8 +301,9 @@ void MailStore::loadBodies(Poco::Data::Session& s, MessageRow& m) {
   m.html = readLongText(s, db_.dialect(), "email_messages", "html", "id", m.id);
 }
 
-Poco::JSON::Object::Ptr MailStore::messageJson(Poco::Data::Session& s, const MessageRow& m,
-                                               bool full) {
+Poco::JSON::Object::Ptr MailStore::messageJson(
+    Poco::Data::Session& s, const MessageRow& m, bool full,
+    const std::map<std::string, Poco::Dynamic::Var>* bounces) {
   Poco::JSON::Object::Ptr o = new Poco::JSON::Object;
   o->set("id", m.id);
   o->set("thread_id", m.thread_id);
@@ -317,6 +320,16 @@ Poco::JSON::Object::Ptr MailStore::messageJson(Poco::Data::Session& s, const Mes
   o->set("in_reply_to", nullable(m.in_reply_to));
   o->set("is_read", m.is_read);
   o->set("status", nullable(m.status));
+  // Only a bounced message has bounce rows: the others are not looked up.
+  Poco::Dynamic::Var bounce;
+  if (m.status == "bounced") {
+    if (!bounces) {
+      bounce = BounceStore::json(s, m.id);
+    } else if (auto found = bounces->find(m.id); found != bounces->end()) {
+      bounce = found->second;
+    }
+  }
+  o->set("bounce", bounce);
   o->set("created_dt", sdk::isoTimestamp(m.created_us));
   o->set("updated_dt", sdk::isoTimestamp(m.updated_us));
   o->set("authentication", authenticationValue(m.authentication));

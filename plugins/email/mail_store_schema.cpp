@@ -107,7 +107,19 @@ std::vector<sdk::Migration> MailStore::migrations() {
        "CREATE UNIQUE INDEX email_rules_pattern ON email_rules (account_id, identity_uuid, "
        "pattern)",
        "CREATE INDEX email_rules_account ON email_rules (account_id, created_us)"});
-  return {m, spool, codes, auth, rules};
+  // Bounces (bounces/bounce_store.h): the token of each relayed message's envelope sender with
+  // the recipients it was relayed to (only they can bounce), kept 30 days (reports come within
+  // days), and each recipient that bounced.
+  sdk::Migration bounces = sdk::Migration::portableUtf8(
+      6, "bounce tokens and bounced recipients",
+      {"CREATE TABLE email_bounce_tokens (token CHAR(32) NOT NULL PRIMARY KEY, message_id "
+       "CHAR(36) NOT NULL, recipients TEXT NOT NULL, created_us BIGINT NOT NULL)",
+       "CREATE INDEX email_bounce_tokens_message ON email_bounce_tokens (message_id)",
+       "CREATE INDEX email_bounce_tokens_created ON email_bounce_tokens (created_us)",
+       "CREATE TABLE email_bounces (message_id CHAR(36) NOT NULL, recipient VARCHAR(254) NOT "
+       "NULL, status VARCHAR(16) NOT NULL, reason TEXT NOT NULL, source VARCHAR(8) NOT NULL, "
+       "bounced_us BIGINT NOT NULL, PRIMARY KEY (message_id, recipient))"});
+  return {m, spool, codes, auth, rules, bounces};
 }
 
 }  // namespace svc::plugins::email

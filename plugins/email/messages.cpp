@@ -1,5 +1,6 @@
 #include "messages.h"
 
+#include "bounces/bounce_store.h"
 #include "request_scope.h"
 
 #include <svc/sdk/pagination.h>
@@ -192,7 +193,14 @@ sdk::Response Messages::list(sdk::Request& r) {
   f.bind(q);
   q, use(limit), use(offset);
   Poco::JSON::Array::Ptr results = new Poco::JSON::Array;
-  for (const auto& m : MailStore::readMessages(q)) results->add(store_.messageJson(s, m, false));
+  const auto rows = MailStore::readMessages(q);
+  // The page's bounces in one query, not one per bounced message.
+  std::vector<std::string> bounced;
+  for (const auto& m : rows) {
+    if (m.status == "bounced") bounced.push_back(m.id);
+  }
+  const auto bounces = BounceStore::json(s, bounced);
+  for (const auto& m : rows) results->add(store_.messageJson(s, m, false, &bounces));
   Poco::JSON::Object::Ptr body = sdk::pageBody(r, page, counted.count, results);
   body->set("count_is_exact", counted.exact);
   return sdk::Response::json(200, body);

@@ -64,12 +64,14 @@ std::string forwardedContent(const std::string& note, const MessageRow& parent) 
 }
 
 Outgoing::Outgoing(sdk::Database& database, MailStore& store, BlobStore& blobs, Relay& relay,
-                   const Domains& domains, Inboxes& inboxes, Messages& messages,
-                   const DkimSigner* dkim, const EmailConfig& config, RuleCache& rules)
+                   BounceStore& bounces, const Domains& domains, Inboxes& inboxes,
+                   Messages& messages, const DkimSigner* dkim, const EmailConfig& config,
+                   RuleCache& rules)
     : database_(database),
       store_(store),
       blobs_(blobs),
       relay_(relay),
+      bounces_(bounces),
       domains_(domains),
       inboxes_(inboxes),
       messages_(messages),
@@ -77,7 +79,8 @@ Outgoing::Outgoing(sdk::Database& database, MailStore& store, BlobStore& blobs, 
       rules_(rules),
       max_attachment_bytes_(config.max_attachment_bytes),
       limits_(config.sending),
-      hostname_(config.smtp.hostname) {}
+      hostname_(config.smtp.hostname),
+      verp_(config.relay.verp) {}
 
 std::vector<Mailbox> Outgoing::recipients(const sdk::Request& r, const std::string& field) {
   std::vector<Mailbox> out;
@@ -320,7 +323,10 @@ MessageRow Outgoing::commit(const Draft& d, const NewMessage& sent, const Route&
       store_.file(tx, inbox, std::move(in));
     }
     if (!route.remote.empty()) {
-      std::string raw = signedMessage(out), id = row.id, sender = d.inbox.address,
+      // Reports of non-delivery come back to the VERP address, which names this message.
+      std::string raw = signedMessage(out), id = row.id,
+                  sender =
+                      bounces_.envelopeSender(tx, row.id, d.inbox.address, route.remote, verp_),
                   rcpts = jsonList(route.remote), empty;
       Poco::Int64 at = out.date_us;
       int zero = 0;

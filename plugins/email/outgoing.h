@@ -4,6 +4,7 @@
 #pragma once
 
 #include "blob_store.h"
+#include "bounces/bounce_store.h"
 #include "dkim.h"
 #include "domains.h"
 #include "email_config.h"
@@ -51,11 +52,12 @@ std::string forwardedContent(const std::string& note, const MessageRow& parent);
 
 class Outgoing {
  public:
-  /// @param dkim signs mail for the relay; null: unsigned. @param rules the sender rules local
-  /// delivery obeys, as SMTP's RCPT does.
+  /// @param dkim signs mail for the relay; null: unsigned.
+  /// @param bounces gives relayed mail its envelope sender (a VERP address).
+  /// @param rules the sender rules local delivery obeys, as SMTP's RCPT does.
   Outgoing(sdk::Database& database, MailStore& store, BlobStore& blobs, Relay& relay,
-           const Domains& domains, Inboxes& inboxes, Messages& messages, const DkimSigner* dkim,
-           const EmailConfig& config, RuleCache& rules);
+           BounceStore& bounces, const Domains& domains, Inboxes& inboxes, Messages& messages,
+           const DkimSigner* dkim, const EmailConfig& config, RuleCache& rules);
 
   sdk::Response compose(sdk::Request& r);
   sdk::Response reply(sdk::Request& r, bool all);
@@ -85,6 +87,7 @@ class Outgoing {
   MailStore& store_;
   BlobStore& blobs_;
   Relay& relay_;
+  BounceStore& bounces_;
   const Domains& domains_;
   Inboxes& inboxes_;
   Messages& messages_;
@@ -93,6 +96,7 @@ class Outgoing {
   std::size_t max_attachment_bytes_;
   SendingLimits limits_;
   std::string hostname_;  // names this server in Authentication-Results
+  bool verp_;             ///< email.relay.verp
 };
 
 }  // namespace svc::plugins::email

@@ -1,13 +1,11 @@
 #include "relay.h"
 
+#include "relay_client.h"
+
 #include <svc/sdk/util.h>
 
 #include <Poco/Data/Statement.h>
-#include <Poco/Net/Context.h>
-#include <Poco/Net/DialogSocket.h>
-#include <Poco/Net/NetException.h>
-#include <Poco/Net/SMTPClientSession.h>
-#include <Poco/Net/SecureSMTPClientSession.h>
+#include <Poco/String.h>
 #include <Poco/Tuple.h>
 
 #include <algorithm>
@@ -16,89 +14,8 @@ using namespace Poco::Data::Keywords;
 
 namespace svc::plugins::email {
 
-namespace {
-
-// An SMTP answer that says the message will never go (5xx), as opposed to a temporary failure.
-class PermanentFailure : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-void expect(Poco::Net::SMTPClientSession& session, const std::string& command, int ok_class) {
-  std::string response;
-  int status = session.sendCommand(command, response);
-  if (status / 100 == ok_class) return;
-  std::string what = command.substr(0, command.find(':')) + " answered " + response;
-  if (status / 100 == 5) throw PermanentFailure(what);
-  throw std::runtime_error(what);
-}
-
-// Dot-stuffing (RFC 5321 section 4.5.2) and the end-of-data line.
-std::string stuffed(const std::string& raw) {
-  std::string out;
-  out.reserve(raw.size() + 64);
-  bool line_start = true;
-  for (char c : raw) {
-    if (line_start && c == '.') out += '.';
-    out += c;
-    line_start = c == '\n';
-  }
-  if (out.size() < 2 || out.compare(out.size() - 2, 2, "\r\n") != 0) out += "\r\n";
-  out += ".\r\n";
-  return out;
-}
-
-// Poco's session with its socket reachable, to send bytes that are already a finished message.
-class RelaySession : public Poco::Net::SecureSMTPClientSession {
- public:
-  using SecureSMTPClientSession::SecureSMTPClientSession;
-  using SMTPClientSession::socket;
-};
-
-void deliverOnce(const RelayConfig& config, const std::string& sender,
-                 const std::vector<std::string>& recipients, const std::string& raw) {
-  RelaySession session(config.host, static_cast<Poco::UInt16>(config.port));
-  session.setTimeout(Poco::Timespan(config.timeout_seconds, 0));
-  session.login(config.helo);
-  if (config.starttls) {
-    // The relay's certificate must be valid for its host name, from the system's CAs or the
-    // configured file.
-    Poco::Net::Context::Ptr context =
-        new Poco::Net::Context(Poco::Net::Context::TLS_CLIENT_USE, "", "", config.tls_ca_file,
-                               Poco::Net::Context::VERIFY_RELAXED, 9, true);
-    if (!session.startTLS(context)) {
-      throw std::runtime_error("the relay does not offer STARTTLS (email.relay.starttls is true)");
-    }
-    session.login(config.helo);
-  }
-  if (!config.username.empty()) {
-    // PLAIN where offered, else LOGIN: Poco picks by the method named.
-    try {
-      session.login(Poco::Net::SMTPClientSession::AUTH_PLAIN, config.username, config.password);
-    } catch (const Poco::Net::SMTPException&) {
-      session.login(Poco::Net::SMTPClientSession::AUTH_LOGIN, config.username, config.password);
-    }
-  }
-  expect(session, "MAIL FROM:<" + sender + ">", 2);
-  for (const auto& r : recipients) expect(session, "RCPT TO:<" + r + ">", 2);
-  expect(session, "DATA", 3);
-  const std::string body = stuffed(raw);
-  session.socket().sendBytes(body.data(), static_cast<int>(body.size()));
-  std::string response;
-  int status = session.socket().receiveStatusMessage(response);
-  if (status / 100 == 5) throw PermanentFailure("the relay refused the message: " + response);
-  if (status / 100 != 2)
-    throw std::runtime_error("the relay did not take the message: " + response);
-  try {
-    session.close();
-  } catch (const Poco::Exception&) {
-  }
-}
-
-}  // namespace
-
-Relay::Relay(RelayConfig config, MailStore& store, Poco::Logger& logger)
-    : config_(std::move(config)), store_(store), logger_(logger) {}
+Relay::Relay(RelayConfig config, MailStore& store, BounceStore& bounces, Poco::Logger& logger)
+    : config_(std::move(config)), store_(store), bounces_(bounces), logger_(logger) {}
 
 Relay::~Relay() {
   stop();
@@ -128,9 +45,17 @@ void Relay::wake() {
 }
 
 void Relay::run() {
+  std::int64_t pruned_us = 0;
   for (;;) {
     bool sent_any = false;
     try {
+      // Bounce tokens are honoured 30 days; older rows are deleted once an hour (and at start).
+      if (sdk::nowMicros() - pruned_us >= 3600LL * 1000000) {
+        pruned_us = sdk::nowMicros();
+        if (const std::size_t n = bounces_.prune(pruned_us)) {
+          logger_.information("outbox: pruned %z bounce tokens older than 30 days", n);
+        }
+      }
       while (sendOne()) {
         sent_any = true;
         std::lock_guard lock(mutex_);
@@ -176,48 +101,107 @@ bool Relay::sendOne() {
   });
   if (!claimed) return true;  // another process took it; look again
 
-  std::string error;
-  bool permanent = false;
+  RelayResult result;
+  bool whole = false;  // the attempt failed before the relay answered for the recipients
   try {
     std::string raw;
     {
       Poco::Data::Session s = store_.db().session();
       raw = readLongText(s, store_.db().dialect(), "email_outbox", "raw", "message_id", id);
     }
-    deliverOnce(config_, row.get<1>(), parseJsonList(row.get<2>()), raw);
-  } catch (const PermanentFailure& e) {
-    error = e.what();
-    permanent = true;
+    result = relayMessage(config_, row.get<1>(), parseJsonList(row.get<2>()), raw);
+    whole = result.deferred_at_mail;
   } catch (const Poco::Exception& e) {
-    error = e.displayText();
+    result.deferred = parseJsonList(row.get<2>());
+    result.deferred_answer = replyLine(e.displayText());
+    whole = true;
   } catch (const std::exception& e) {
-    error = e.what();
+    result.deferred = parseJsonList(row.get<2>());
+    result.deferred_answer = replyLine(e.what());
+    whole = true;
   }
-  store_.db().transaction([&](Poco::Data::Session& tx) {
-    if (error.empty()) {
+  const bool retry =
+      result.message_error.empty() && !result.deferred.empty() && attempts < config_.max_attempts;
+  bool expired = false;  // still-deferred recipients recorded as bounces
+  try {
+    store_.db().transaction([&](Poco::Data::Session& tx) {
+      // The relay's refusals are bounces, with its answer as the reason.
+      std::vector<Bounce> bounces;
+      for (const auto& r : result.refused) {
+        bounces.push_back(
+            {Poco::toLower(r.recipient), r.status, r.answer, "relay", sdk::nowMicros()});
+      }
+      if (retry) {
+        bounces_.record(tx, id, bounces);
+        // Only the deferred recipients are tried again. 30 s, 1 min, 2 min ... at most an hour.
+        Poco::Int64 wait = std::min<Poco::Int64>(3600, 30LL << std::min(attempts - 1, 7)) * 1000000;
+        Poco::Int64 next = sdk::nowMicros() + wait;
+        std::string rest = jsonList(result.deferred), error = result.deferred_answer;
+        tx << "UPDATE email_outbox SET next_attempt_us = ?, last_error = ?, recipients = ? WHERE "
+              "message_id = ?",
+            use(next), use(error), use(rest), use(id), now;
+        return;
+      }
+      // Out of attempts. Recipients the relay answered for (while others bounced or got it)
+      // bounce, so the sender learns who did not get it; when the relay was never reached for
+      // any of them and none bounced before, the message failed as a whole.
+      auto head = store_.messageHead(tx, id);
+      expired = !result.deferred.empty() && result.message_error.empty() &&
+                (!whole || !bounces.empty() || (head && head->status == "bounced"));
+      if (expired) {
+        for (const auto& r : result.deferred) {
+          bounces.push_back({Poco::toLower(r), "4.4.7",
+                             replyLine("delivery time expired: " + result.deferred_answer), "relay",
+                             sdk::nowMicros()});
+        }
+      }
+      bounces_.record(tx, id, bounces);
       tx << "DELETE FROM email_outbox WHERE message_id = ?", use(id), now;
-      store_.setStatus(tx, id, "sent");
-      return;
-    }
-    if (permanent || attempts >= config_.max_attempts) {
+      // A bounced message stays bounced (setStatus leaves it); else sent, or failed.
+      const bool failed = !result.message_error.empty() || (!result.deferred.empty() && !expired);
+      store_.setStatus(tx, id, failed ? "failed" : "sent");
+    });
+  } catch (const std::exception& e) {
+    // The outcome could not be recorded: end the row anyway, in its own transaction, so the
+    // message is not sent again to every recipient when the lease runs out.
+    logger_.error("outbox: %s: recording the outcome failed (%s); the message is marked failed", id,
+                  std::string(e.what()));
+    store_.db().transaction([&](Poco::Data::Session& tx) {
       tx << "DELETE FROM email_outbox WHERE message_id = ?", use(id), now;
-      store_.setStatus(tx, id, "failed");
-      return;
+    });
+    try {
+      store_.db().transaction([&](Poco::Data::Session& tx) { store_.setStatus(tx, id, "failed"); });
+    } catch (const std::exception& e2) {
+      logger_.error("outbox: %s: marking it failed failed too: %s", id, std::string(e2.what()));
     }
-    // 30 s, 1 min, 2 min ... at most an hour between attempts.
-    Poco::Int64 wait = std::min<Poco::Int64>(3600, 30LL << std::min(attempts - 1, 7)) * 1000000;
-    Poco::Int64 next = sdk::nowMicros() + wait;
-    tx << "UPDATE email_outbox SET next_attempt_us = ?, last_error = ? WHERE message_id = ?",
-        use(next), use(error), use(id), now;
-  });
-  if (error.empty()) {
+    outcomes_.failed.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  if (!result.message_error.empty()) {
+    outcomes_.failed.fetch_add(1, std::memory_order_relaxed);
+    logger_.warning(
+        "outbox: %s failed: the relay refused the sender (check email.relay.username "
+        "and email.relay.verp): %s",
+        id, result.message_error);
+  }
+  if (!result.delivered.empty()) {
     outcomes_.sent.fetch_add(1, std::memory_order_relaxed);
-    logger_.information("outbox: %s sent", id);
-  } else {
-    (permanent || attempts >= config_.max_attempts ? outcomes_.failed : outcomes_.deferred)
-        .fetch_add(1, std::memory_order_relaxed);
-    logger_.warning("outbox: %s attempt %d failed%s: %s", id, attempts,
-                    std::string(permanent ? " permanently" : ""), error);
+    logger_.information("outbox: %s sent to %z recipients", id, result.delivered.size());
+  }
+  if (!result.refused.empty() || expired) {
+    outcomes_.bounced.fetch_add(1, std::memory_order_relaxed);
+    for (const auto& r : result.refused)
+      logger_.warning("outbox: %s bounced for %s: %s", id, r.recipient, r.answer);
+  }
+  if (!result.deferred.empty()) {
+    if (retry) outcomes_.deferred.fetch_add(1, std::memory_order_relaxed);
+    if (!retry && !expired) outcomes_.failed.fetch_add(1, std::memory_order_relaxed);
+    logger_.warning("outbox: %s attempt %d failed for %z recipients%s: %s", id, attempts,
+                    result.deferred.size(),
+                    std::string(retry     ? ""
+                                : expired ? ", the last attempt: they bounced"
+                                          : ", the last attempt"),
+                    result.deferred_answer);
   }
   return true;
 }

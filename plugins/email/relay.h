@@ -1,9 +1,14 @@
 // The outbox sender: a background thread that takes due rows of email_outbox (claimed with a
 // lease, so several svcd processes on one database never send a message twice at once), hands
 // each to the configured relay over SMTP (STARTTLS, AUTH PLAIN/LOGIN), and records the outcome:
-// sent, retried later with backoff on a temporary failure, or failed.
+// sent, retried later with backoff on a temporary failure (only the recipients it was for),
+// bounced for the recipients the relay refused for good (a 5xx) and, at the last attempt, for
+// those still deferred (4.4.7), with its answer recorded as the reason; or failed when the relay
+// refused the sender at MAIL (its configuration, not the recipients) or was never reached
+// (relay_client.h holds the SMTP transaction). Every outcome ends or reschedules the outbox row.
 #pragma once
 
+#include "bounces/bounce_store.h"
 #include "mail_store.h"
 
 #include <Poco/Logger.h>
@@ -26,12 +31,15 @@ struct RelayConfig {
   std::string tls_ca_file;  ///< CA certificates to trust besides the system's (PEM).
   std::string helo;         ///< The SMTP hostname.
   int max_attempts = 8;
+  /// The envelope sender is a VERP address (bounces+token@domain); false: the sender itself,
+  /// for relays that require the logged-in mailbox (Exchange, Office 365).
+  bool verp = true;
   int timeout_seconds = 60;
 };
 
 class Relay {
  public:
-  Relay(RelayConfig config, MailStore& store, Poco::Logger& logger);
+  Relay(RelayConfig config, MailStore& store, BounceStore& bounces, Poco::Logger& logger);
   ~Relay();
   bool configured() const { return !config_.host.empty(); }
   void start();
@@ -43,7 +51,8 @@ class Relay {
   struct Outcomes {
     std::atomic<std::uint64_t> sent{0};      ///< accepted by the relay
     std::atomic<std::uint64_t> deferred{0};  ///< failed for now, retried later
-    std::atomic<std::uint64_t> failed{0};    ///< failed for good (permanent, or out of attempts)
+    std::atomic<std::uint64_t> failed{0};    ///< some recipients still deferred, out of attempts
+    std::atomic<std::uint64_t> bounced{0};   ///< some recipients refused for good (5xx)
   };
   const Outcomes& outcomes() const { return outcomes_; }
 
@@ -52,6 +61,7 @@ class Relay {
   bool sendOne();
   RelayConfig config_;
   MailStore& store_;
+  BounceStore& bounces_;
   Poco::Logger& logger_;
   std::mutex mutex_;
   std::condition_variable cv_;

@@ -973,7 +973,9 @@ TEST_F(Email, SvcctlCreatesIdentitiesSendsListsAndReads) {
   EXPECT_NE(bad.find("400 invalid"), std::string::npos) << bad;
 }
 
-TEST_F(Email, RelayFailuresMarkTheMessageFailed) {
+// smtp-sink refuses every RCPT for good (-f rcpt): the message bounces with its answer
+// (email_bounces_test.cpp has the rest of bounces).
+TEST_F(Email, RelayRefusalsMarkTheMessageBounced) {
   const int sink_port = freeTcpPort();
   Child sink("smtp-sink -u nobody -f rcpt 127.0.0.1:" + std::to_string(sink_port) + " 10");
   svcd_.reset();
@@ -985,12 +987,19 @@ TEST_F(Email, RelayFailuresMarkTheMessageFailed) {
   auto r = call("POST", "/api/email-messages/compose/?identity=" + a.uuid,
                 R"({"to_email":"x@remote.example","subject":"s","content":"c"})");
   ASSERT_EQ(r.status, 201) << r.body;
-  std::string status;
-  for (int i = 0; i < 100 && status != "failed"; ++i) {
+  Poco::JSON::Object::Ptr m;
+  for (int i = 0; i < 100; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    status = message(r.json()->getValue<std::string>("id"))->getValue<std::string>("status");
+    m = message(r.json()->getValue<std::string>("id"));
+    if (m->getValue<std::string>("status") != "queued") break;
   }
-  EXPECT_EQ(status, "failed");
+  EXPECT_EQ(m->getValue<std::string>("status"), "bounced");
+  ASSERT_FALSE(m->isNull("bounce"));
+  auto b = m->getObject("bounce")->getArray("recipients")->getObject(0);
+  EXPECT_EQ(b->getValue<std::string>("recipient"), "x@remote.example");
+  EXPECT_EQ(b->getValue<std::string>("source"), "relay");
+  EXPECT_EQ(b->getValue<std::string>("reason").rfind("RCPT answered 5", 0), 0u)
+      << b->getValue<std::string>("reason");
 }
 
 TEST_F(Email, CustomDomainVerifiedAgainstDnsmasq) {
