@@ -45,6 +45,10 @@ std::vector<std::string> lookupTxt(const std::string& name, const std::string& s
     if (state.res_h_errno == HOST_NOT_FOUND || state.res_h_errno == NO_DATA) return {};
     throw std::runtime_error("no answer from the DNS server");
   }
+  // res_nquery returns an answer's whole length even when it did not fit the buffer.
+  if (static_cast<std::size_t>(len) > sizeof answer) {
+    throw std::runtime_error("a DNS answer too large to read");
+  }
   ns_msg msg;
   if (ns_initparse(answer, len, &msg) != 0) throw std::runtime_error("a malformed DNS answer");
   std::vector<std::string> out;

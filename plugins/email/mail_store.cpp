@@ -98,7 +98,10 @@ std::string MailStore::findThread(Poco::Data::Session& tx, const Inbox& inbox, c
   for (const auto& id : ids) {
     std::vector<std::string> found;
     std::string inbox_id = inbox.id, key = sdk::sha256Hex(id);
-    tx << "SELECT thread_id FROM email_messages WHERE inbox_id = ? AND message_key = ? LIMIT 1",
+    // Never into a quarantined message's hidden thread: a planted quarantined message with a
+    // predictable Message-ID would otherwise swallow genuine replies.
+    tx << "SELECT thread_id FROM email_messages WHERE inbox_id = ? AND message_key = ? AND "
+          "quarantined = 0 LIMIT 1",
         use(inbox_id), use(key), into(found), now;
     if (!found.empty()) return found.front();
   }

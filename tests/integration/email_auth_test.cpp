@@ -221,6 +221,14 @@ TEST_F(EmailAuth, QuarantineIsStoredHiddenAndStillHasItsCode) {
   auto w = call("GET", "/api/email-messages/wait/?identity=" + inbox_.uuid +
                            "&created_after=2000-01-01T00:00:00Z&timeout=1");
   EXPECT_EQ(w.status, 204) << w.body;
+  // Genuine mail carrying the quarantined message's Message-ID (planted to swallow it) is not
+  // threaded into the hidden thread: it is listed.
+  auto [grc, gout] = send("127.0.0.2", "a@pass.test", "a@pass.test", "quarantined");
+  ASSERT_EQ(grc, 0) << gout;
+  auto shown = call("GET", threads).json()->getArray("results");
+  ASSERT_EQ(shown->size(), 1u);
+  EXPECT_NE(shown->getObject(0)->getValue<std::string>("thread_id"),
+            m->getValue<std::string>("thread_id"));
 }
 
 TEST_F(EmailAuth, SoftfailAndNeutralAreNeitherPassNorFail) {

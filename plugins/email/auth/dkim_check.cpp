@@ -88,10 +88,37 @@ std::string resultOf(DKIM_SIGINFO* sig, const LookupContext& ctx) {
   }
 }
 
+// libopendkim parses every signature and sets up hashing for each before the prescreen can
+// ignore any: a message of hundreds of thousands of DKIM-Signature fields would cost memory and
+// time in proportion. Beyond this many, the message is not given to it at all.
+constexpr std::size_t kMaxSignatureFields = 50;
+
+// @return how many DKIM-Signature fields the header block holds (stopping past the cap).
+std::size_t signatureFields(std::string_view data) {
+  static constexpr std::string_view kName = "dkim-signature:";
+  std::size_t count = 0;
+  for (std::size_t at = 0; at < data.size() && count <= kMaxSignatureFields;) {
+    const std::size_t end = data.find('\n', at);
+    const std::string_view line = data.substr(at, end == std::string_view::npos ? end : end - at);
+    if (line.empty() || line == "\r") break;  // the blank line: the body starts
+    if (line.size() >= kName.size() &&
+        Poco::icompare(std::string(line.substr(0, kName.size())), std::string(kName)) == 0) {
+      ++count;
+    }
+    if (end == std::string_view::npos) break;
+    at = end + 1;
+  }
+  return count;
+}
+
 }  // namespace
 
 std::vector<DkimOutcome> checkDkim(DnsResolver& dns, std::string_view data) {
   std::vector<DkimOutcome> out;
+  if (signatureFields(data) > kMaxSignatureFields) {
+    out.push_back({"permerror", "", ""});  // a message built to load the server, not to be read
+    return out;
+  }
   DKIM_LIB* lib = library();
   if (lib == nullptr) return out;
   DKIM_STAT status = DKIM_STAT_OK;

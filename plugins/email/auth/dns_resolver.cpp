@@ -170,6 +170,9 @@ DnsAnswer DnsResolver::ask(const std::string& server, const std::string& name, i
     if (state.res_h_errno == NO_DATA) out.status = DnsAnswer::Status::kNoData;
     return out;
   }
+  // res_nquery returns an answer's whole length even when it did not fit (a TCP answer larger
+  // than the buffer): parsing that length would read past it. Too large is a failed lookup.
+  if (static_cast<std::size_t>(len) > sizeof answer) return out;
   ns_msg msg;
   if (ns_initparse(answer, len, &msg) != 0) return out;
   std::uint32_t ttl = UINT32_MAX;

@@ -109,5 +109,26 @@ TEST(ChecksTest, TheFromDomainComesFromTheHeaderNotTheEnvelope) {
   EXPECT_EQ(organizationalDomain("mail.example.co.uk"), "example.co.uk");
 }
 
+TEST(ChecksTest, AMessageOfManySignaturesIsPermerrorWithoutALookup) {
+  // libopendkim would set up every one of them before ignoring any.
+  Zone z;
+  DnsResolver dns = z.resolver();
+  std::string message;
+  for (int i = 0; i < 60; ++i)
+    message += "DKIM-Signature: v=1; d=x.example; s=s" + std::to_string(i) + "\r\n";
+  message += "From: a@x.example\r\n\r\nbody\r\n";
+  auto outcomes = checkDkim(dns, message);
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0].result, "permerror");
+  EXPECT_TRUE(z.asked.empty());
+  // A few are checked as usual (here: no key, so not a pass).
+  std::string few =
+      "DKIM-Signature: v=1; a=rsa-sha256; d=x.example; s=s1; h=from; bh=x; b=y\r\n"
+      "From: a@x.example\r\n\r\nbody\r\n";
+  auto checked = checkDkim(dns, few);
+  ASSERT_EQ(checked.size(), 1u);
+  EXPECT_NE(checked[0].result, "pass");
+}
+
 }  // namespace
 }  // namespace svc::plugins::email
