@@ -50,6 +50,12 @@ struct MimeLimits {
 /// @return what could be read; never throws on malformed input.
 ParsedMessage parseMessage(std::string_view raw, const MimeLimits& limits = {});
 
+/// @param raw a message. @param max_headers as MimeLimits'. @return its header fields (name,
+/// unfolded value) as parseMessage reads them: what checks of the header must judge, so that
+/// what they judge is what the message's views show.
+std::vector<std::pair<std::string, std::string>> topHeaders(
+    std::string_view raw, std::size_t max_headers = MimeLimits{}.max_headers);
+
 /// @param value a header value with RFC 2047 encoded words. @return it in UTF-8.
 std::string decodeHeaderWords(std::string_view value);
 /// @param bytes text in charset. @param charset its name (any case; empty: us-ascii).

@@ -325,6 +325,12 @@ std::string htmlToText(std::string_view html) {
   return std::string(trim(collapsed));
 }
 
+std::vector<std::pair<std::string, std::string>> topHeaders(std::string_view raw,
+                                                            std::size_t max_headers) {
+  std::vector<std::string> problems;
+  return splitPart(raw, max_headers, problems).headers;
+}
+
 ParsedMessage parseMessage(std::string_view raw, const MimeLimits& limits) {
   ParsedMessage msg;
   Part top = splitPart(raw, limits.max_headers, msg.problems);

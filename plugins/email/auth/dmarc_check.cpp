@@ -104,30 +104,18 @@ std::string organizationalDomain(const std::string& domain) {
 }
 
 std::string fromDomain(std::string_view data) {
-  // The header block ends at the first empty line; From may be folded over several lines.
-  std::size_t end = data.find("\r\n\r\n");
-  std::string_view head = data.substr(0, end == std::string_view::npos ? data.size() : end + 2);
-  std::size_t pos = 0;
-  while (pos < head.size()) {
-    std::size_t eol = head.find("\r\n", pos);
-    if (eol == std::string_view::npos) eol = head.size();
-    if (eol - pos >= 5 && Poco::icompare(std::string(head.substr(pos, 5)), "from:") == 0) {
-      std::string value(head.substr(pos + 5, eol - pos - 5));
-      while (eol + 2 < head.size() && (head[eol + 2] == ' ' || head[eol + 2] == '\t')) {
-        std::size_t next = head.find("\r\n", eol + 2);
-        if (next == std::string_view::npos) next = head.size();
-        value += std::string(head.substr(eol + 2, next - eol - 2));
-        eol = next;
-      }
-      for (const auto& box : parseAddressList(value)) {
-        const std::size_t at = box.address.rfind('@');
-        if (at != std::string::npos) return Poco::toLower(box.address.substr(at + 1));
-      }
-      return "";
-    }
-    pos = eol + 2;
+  // Read as the message's views read it (topHeaders), so the domain judged is the one shown.
+  // RFC 7489 section 6.6.1: a message without exactly one From of exactly one mailbox has no
+  // domain to judge, and nothing of it can pass.
+  std::vector<std::string> froms;
+  for (const auto& [name, value] : topHeaders(data)) {
+    if (Poco::icompare(name, "from") == 0) froms.push_back(value);
   }
-  return "";
+  if (froms.size() != 1) return "";
+  const auto boxes = parseAddressList(froms.front());
+  if (boxes.size() != 1) return "";
+  const std::size_t at = boxes.front().address.rfind('@');
+  return at == std::string::npos ? "" : Poco::toLower(boxes.front().address.substr(at + 1));
 }
 
 DmarcOutcome checkDmarc(DnsResolver& dns, const std::string& from_domain, const SpfOutcome& spf,
@@ -191,8 +179,15 @@ DmarcOutcome checkDmarc(DnsResolver& dns, const std::string& from_domain, const 
       opendmarc_policy_fetch_p(pctx, &p);
     }
     out.policy = policyName(p);
-    bool transient = spf.result == "temperror";
-    for (const auto& d : dkim) transient = transient || d.result == "temperror";
+    // Only a DNS error about a domain aligned with From could have hidden a pass: an attacker's
+    // own failing domain beside a forged From changes nothing.
+    const std::string from_org = organizationalDomain(from_domain);
+    const auto aligned = [&](const std::string& domain) {
+      return !domain.empty() && organizationalDomain(Poco::toLower(domain)) == from_org;
+    };
+    bool transient = spf.result == "temperror" && aligned(spf.domain);
+    for (const auto& d : dkim)
+      transient = transient || (d.result == "temperror" && aligned(d.domain));
     if (decision == DMARC_POLICY_PASS) {
       out.result = "pass";
     } else {

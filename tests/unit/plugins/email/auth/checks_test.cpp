@@ -109,6 +109,32 @@ TEST(ChecksTest, TheFromDomainComesFromTheHeaderNotTheEnvelope) {
   EXPECT_EQ(organizationalDomain("mail.example.co.uk"), "example.co.uk");
 }
 
+TEST(ChecksTest, TheFromJudgedIsTheFromShown) {
+  // `From :` is a From to the views (their parser trims names): so it is to DMARC.
+  EXPECT_EQ(fromDomain("From : PayPal <service@paypal.example>\r\n\r\nx"), "paypal.example");
+  // Two From fields, or two mailboxes in one, judge no domain: nothing of it can pass.
+  EXPECT_EQ(fromDomain("From : PayPal <service@paypal.example>\r\nFrom: x@atk.example\r\n\r\n"),
+            "");
+  EXPECT_EQ(fromDomain("From: a@one.example, b@two.example\r\n\r\n"), "");
+  // A From past the header fields the views read is not judged either.
+  std::string junk;
+  for (int i = 0; i < 1001; ++i) junk += "X-Junk: " + std::to_string(i) + "\r\n";
+  EXPECT_EQ(fromDomain(junk + "From: x@atk.example\r\n\r\n"), "");
+}
+
+TEST(ChecksTest, OnlyADnsErrorOfAnAlignedDomainMakesDmarcTemperror) {
+  Zone z;
+  z.txt["_dmarc.paypal.example"] = "v=DMARC1; p=reject";
+  DnsResolver dns = z.resolver();
+  // The attacker's own domain fails to resolve beside a forged From: still a DMARC fail.
+  SpfOutcome unaligned{"temperror", "sf.atk.example", "192.0.2.1", "x", "x@sf.atk.example"};
+  EXPECT_EQ(
+      checkDmarc(dns, "paypal.example", unaligned, {{"temperror", "atk.example", "s"}}).result,
+      "fail");
+  SpfOutcome aligned{"temperror", "paypal.example", "192.0.2.1", "x", "x@paypal.example"};
+  EXPECT_EQ(checkDmarc(dns, "paypal.example", aligned, {}).result, "temperror");
+}
+
 TEST(ChecksTest, AMessageOfManySignaturesIsPermerrorWithoutALookup) {
   // libopendkim would set up every one of them before ignoring any.
   Zone z;
