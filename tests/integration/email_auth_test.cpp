@@ -27,33 +27,6 @@
 namespace svc::testing {
 namespace {
 
-int freePort() {
-  Poco::Net::ServerSocket s(Poco::Net::SocketAddress("127.0.0.1", 0));
-  return s.address().port();
-}
-
-// A helper process (dnsmasq) that ends with the test.
-class Child {
- public:
-  explicit Child(const std::string& cmd) {
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::setpgid(0, 0);
-      ::execl("/bin/sh", "sh", "-c", ("exec " + cmd + " >/dev/null 2>&1").c_str(),
-              static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  }
-  ~Child() {
-    ::kill(pid_, SIGTERM);
-    ::waitpid(pid_, nullptr, 0);
-  }
-
- private:
-  pid_t pid_;
-};
-
 class EmailAuth : public Email {
  protected:
   void SetUp() override {

@@ -35,11 +35,6 @@ inline std::string text(const Poco::JSON::Object::Ptr& o) {
   return out.str();
 }
 
-inline int freePort() {
-  Poco::Net::ServerSocket s(Poco::Net::SocketAddress("127.0.0.1", 0));
-  return s.address().port();
-}
-
 // smtp-sink, ended with the test.
 class Sink {
  public:

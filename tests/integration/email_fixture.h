@@ -6,15 +6,53 @@
 #include "harness.h"
 
 #include <Poco/JSON/Array.h>
+#include <Poco/Net/ServerSocket.h>
+#include <Poco/Net/SocketAddress.h>
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <memory>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace svc::testing {
+
+/// @return a TCP port on loopback that nothing listens on now.
+inline int freePort() {
+  Poco::Net::ServerSocket s(Poco::Net::SocketAddress("127.0.0.1", 0));
+  return s.address().port();
+}
+
+/// A helper process (smtp-sink, dnsmasq) that ends with the test.
+class Child {
+ public:
+  explicit Child(const std::string& cmd) {
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::setpgid(0, 0);
+      ::execl("/bin/sh", "sh", "-c", ("exec " + cmd + " >/dev/null 2>&1").c_str(),
+              static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  ~Child() {
+    ::kill(pid_, SIGTERM);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+
+ private:
+  pid_t pid_;
+};
 
 class Email : public ::testing::Test {
  protected:

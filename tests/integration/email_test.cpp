@@ -30,33 +30,6 @@
 namespace svc::testing {
 namespace {
 
-int freeTcpPort() {
-  Poco::Net::ServerSocket s(Poco::Net::SocketAddress("127.0.0.1", 0));
-  return s.address().port();
-}
-
-// A helper process (smtp-sink, dnsmasq) that ends with the test.
-class Child {
- public:
-  explicit Child(const std::string& cmd) {
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::setpgid(0, 0);
-      ::execl("/bin/sh", "sh", "-c", ("exec " + cmd + " >/dev/null 2>&1").c_str(),
-              static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  }
-  ~Child() {
-    ::kill(pid_, SIGTERM);
-    ::waitpid(pid_, nullptr, 0);
-  }
-
- private:
-  pid_t pid_;
-};
-
 TEST_F(Email, IdentitiesGetTheirInboxInTheSameTransaction) {
   Ident generated = identity("Support Bot");
   EXPECT_TRUE(
@@ -765,7 +738,7 @@ TEST_F(Email, RelaySendsThroughSmtpSinkWithThreadingHeadersAndNoBcc) {
   const std::string dump = Poco::TemporaryFile::tempName("/tmp/") + "-sink";
   Poco::File(dump).createDirectories();
   ASSERT_EQ(::chmod(dump.c_str(), 0777), 0);
-  const int sink_port = freeTcpPort();
+  const int sink_port = freePort();
   Child sink("smtp-sink -u nobody -d " + dump + "/%M. 127.0.0.1:" + std::to_string(sink_port) +
              " 10");
   svcd_.reset();
@@ -824,7 +797,7 @@ TEST_F(Email, OutgoingMailIsDkimSigned) {
                        "/key.pem -pubout -outform DER -out " + dir + "/pub.der")
                 .first,
             0);
-  const int sink_port = freeTcpPort();
+  const int sink_port = freePort();
   Child sink("smtp-sink -u nobody -d " + dir + "/sink/%M. 127.0.0.1:" + std::to_string(sink_port) +
              " 10");
   svcd_.reset();
@@ -976,7 +949,7 @@ TEST_F(Email, SvcctlCreatesIdentitiesSendsListsAndReads) {
 // smtp-sink refuses every RCPT for good (-f rcpt): the message bounces with its answer
 // (email_bounces_test.cpp has the rest of bounces).
 TEST_F(Email, RelayRefusalsMarkTheMessageBounced) {
-  const int sink_port = freeTcpPort();
+  const int sink_port = freePort();
   Child sink("smtp-sink -u nobody -f rcpt 127.0.0.1:" + std::to_string(sink_port) + " 10");
   svcd_.reset();
   key_.clear();
@@ -1003,7 +976,7 @@ TEST_F(Email, RelayRefusalsMarkTheMessageBounced) {
 }
 
 TEST_F(Email, CustomDomainVerifiedAgainstDnsmasq) {
-  const int dns_port = freeTcpPort();
+  const int dns_port = freePort();
   svcd_.reset();
   key_.clear();
   startSvcd({"--set", "email.dns.server=127.0.0.1:" + std::to_string(dns_port)});

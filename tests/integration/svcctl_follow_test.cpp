@@ -249,19 +249,6 @@ TEST_F(SvcctlSmsWait, WaitPrintsTheCodeOfAnInjectedSms) {
   EXPECT_EQ(late_rc, 124) << late;
 }
 
-// A port nothing listens on now, for a server that must come back at the same address.
-int freePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in at{};
-  at.sin_family = AF_INET;
-  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t size = sizeof at;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&at), sizeof at);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&at), &size);
-  ::close(fd);
-  return ntohs(at.sin_port);
-}
-
 // svcd stops while a tail follows it and comes back at the same address: the tail reconnects
 // with Last-Event-ID and prints the next event, nothing skipped or repeated.
 // Tails identity.created across a restart of svcd: with `event_before`, one identity is made
