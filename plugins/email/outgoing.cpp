@@ -248,7 +248,9 @@ Outgoing::Route Outgoing::route(Poco::Data::Session& s, const Draft& d) {
                                         "no inbox at this server has the address " + m.address);
         }
         // Mail between this server's inboxes obeys the recipient's sender rules as mail over
-        // SMTP does; refused here, the sender learns it at once (as a 550 at RCPT would tell).
+        // SMTP does; refused here, the sender learns it at once (as a 550 would tell). The
+        // sending inbox's address is both its envelope sender and its From (no null sender,
+        // no other From), so this one judgement is RCPT's and the end of DATA's.
         const SenderVerdict verdict =
             rules_.judge(inbox->account_id, inbox->identity_uuid, d.inbox.address);
         if (!verdict.accepted) {

@@ -237,6 +237,78 @@ TEST_F(EmailRules, LocalDeliveryObeysTheRecipientsRules) {
             201);
 }
 
+// The null sender gets past RCPT (bounces must arrive), not past the rules: at the end of DATA
+// the header From is judged by each recipient's rules, and a recipient whose rules refuse it
+// does not get the message; with none left, 550 5.7.1.
+TEST_F(EmailRules, TheFromIsJudgedAtTheEndOfDataWhateverTheEnvelopeSender) {
+  Ident ann = identity("Ann", "ann"), bob = identity("Bob", "bob");
+  addRule(R"({"kind":"allow","pattern":"github.com"})", "", "?identity=" + ann.uuid);
+  addRule(R"({"kind":"block","pattern":"spam.example"})", "", "?identity=" + bob.uuid);
+  auto mail = [](const std::string& from_header, const std::string& subject) {
+    return (from_header.empty() ? "" : "From: " + from_header + "\r\n") +
+           "To: ann@agents.test\r\nSubject: " + subject + "\r\n\r\nhello";
+  };
+  auto refusedAtData = [](const std::string& out) {
+    return out.find("354 ") != std::string::npos && out.find("550 5.7.1") != std::string::npos &&
+           out.find("250 2.0.0") == std::string::npos;
+  };
+
+  // The null sender with a From the allow list does not name: refused, with the reason.
+  std::string out =
+      smtp(envelope("", "ann@agents.test", mail("GitHub <evil@elsewhere.example>", "a")));
+  EXPECT_TRUE(refusedAtData(out)) << out;
+  EXPECT_NE(out.find("550 5.7.1 <ann@agents.test>: the recipient"), std::string::npos) << out;
+  // An allowed envelope sender with another From: refused too.
+  out =
+      smtp(envelope("noreply@github.com", "ann@agents.test", mail("boss@elsewhere.example", "b")));
+  EXPECT_TRUE(refusedAtData(out)) << out;
+  // No From at all, and no sender: nothing names a sender the allow list could allow.
+  out = smtp(envelope("", "ann@agents.test", mail("", "c")));
+  EXPECT_TRUE(refusedAtData(out)) << out;
+  EXPECT_NE(out.find("names no sender"), std::string::npos) << out;
+  // Two From mailboxes: no usable From either.
+  out = smtp(envelope("", "ann@agents.test", mail("noreply@github.com, x@elsewhere.example", "d")));
+  EXPECT_TRUE(refusedAtData(out)) << out;
+  EXPECT_EQ(messages("identity=" + ann.uuid)->size(), 0u);
+  // An allowed From arrives from the null sender.
+  out = smtp(envelope("", "ann@agents.test", mail("GitHub <noreply@github.com>", "ok")));
+  EXPECT_NE(out.find("250 2.0.0"), std::string::npos) << out;
+  auto at_ann = messages("identity=" + ann.uuid);
+  ASSERT_EQ(at_ann->size(), 1u);
+  EXPECT_EQ(at_ann->getObject(0)->getValue<std::string>("subject"), "ok");
+
+  // A block list judges the From too; without a From, a block list names no one.
+  out = smtp(envelope("", "bob@agents.test", mail("a@mail.spam.example", "e")));
+  EXPECT_TRUE(refusedAtData(out)) << out;
+  out = smtp(envelope("", "bob@agents.test", mail("", "f")));
+  EXPECT_NE(out.find("250 2.0.0"), std::string::npos) << out;
+
+  // To both: Bob (no rule against it) gets it, Ann (whose allow list refuses it) does not.
+  out = smtp(
+      "EHLO c\r\nMAIL FROM:<>\r\nRCPT TO:<ann@agents.test>\r\nRCPT TO:<bob@agents.test>\r\n"
+      "DATA\r\n" +
+      mail("someone@elsewhere.example", "both") + "\r\n.\r\nQUIT\r\n");
+  EXPECT_NE(out.find("250 2.0.0"), std::string::npos) << out;
+  EXPECT_EQ(messages("identity=" + ann.uuid)->size(), 1u);
+  auto at_bob = messages("identity=" + bob.uuid);
+  ASSERT_EQ(at_bob->size(), 2u);
+  EXPECT_EQ(at_bob->getObject(1)->getValue<std::string>("subject"), "both") << "oldest first";
+
+  // A delivery report that is no bounce of ours is judged when filed: Ann never sees it.
+  const std::string report =
+      "From: MAILER-DAEMON@mx.elsewhere.example\r\nTo: ann@agents.test\r\nSubject: Undelivered\r\n"
+      "MIME-Version: 1.0\r\nContent-Type: multipart/report; report-type=delivery-status; "
+      "boundary=R\r\n\r\n--R\r\nContent-Type: text/plain\r\n\r\nSorry.\r\n--R\r\n"
+      "Content-Type: message/delivery-status\r\n\r\nReporting-MTA: dns; mx.elsewhere.example\r\n"
+      "\r\nFinal-Recipient: rfc822; x@remote.example\r\nAction: failed\r\nStatus: 5.1.1\r\n"
+      "\r\n--R--";
+  out = smtp(envelope("", "ann@agents.test", report));
+  EXPECT_NE(out.find("250 2.0.0"), std::string::npos) << out;
+  out = smtp(envelope("", "bob@agents.test", report));  // Bob's rules let it in
+  EXPECT_EQ(messages("identity=" + bob.uuid)->size(), 3u);
+  EXPECT_EQ(messages("identity=" + ann.uuid)->size(), 1u) << "only the one from github.com";
+}
+
 // The cap: 999 rules written past the API (the stopped svcd's database), the 1000th through it,
 // the next refused; RCPT still judges a full list.
 TEST_F(EmailRules, AnAccountHoldsAtMostAThousandRules) {
