@@ -79,8 +79,7 @@ Outgoing::Outgoing(sdk::Database& database, MailStore& store, BlobStore& blobs, 
       rules_(rules),
       max_attachment_bytes_(config.max_attachment_bytes),
       limits_(config.sending),
-      hostname_(config.smtp.hostname),
-      verp_(config.relay.verp) {}
+      hostname_(config.smtp.hostname) {}
 
 std::vector<Mailbox> Outgoing::recipients(const sdk::Request& r, const std::string& field) {
   std::vector<Mailbox> out;
@@ -325,10 +324,10 @@ MessageRow Outgoing::commit(const Draft& d, const NewMessage& sent, const Route&
       store_.file(tx, inbox, std::move(in));
     }
     if (!route.remote.empty()) {
-      // Reports of non-delivery come back to the VERP address, which names this message.
-      std::string raw = signedMessage(out), id = row.id,
-                  sender =
-                      bounces_.envelopeSender(tx, row.id, d.inbox.address, route.remote, verp_),
+      // Reports of non-delivery come back to each recipient's VERP address, which names this
+      // message and that recipient; the relay makes the envelopes (BounceStore::envelopes).
+      bounces_.makeTokens(tx, row.id, route.remote);
+      std::string raw = signedMessage(out), id = row.id, sender = d.inbox.address,
                   rcpts = jsonList(route.remote), empty;
       Poco::Int64 at = out.date_us;
       int zero = 0;
