@@ -5,6 +5,7 @@
 #include "email_fixture.h"
 #include "svcctl_run.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -342,6 +343,60 @@ TEST_F(EmailRules, AnAccountHoldsAtMostAThousandRules) {
   EXPECT_TRUE(refused(rcpt("a@x.d998.example", "ann@agents.test")));
   EXPECT_TRUE(accepted(rcpt("a@github.com", "ann@agents.test")));
   EXPECT_TRUE(refused(rcpt("a@elsewhere.example", "ann@agents.test"))) << "ann's allow list";
+}
+
+// Creates racing near the cap: 990 rules past the API, then 30 creates at once. Each counts the
+// rules after the one before it added its own (they take turns on the account's lock row), so
+// exactly 10 get in, on MariaDB too, where counting then inserting without the lock let them
+// all count 990.
+TEST_F(EmailRules, ConcurrentCreatesNeverOverrunTheCap) {
+  const std::string account =
+      call("GET", "/api/health/whoami/").json()->getObject("account")->getValue<std::string>("id");
+  db_url_ = svcd_->dbUrl();
+  ASSERT_EQ(svcd_->terminate(), 0);
+  std::vector<std::string> inserts;
+  for (int chunk = 0; chunk < 10; ++chunk) {
+    std::string sql =
+        "INSERT INTO email_rules (id, account_id, identity_uuid, kind, pattern, created_us) "
+        "VALUES ";
+    for (int i = chunk * 99; i < (chunk + 1) * 99; ++i) {
+      char id[40];
+      std::snprintf(id, sizeof id, "00000000-0000-4000-8000-%012d", i);
+      sql += std::string(i % 99 ? "," : "") + "('" + id + "','" + account + "','','block','d" +
+             std::to_string(i) + ".example'," + std::to_string(1000 + i) + ")";
+    }
+    inserts.push_back(sql);
+  }
+  runSql(db_url_, inserts);
+  auto stopped = std::move(svcd_);
+  startSvcd({"--set", "data.dir=" + stopped->dataDir()});
+  ASSERT_EQ(call("GET", "/api/email-rules/?limit=1").json()->getValue<int>("count"), 990);
+
+  std::atomic<int> created{0}, capped{0}, other{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> racers;
+  for (int i = 0; i < 30; ++i) {
+    racers.emplace_back([&, i] {
+      while (!go) std::this_thread::yield();
+      auto r = http(svcd_->port(), "POST", "/api/email-rules/",
+                    R"({"kind":"block","pattern":"race)" + std::to_string(i) + R"(.example"})",
+                    bearer(key_));
+      if (r.status == 201) {
+        ++created;
+      } else if (r.status == 400 && r.body.find("\"rules\"") != std::string::npos) {
+        ++capped;
+      } else {
+        ++other;
+        ADD_FAILURE() << r.status << " " << r.body;
+      }
+    });
+  }
+  go = true;
+  for (auto& t : racers) t.join();
+  EXPECT_EQ(created.load(), 10);
+  EXPECT_EQ(capped.load(), 20);
+  EXPECT_EQ(other.load(), 0);
+  EXPECT_EQ(call("GET", "/api/email-rules/?limit=1").json()->getValue<int>("count"), 1000);
 }
 
 TEST_F(EmailRules, ChangesArePublishedAsEvents) {

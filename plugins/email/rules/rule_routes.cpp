@@ -140,6 +140,8 @@ sdk::Response RuleRoutes::create(sdk::Request& r) {
   };
   Poco::JSON::Object::Ptr body = rule_rows::json(rule);
   context_.database().transaction([&](Poco::Data::Session& tx) {
+    // Concurrent creates take turns from here, so none counts rules another has not yet added.
+    rule_rows::lockAccount(tx, context_.database().dialect(), rule.account_id);
     if (rule_rows::byPattern(tx, rule.account_id, rule.identity_uuid, rule.pattern)) {
       throw conflict();
     }
