@@ -45,7 +45,8 @@ Promise.all([svc.api('/api/identities/' + identity + '/'), svc.api('/api/email-i
 // authenticated yet claims a From domain that matters: one that publishes DMARC (it asked for its
 // mail to be checked) or one of the senders most often impersonated to make someone act (code
 // hosts, identity providers, payments, clouds). Those publish DMARC too; the list still warns
-// when DNS failed and the policy could not be read. Quarantined mail is marked as such.
+// when DNS failed and the policy could not be read. Quarantined mail is marked as such, and an
+// outgoing message that bounced says so, with each recipient that did not get it and why.
 constexpr const char* kThreadScript = R"JS(
 var identity = svc.params.identity, q = '?identity=' + encodeURIComponent(identity);
 var KNOWN = ['github.com', 'gitlab.com', 'google.com', 'gmail.com', 'accounts.google.com', 'microsoft.com',
@@ -85,6 +86,19 @@ function verdict(m) {
   }
   return box;
 }
+function bounce(m) {
+  if (m.direction !== 'outgoing' || !m.bounce) return null;
+  var box = svc.el('div', null, { 'class': 'bounce' });
+  var mark = svc.el('p', 'Bounced: ' + (m.bounce.recipients.length === 1 ? 'one recipient' :
+    m.bounce.recipients.length + ' recipients') + ' did not get this message.', { 'class': 'bounced' });
+  mark.style.cssText = 'color:#b00020;font-weight:700';
+  box.appendChild(mark);
+  m.bounce.recipients.forEach(function (b) {
+    box.appendChild(svc.el('p', b.recipient + ' · ' + b.status + ' · ' + b.reason,
+      { 'class': 'bounced-recipient', 'data-recipient': b.recipient }));
+  });
+  return box;
+}
 svc.back(svc.prefix + '/identities/' + identity + '/inbox', 'Inbox');
 svc.api('/api/email-inbox/' + svc.params.thread + '/' + q).then(function (d) {
   svc.title(d.subject || '(no subject)');
@@ -94,6 +108,8 @@ svc.api('/api/email-inbox/' + svc.params.thread + '/' + q).then(function (d) {
     if (m.cc.length) card.appendChild(svc.el('p', 'Cc ' + m.cc.join(', '), { 'class': 'muted' }));
     var v = verdict(m);
     if (v) card.appendChild(v);
+    var b = bounce(m);
+    if (b) card.appendChild(b);
     card.appendChild(svc.el('pre', m.content, { 'class': 'body' }));
     m.attachments.forEach(function (a) {
       var p = svc.el('p');

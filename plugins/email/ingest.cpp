@@ -3,10 +3,12 @@
 #include "bounces/verp.h"
 #include "inboxes.h"
 
+#include <svc/sdk/addresses.h>
 #include <svc/sdk/util.h>
 
 #include <Poco/Data/Statement.h>
 #include <Poco/File.h>
+#include <Poco/String.h>
 #include <Poco/StringTokenizer.h>
 #include <Poco/Tuple.h>
 
@@ -20,7 +22,15 @@ namespace svc::plugins::email {
 
 namespace {
 constexpr std::string_view kAuthLine = "SVC-AUTH ";
+
+// The From the sender rules judge: the author DMARC judges, lower-case; "" when it has none
+// that is a valid address.
+std::string ruleAuthor(const std::vector<std::pair<std::string, std::string>>& headers) {
+  const std::string from = Poco::toLower(authorAddress(headers));
+  return sdk::isValidEmailAddress(from) ? from : std::string();
 }
+
+}  // namespace
 
 std::string spoolPayload(const std::string& mail_from, const std::vector<std::string>& recipients,
                          std::string_view data, const SpooledVerdict* verdict,
@@ -156,24 +166,68 @@ bool Ingest::acceptsRecipient(const std::string& address) {
   return true;
 }
 
-// The recipient's inbox is known by now (acceptsRecipient found it); its rules come from the
-// rule cache, so a busy RCPT reads neither from the database.
-std::optional<std::string> Ingest::refusesSender(const std::string& mail_from,
-                                                 const std::string& address) {
-  if (mail_from.empty()) return std::nullopt;  // bounces and reports: always accepted
-  std::optional<Inbox> inbox;
+std::optional<Inbox> Ingest::recipientInbox(const std::string& address) {
+  if (verpToken(address)) {  // tokens expire: never kept with the inboxes
+    Poco::Data::Session s = context_.database().session();
+    return bounces_.verpInbox(s, address);
+  }
   {
     std::lock_guard lock(known_mutex_);
-    if (auto it = known_inboxes_.find(address); it != known_inboxes_.end()) inbox = it->second;
+    if (auto it = known_inboxes_.find(address); it != known_inboxes_.end()) return it->second;
   }
-  if (!inbox) {
-    Poco::Data::Session s = context_.database().session();
-    inbox = store_.inboxByAddress(s, address);
-    if (!inbox) return std::nullopt;  // acceptsRecipient decides about unknown addresses
-  }
+  Poco::Data::Session s = context_.database().session();
+  return store_.inboxByAddress(s, address);
+}
+
+// The recipient's inbox is known by now (acceptsRecipient found it); its rules come from the
+// rule cache, so a busy RCPT reads neither from the database. Mail to a VERP address is judged
+// by the rules of the inbox that sent the message it names: unless it is a report consumed as a
+// bounce, it is filed there as that inbox's mail.
+std::optional<std::string> Ingest::refusesSender(const std::string& mail_from,
+                                                 const std::string& address) {
+  if (mail_from.empty()) return std::nullopt;  // bounces and reports: judged by their From
+  const std::optional<Inbox> inbox = recipientInbox(address);
+  if (!inbox) return std::nullopt;  // acceptsRecipient decides about unknown addresses
   const SenderVerdict verdict = rules_.judge(inbox->account_id, inbox->identity_uuid, mail_from);
   if (verdict.accepted) return std::nullopt;
   return verdict.reason;
+}
+
+std::vector<std::string> Ingest::judgedRecipients(const std::string& mail_from,
+                                                  const std::vector<std::string>& recipients,
+                                                  const std::string& data) {
+  const auto headers = topHeaders(data);
+  // A report may be a bounce of our own mail, which is not judged (it is not shown as mail);
+  // whether it is one is known when it is filed, where one that is not is judged.
+  if (claimsDeliveryReport(headers)) return recipients;
+  const std::string from = ruleAuthor(headers);
+  std::vector<std::string> kept;
+  std::string refusal;
+  for (const auto& rcpt : recipients) {
+    const std::optional<Inbox> inbox = recipientInbox(rcpt);
+    const SenderVerdict verdict =
+        inbox ? rules_.judgeAuthor(inbox->account_id, inbox->identity_uuid, from, mail_from.empty())
+              : SenderVerdict{};  // gone since RCPT: the filer finds no inbox
+    if (verdict.accepted) {
+      kept.push_back(rcpt);
+      continue;
+    }
+    context_.logger().information("SMTP from <%s> (From %s) to %s refused: %s", mail_from,
+                                  from.empty() ? std::string("none") : from, rcpt, verdict.reason);
+    if (refusal.empty()) refusal = "550 5.7.1 <" + rcpt + ">: " + verdict.reason;
+  }
+  if (kept.empty()) throw SmtpRefusal(refusal);
+  return kept;
+}
+
+bool Ingest::refusedWhenFiled(const Inbox& target, const Item& item) {
+  const SenderVerdict verdict =
+      rules_.judgeAuthor(target.account_id, target.identity_uuid, ruleAuthor(item.parsed.headers),
+                         item.mail.mail_from.empty());
+  if (verdict.accepted) return false;
+  context_.logger().information("a delivery report from <%s> for %s was not filed: %s",
+                                item.mail.mail_from, target.address, verdict.reason);
+  return true;
 }
 
 // SMTP: the message is checked (SPF, DKIM, DMARC), then acknowledged once it is in the spool
@@ -241,9 +295,11 @@ std::string Ingest::checkedRecord(const SmtpClient& client, const std::string& m
     context_.logger().information("SMTP from %s (%s): %s", client.ip, mail_from, d.refusal);
     throw SmtpRefusal(d.refusal);
   }
+  // Only the recipients whose rules accept the From get it.
+  const std::vector<std::string> accepted = judgedRecipients(mail_from, recipients, data);
   const SpooledVerdict verdict =
       spooledVerdict(d.authentication, d.action == PolicyAction::kQuarantine);
-  return spoolPayload(mail_from, recipients, data, &verdict, foldHeader(d.authentication.header));
+  return spoolPayload(mail_from, accepted, data, &verdict, foldHeader(d.authentication.header));
 }
 
 void Ingest::recordPosition(Poco::Data::Session& tx, const Spool::Position& p) {
@@ -332,6 +388,8 @@ void Ingest::fileIncoming(Poco::Data::Session& tx, const Item& item, InboxCache&
     }
     if (!*inbox || !done.insert((*inbox)->id).second) continue;
     const Inbox& target = **inbox;
+    // A report that was not consumed is ordinary mail, judged now (judgedRecipients left it).
+    if (claimsDeliveryReport(item.parsed.headers) && refusedWhenFiled(target, item)) continue;
     NewMessage copy = m;
     for (std::size_t i = 0; i < item.parsed.attachments.size() && i < item.blobs.size(); ++i) {
       const auto& a = item.parsed.attachments[i];

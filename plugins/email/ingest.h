@@ -89,6 +89,18 @@ class Ingest : public SmtpDelivery {
   using InboxCache = std::map<std::string, std::optional<Inbox>>;
   struct Item;
 
+  /// @return the inbox mail to address goes to: the inbox of that address, or for a VERP
+  /// address the inbox that sent the message it names; nullopt when there is none.
+  std::optional<Inbox> recipientInbox(const std::string& address);
+  /// The end of DATA: the message's From judged by each recipient's rules (a delivery report is
+  /// judged when filed instead, once it is known whether it is one of ours). @return the
+  /// recipients whose rules accept it. @throws SmtpRefusal (550 5.7.1) when none does.
+  std::vector<std::string> judgedRecipients(const std::string& mail_from,
+                                            const std::vector<std::string>& recipients,
+                                            const std::string& data);
+  /// Filing a delivery report that was not consumed: @return true when target's rules refuse
+  /// its From (it is then not filed there).
+  bool refusedWhenFiled(const Inbox& target, const Item& item);
   /// Checks a message. @return its spool record. @throws SmtpRefusal for a DMARC reject.
   std::string checkedRecord(const SmtpClient& client, const std::string& mail_from,
                             const std::vector<std::string>& recipients, const std::string& data);

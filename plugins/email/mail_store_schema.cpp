@@ -119,7 +119,14 @@ std::vector<sdk::Migration> MailStore::migrations() {
        "CREATE TABLE email_bounces (message_id CHAR(36) NOT NULL, recipient VARCHAR(254) NOT "
        "NULL, status VARCHAR(16) NOT NULL, reason TEXT NOT NULL, source VARCHAR(8) NOT NULL, "
        "bounced_us BIGINT NOT NULL, PRIMARY KEY (message_id, recipient))"});
-  return {m, spool, codes, auth, rules, bounces};
+  // One row per account that has made sender rules, locked by each new rule's transaction
+  // before it counts them: concurrent creates on MariaDB would otherwise all count 999 and all
+  // insert, past the cap (rules/rule_rows.h, lockAccount).
+  sdk::Migration rule_locks = sdk::Migration::portable(
+      7, "a lock row per account for the sender rules' cap",
+      {"CREATE TABLE email_rule_accounts (account_id CHAR(36) NOT NULL PRIMARY KEY, locked_us "
+       "BIGINT NOT NULL)"});
+  return {m, spool, codes, auth, rules, bounces, rule_locks};
 }
 
 }  // namespace svc::plugins::email

@@ -56,6 +56,11 @@ ParsedMessage parseMessage(std::string_view raw, const MimeLimits& limits = {});
 std::vector<std::pair<std::string, std::string>> topHeaders(
     std::string_view raw, std::size_t max_headers = MimeLimits{}.max_headers);
 
+/// @param headers a message's header fields (topHeaders). @return the address of the one mailbox
+/// of its one From field, as written; "" when it has not exactly one From field of exactly one
+/// mailbox (RFC 7489 section 6.6.1: no author to judge). What DMARC and the sender rules judge.
+std::string authorAddress(const std::vector<std::pair<std::string, std::string>>& headers);
+
 /// @param value a header value with RFC 2047 encoded words. @return it in UTF-8.
 std::string decodeHeaderWords(std::string_view value);
 /// @param bytes text in charset. @param charset its name (any case; empty: us-ascii).

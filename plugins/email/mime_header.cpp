@@ -3,6 +3,8 @@
 #include "mime.h"
 #include "mime_text.h"
 
+#include <Poco/String.h>
+
 #include <algorithm>
 #include <cctype>
 #include <optional>
@@ -227,6 +229,18 @@ std::vector<std::string> parseMessageIds(std::string_view value) {
     pos = end + 1;
   }
   return ids;
+}
+
+std::string authorAddress(const std::vector<std::pair<std::string, std::string>>& headers) {
+  const std::string* from = nullptr;
+  for (const auto& [name, value] : headers) {
+    if (Poco::icompare(name, "from") != 0) continue;
+    if (from) return "";  // two From fields: whose would it be?
+    from = &value;
+  }
+  if (!from) return "";
+  const auto boxes = parseAddressList(*from);
+  return boxes.size() == 1 ? boxes.front().address : "";
 }
 
 }  // namespace svc::plugins::email

@@ -79,8 +79,7 @@ Outgoing::Outgoing(sdk::Database& database, MailStore& store, BlobStore& blobs, 
       rules_(rules),
       max_attachment_bytes_(config.max_attachment_bytes),
       limits_(config.sending),
-      hostname_(config.smtp.hostname),
-      verp_(config.relay.verp) {}
+      hostname_(config.smtp.hostname) {}
 
 std::vector<Mailbox> Outgoing::recipients(const sdk::Request& r, const std::string& field) {
   std::vector<Mailbox> out;
@@ -248,7 +247,9 @@ Outgoing::Route Outgoing::route(Poco::Data::Session& s, const Draft& d) {
                                         "no inbox at this server has the address " + m.address);
         }
         // Mail between this server's inboxes obeys the recipient's sender rules as mail over
-        // SMTP does; refused here, the sender learns it at once (as a 550 at RCPT would tell).
+        // SMTP does; refused here, the sender learns it at once (as a 550 would tell). The
+        // sending inbox's address is both its envelope sender and its From (no null sender,
+        // no other From), so this one judgement is RCPT's and the end of DATA's.
         const SenderVerdict verdict =
             rules_.judge(inbox->account_id, inbox->identity_uuid, d.inbox.address);
         if (!verdict.accepted) {
@@ -323,10 +324,10 @@ MessageRow Outgoing::commit(const Draft& d, const NewMessage& sent, const Route&
       store_.file(tx, inbox, std::move(in));
     }
     if (!route.remote.empty()) {
-      // Reports of non-delivery come back to the VERP address, which names this message.
-      std::string raw = signedMessage(out), id = row.id,
-                  sender =
-                      bounces_.envelopeSender(tx, row.id, d.inbox.address, route.remote, verp_),
+      // Reports of non-delivery come back to each recipient's VERP address, which names this
+      // message and that recipient; the relay makes the envelopes (BounceStore::envelopes).
+      bounces_.makeTokens(tx, row.id, route.remote);
+      std::string raw = signedMessage(out), id = row.id, sender = d.inbox.address,
                   rcpts = jsonList(route.remote), empty;
       Poco::Int64 at = out.date_us;
       int zero = 0;

@@ -96,7 +96,6 @@ class Outgoing {
   std::size_t max_attachment_bytes_;
   SendingLimits limits_;
   std::string hostname_;  // names this server in Authentication-Results
-  bool verp_;             ///< email.relay.verp
 };
 
 }  // namespace svc::plugins::email

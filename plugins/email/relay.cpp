@@ -105,11 +105,14 @@ bool Relay::sendOne() {
   bool whole = false;  // the attempt failed before the relay answered for the recipients
   try {
     std::string raw;
+    std::vector<Envelope> envelopes;
     {
       Poco::Data::Session s = store_.db().session();
       raw = readLongText(s, store_.db().dialect(), "email_outbox", "raw", "message_id", id);
+      envelopes =
+          bounces_.envelopes(s, id, row.get<1>(), parseJsonList(row.get<2>()), config_.verp);
     }
-    result = relayMessage(config_, row.get<1>(), parseJsonList(row.get<2>()), raw);
+    result = relayMessage(config_, envelopes, raw);
     whole = result.deferred_at_mail;
   } catch (const Poco::Exception& e) {
     result.deferred = parseJsonList(row.get<2>());

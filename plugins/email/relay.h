@@ -1,6 +1,7 @@
 // The outbox sender: a background thread that takes due rows of email_outbox (claimed with a
 // lease, so several svcd processes on one database never send a message twice at once), hands
-// each to the configured relay over SMTP (STARTTLS, AUTH PLAIN/LOGIN), and records the outcome:
+// each to the configured relay over SMTP (STARTTLS, AUTH PLAIN/LOGIN; with VERP one transaction
+// per recipient, each from its own VERP address), and records the outcome:
 // sent, retried later with backoff on a temporary failure (only the recipients it was for),
 // bounced for the recipients the relay refused for good (a 5xx) and, at the last attempt, for
 // those still deferred (4.4.7), with its answer recorded as the reason; or failed when the relay
@@ -31,8 +32,8 @@ struct RelayConfig {
   std::string tls_ca_file;  ///< CA certificates to trust besides the system's (PEM).
   std::string helo;         ///< The SMTP hostname.
   int max_attempts = 8;
-  /// The envelope sender is a VERP address (bounces+token@domain); false: the sender itself,
-  /// for relays that require the logged-in mailbox (Exchange, Office 365).
+  /// The envelope sender is a VERP address (bounces+token@domain), one per recipient; false:
+  /// the sender itself, for relays that require the logged-in mailbox (Exchange, Office 365).
   bool verp = true;
   int timeout_seconds = 60;
 };

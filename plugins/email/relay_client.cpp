@@ -107,16 +107,92 @@ void connect(RelaySession& session, const RelayConfig& config) {
   }
 }
 
-}  // namespace
+// One attempt's transactions on one connection, and what they came to.
+class Attempt {
+ public:
+  Attempt(RelaySession& session, const std::string& raw) : session_(session), body_(stuffed(raw)) {}
 
-RelayResult relayMessage(const RelayConfig& config, const std::string& sender,
-                         const std::vector<std::string>& recipients, const std::string& raw) {
-  RelaySession session(config.host, static_cast<Poco::UInt16>(config.port));
-  connect(session, config);
+  /// One transaction. @return false when the rest are not to be tried: the relay refused the
+  /// first sender (result.message_error), or deferred a sender (these recipients deferred).
+  bool send(const Envelope& e, bool first) {
+    std::string response;
+    if (!first) command(session_, "RSET", response);  // whatever the last transaction left
+    int status = command(session_, "MAIL FROM:<" + e.sender + ">", response);
+    if (status / 100 == 5 && !answered) {
+      // Refused at the first MAIL: the relay will not take this sender (authentication
+      // required, send-as denied), which says nothing about the recipients. The message failed
+      // as a whole.
+      result.message_error = replyLine("MAIL answered " + response);
+      return false;
+    }
+    if (status / 100 == 5) {  // it took others' envelopes: these recipients bounce
+      all(e.recipients, status, "MAIL", response);
+      return true;
+    }
+    if (status / 100 != 2) {
+      all(e.recipients, status, "MAIL", response);
+      return false;
+    }
+    std::vector<std::string> taken;
+    for (const auto& r : e.recipients) {
+      status = command(session_, "RCPT TO:<" + r + ">", response);
+      answered = true;
+      if (status / 100 == 2) {
+        taken.push_back(r);
+      } else {
+        all({r}, status, "RCPT", response);
+      }
+    }
+    if (taken.empty()) return true;
+    status = command(session_, "DATA", response);
+    if (status / 100 != 3) {
+      all(taken, status, "DATA", response);
+      return true;
+    }
+    session_.socket().sendBytes(body_.data(), static_cast<int>(body_.size()));
+    status = readReply(session_.socket(), response);
+    if (status / 100 != 2) {
+      all(taken, status, "the message", response);
+      return true;
+    }
+    result.delivered.insert(result.delivered.end(), taken.begin(), taken.end());
+    return true;
+  }
+
+  /// The connection failed in the middle of e's transaction: its recipients the relay had not
+  /// answered for, and every recipient of the envelopes after it, are deferred.
+  void broken(const std::vector<Envelope>& envelopes, std::size_t at, std::size_t refused_before,
+              std::size_t deferred_before, const std::string& why) {
+    auto answeredNow = [&](const std::string& r) {
+      for (std::size_t i = refused_before; i < result.refused.size(); ++i) {
+        if (result.refused[i].recipient == r) return true;
+      }
+      for (std::size_t i = deferred_before; i < result.deferred.size(); ++i) {
+        if (result.deferred[i] == r) return true;
+      }
+      return false;
+    };
+    for (const auto& r : envelopes[at].recipients) {
+      if (!answeredNow(r)) result.deferred.push_back(r);
+    }
+    deferRest(envelopes, at + 1);
+    result.deferred_answer = replyLine(why);
+  }
+
+  void deferRest(const std::vector<Envelope>& envelopes, std::size_t from) {
+    for (std::size_t i = from; i < envelopes.size(); ++i) {
+      result.deferred.insert(result.deferred.end(), envelopes[i].recipients.begin(),
+                             envelopes[i].recipients.end());
+    }
+  }
+
   RelayResult result;
+  bool answered = false;  ///< The relay answered for a recipient (RCPT).
+
+ private:
   // Everyone in `to` shares the answer: refused for good on a 5xx, deferred otherwise.
-  auto all = [&](const std::vector<std::string>& to, int status, const std::string& command,
-                 const std::string& reply) {
+  void all(const std::vector<std::string>& to, int status, const std::string& command,
+           const std::string& reply) {
     const std::string answer = replyLine(command + " answered " + reply);
     std::string code = enhancedStatus(reply);
     if (code.empty() || code[0] != '5') code = "5.0.0";
@@ -128,51 +204,43 @@ RelayResult relayMessage(const RelayConfig& config, const std::string& sender,
       }
     }
     if (status / 100 != 5) result.deferred_answer = answer;
-  };
-  std::string response;
-  int status = command(session, "MAIL FROM:<" + sender + ">", response);
-  if (status / 100 == 5) {
-    // Refused at MAIL: the relay will not take this sender (authentication required, send-as
-    // denied), which says nothing about the recipients. The message failed as a whole.
-    result.message_error = replyLine("MAIL answered " + response);
-    return result;
   }
-  if (status / 100 != 2) {
-    all(recipients, status, "MAIL", response);
-    result.deferred_at_mail = true;
-    return result;
-  }
-  std::vector<std::string> taken;
-  for (const auto& r : recipients) {
-    status = command(session, "RCPT TO:<" + r + ">", response);
-    if (status / 100 == 2) {
-      taken.push_back(r);
-    } else {
-      all({r}, status, "RCPT", response);
-    }
-  }
-  if (taken.empty()) {
+
+  RelaySession& session_;
+  const std::string body_;
+};
+
+}  // namespace
+
+RelayResult relayMessage(const RelayConfig& config, const std::vector<Envelope>& envelopes,
+                         const std::string& raw) {
+  RelaySession session(config.host, static_cast<Poco::UInt16>(config.port));
+  connect(session, config);
+  Attempt attempt(session, raw);
+  RelayResult& result = attempt.result;
+  for (std::size_t i = 0; i < envelopes.size(); ++i) {
+    const std::size_t refused_before = result.refused.size(),
+                      deferred_before = result.deferred.size();
+    std::string failure;
     try {
-      session.close();  // QUIT, with no message to send
-    } catch (const Poco::Exception&) {
+      if (attempt.send(envelopes[i], i == 0)) continue;
+      if (result.message_error.empty()) {  // a sender deferred: so would the rest be
+        attempt.deferRest(envelopes, i + 1);
+        result.deferred_at_mail = !attempt.answered;
+      }
+      break;
+    } catch (const Poco::Exception& e) {
+      if (!attempt.answered) throw;  // nothing answered for yet: the attempt failed as a whole
+      failure = e.displayText();
+    } catch (const std::exception& e) {
+      if (!attempt.answered) throw;
+      failure = e.what();
     }
-    return result;
+    attempt.broken(envelopes, i, refused_before, deferred_before, failure);
+    return result;  // the connection is gone: no QUIT
   }
-  status = command(session, "DATA", response);
-  if (status / 100 != 3) {
-    all(taken, status, "DATA", response);
-    return result;
-  }
-  const std::string body = stuffed(raw);
-  session.socket().sendBytes(body.data(), static_cast<int>(body.size()));
-  status = readReply(session.socket(), response);
-  if (status / 100 != 2) {
-    all(taken, status, "the message", response);
-    return result;
-  }
-  result.delivered = taken;
   try {
-    session.close();
+    session.close();  // QUIT
   } catch (const Poco::Exception&) {
   }
   return result;

@@ -1,7 +1,9 @@
-// One SMTP transaction with the relay: the message's bytes to its recipients, with what the
-// relay answered for each. A 5xx refuses for good (at MAIL: the message; at RCPT: that one;
-// at DATA or after the message: every recipient it had taken); a 4xx defers. One refused
-// recipient does not hold the others back: the message goes to those the relay took.
+// One attempt with the relay: one connection, and in it one SMTP transaction per envelope (with
+// VERP, each recipient has its own envelope sender), with what the relay answered for each
+// recipient. A 5xx refuses for good (at the first MAIL: the message; at a later MAIL: that
+// envelope's recipients; at RCPT: that one; at DATA or after the message: every recipient it had
+// taken); a 4xx defers (at MAIL: this envelope and the rest). One refused recipient does not hold
+// the others back: the message goes to those the relay took.
 #pragma once
 
 #include "relay.h"
@@ -35,10 +37,11 @@ constexpr std::size_t kMaxReplyBytes = 1000;
 /// kMaxReplyBytes bytes.
 std::string replyLine(std::string reply);
 
-/// Sends raw from sender to recipients through the relay. @return each recipient's outcome.
+/// Sends raw through the relay, one transaction per envelope. @return each recipient's outcome;
+/// when the connection fails after the relay answered for some, the unanswered are deferred.
 /// @throws std::exception (Poco's included) when the attempt failed as a whole before the relay
-/// answered for the recipients (no connection, TLS, authentication): try again later.
-RelayResult relayMessage(const RelayConfig& config, const std::string& sender,
-                         const std::vector<std::string>& recipients, const std::string& raw);
+/// answered for any recipient (no connection, TLS, authentication): try again later.
+RelayResult relayMessage(const RelayConfig& config, const std::vector<Envelope>& envelopes,
+                         const std::string& raw);
 
 }  // namespace svc::plugins::email

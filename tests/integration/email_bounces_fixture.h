@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <regex>
 #include <set>
@@ -293,20 +294,37 @@ class EmailBounces : public Email {
   }
 };
 
+// The envelope sender of each recipient, as smtp-sink recorded the `n` messages in dump (with
+// VERP, one message per recipient). @return by recipient; empty when there are not n messages.
+inline std::map<std::string, std::string> envelopeSenders(const std::string& dump, std::size_t n) {
+  std::vector<std::string> files;
+  for (int i = 0; i < 50 && files.size() < n; ++i) {
+    files.clear();
+    Poco::File(dump).list(files);
+    if (files.size() < n) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::map<std::string, std::string> out;
+  if (files.size() != n) return out;
+  for (const auto& f : files) {
+    std::ifstream in(dump + "/" + f);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string raw = ss.str();
+    std::smatch from;
+    if (!std::regex_search(raw, from, std::regex("X-Mail-Args: <([^>]*)>"))) return {};
+    const std::regex rcpt("X-Rcpt-Args: <([^>]*)>");
+    for (auto it = std::sregex_iterator(raw.begin(), raw.end(), rcpt); it != std::sregex_iterator();
+         ++it) {
+      out[(*it)[1].str()] = from[1].str();
+    }
+  }
+  return out;
+}
+
 // The envelope sender smtp-sink recorded for the one message in dump.
 inline std::string envelopeSender(const std::string& dump) {
-  std::vector<std::string> files;
-  for (int i = 0; i < 50 && files.empty(); ++i) {
-    Poco::File(dump).list(files);
-    if (files.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  if (files.size() != 1) return "";
-  std::ifstream in(dump + "/" + files.front());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::smatch m;
-  const std::string raw = ss.str();
-  return std::regex_search(raw, m, std::regex("X-Mail-Args: <([^>]*)>")) ? m[1].str() : "";
+  auto senders = envelopeSenders(dump, 1);
+  return senders.empty() ? "" : senders.begin()->second;
 }
 
 }  // namespace svc::testing

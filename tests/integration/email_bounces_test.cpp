@@ -1,6 +1,8 @@
-// Bounces of outbound mail over real sockets: the relay takes the message from its VERP envelope
-// sender, and delivery reports come back by SMTP (swaks) to that address or to the sender's own.
-// Forged and delayed reports change nothing; svcctl shows the status.
+// Bounces of outbound mail over real sockets: the relay takes the message from each recipient's
+// VERP envelope sender, and delivery reports come back by SMTP (swaks) to that address or to the
+// sender's own. Forged and delayed reports change nothing (a recipient cannot bounce another);
+// mail at a VERP address that is no report of ours obeys the sender's rules; svcctl shows the
+// status.
 #include "email_bounces_fixture.h"
 
 #include <Poco/File.h>
@@ -27,9 +29,14 @@ TEST_F(EmailBounces, AReportToTheVerpAddressBouncesTheMessageAndIsNotFiled) {
   EXPECT_TRUE(sent->isNull("bounce"));
   const std::string id = sent->getValue<std::string>("id");
   const std::string message_id = sent->getValue<std::string>("message_id");
-  const std::string verp = envelopeSender(dump);
+  // One transaction per recipient, each from its own VERP address.
+  auto senders = envelopeSenders(dump, 2);
   Poco::File(dump).remove(true);
+  const std::string verp = senders["nobody@remote.example"];
   ASSERT_TRUE(std::regex_match(verp, std::regex("bounces\\+[0-9a-f]{32}@agents\\.test"))) << verp;
+  ASSERT_TRUE(std::regex_match(senders["zed@remote.example"],
+                               std::regex("bounces\\+[0-9a-f]{32}@agents\\.test")));
+  EXPECT_NE(senders["zed@remote.example"], verp);
 
   // A token no message has is refused at RCPT: the real one with its last digit changed, so
   // the same shape of address (which no inbox rule refuses by itself) is taken only with a
@@ -287,6 +294,113 @@ TEST_F(EmailBounces, OnlyRecipientsTheMessageWasRelayedToBounceAndOldTokensExpir
   unchanged("an expired token");
   filedAtAlice("a report about mail older than 30 days is ordinary mail");
   (void)b;
+}
+
+// Recipient B got the message, so knows its Return-Path; it is B's own VERP address, so B can
+// report on B only: a report there naming co-recipient C changes nothing and is ordinary mail.
+TEST_F(EmailBounces, ARecipientCannotBounceAnotherRecipientOfTheSameMessage) {
+  const std::string dump = Poco::TemporaryFile::tempName("/tmp/") + "-sink";
+  Poco::File(dump).createDirectories();
+  ASSERT_EQ(::chmod(dump.c_str(), 0777), 0);
+  Sink sink(dump);
+  startWithRelay(sink.port());
+  Ident a = identity("Alice", "alice");
+  auto sent = sendAndWait(a, R"(["b@remote.example","c@remote.example"])");
+  ASSERT_EQ(sent->getValue<std::string>("status"), "sent") << text(sent);
+  const std::string id = sent->getValue<std::string>("id");
+  const std::string message_id = sent->getValue<std::string>("message_id");
+  auto senders = envelopeSenders(dump, 2);
+  Poco::File(dump).remove(true);
+  const std::string b_verp = senders["b@remote.example"], c_verp = senders["c@remote.example"];
+  ASSERT_FALSE(b_verp.empty());
+  ASSERT_FALSE(c_verp.empty());
+  ASSERT_NE(b_verp, c_verp);
+
+  // B forges a report at its own VERP address naming C: C does not bounce.
+  ASSERT_EQ(
+      deliver(b_verp, report(b_verp, "c@remote.example", message_id, "failed", "5.1.1")).first, 0);
+  auto m = message(id);
+  EXPECT_EQ(m->getValue<std::string>("status"), "sent") << text(m);
+  EXPECT_TRUE(m->isNull("bounce"));
+  EXPECT_EQ(messages("identity=" + a.uuid)->size(), 2u) << "the forged report is ordinary mail";
+
+  // A report naming both at B's address bounces B alone.
+  std::string both = report(b_verp, "b@remote.example", message_id, "failed", "5.1.1");
+  const std::string c_group =
+      "Final-Recipient: rfc822; c@remote.example\nAction: failed\nStatus: 5.1.1\n\n";
+  both.insert(both.find("--R1/mx.remote.example\nContent-Type: text/rfc822-headers"), c_group);
+  ASSERT_EQ(deliver(b_verp, both).first, 0);
+  m = message(id);
+  EXPECT_EQ(m->getValue<std::string>("status"), "bounced") << text(m);
+  auto bounced = m->getObject("bounce")->getArray("recipients");
+  ASSERT_EQ(bounced->size(), 1u) << text(m);
+  EXPECT_EQ(bounced->getObject(0)->getValue<std::string>("recipient"), "b@remote.example");
+
+  // C's own report at C's address bounces C.
+  ASSERT_EQ(
+      deliver(c_verp, report(c_verp, "c@remote.example", message_id, "failed", "5.1.1")).first, 0);
+  EXPECT_EQ(message(id)->getObject("bounce")->getArray("recipients")->size(), 2u);
+  EXPECT_EQ(messages("identity=" + a.uuid)->size(), 2u) << "reports of ours are not filed";
+}
+
+// Mail at a VERP address that is not a report consumed as a bounce is the sending inbox's mail,
+// so that inbox's sender rules judge it (envelope sender at RCPT, From at the end of DATA); a
+// report that is consumed is never judged, at the VERP address or the inbox's own.
+TEST_F(EmailBounces, MailAtAVerpAddressObeysTheSendersRulesUnlessItIsOurBounce) {
+  const std::string dump = Poco::TemporaryFile::tempName("/tmp/") + "-sink";
+  Poco::File(dump).createDirectories();
+  ASSERT_EQ(::chmod(dump.c_str(), 0777), 0);
+  Sink sink(dump);
+  startWithRelay(sink.port());
+  Ident a = identity("Alice", "alice");
+  auto sent = sendAndWait(a, R"(["x@remote.example","y@remote.example"])");
+  ASSERT_EQ(sent->getValue<std::string>("status"), "sent") << text(sent);
+  const std::string id = sent->getValue<std::string>("id");
+  const std::string message_id = sent->getValue<std::string>("message_id");
+  auto senders = envelopeSenders(dump, 2);
+  Poco::File(dump).remove(true);
+  const std::string verp = senders["x@remote.example"];
+  ASSERT_FALSE(verp.empty());
+  // Alice accepts mail only from friend.example.
+  auto rule = call("POST", "/api/email-rules/?identity=" + a.uuid,
+                   R"({"kind":"allow","pattern":"friend.example"})");
+  ASSERT_EQ(rule.status, 201) << rule.body;
+
+  // A stranger's envelope sender: refused at RCPT, as at Alice's own address.
+  auto [rc1, out1] =
+      deliver(verp, "From: s@stranger.example\nSubject: hi\n\nhi\n", "s@stranger.example");
+  EXPECT_NE(rc1, 0);
+  EXPECT_NE(out1.find("550 5.7.1"), std::string::npos) << out1;
+  // The null sender with a stranger's From (an auto-reply that is no report): refused at DATA.
+  auto [rc2, out2] =
+      deliver(verp,
+              "From: zed@stranger.example\nSubject: Out of office\nAuto-Submitted: auto-replied\n\n"
+              "Back Monday.\n");
+  EXPECT_NE(rc2, 0);
+  EXPECT_NE(out2.find("550 5.7.1"), std::string::npos) << out2;
+  // A friend's auto-reply is filed.
+  ASSERT_EQ(deliver(verp, "From: pal@friend.example\nSubject: Away\n\nBack soon.\n").first, 0);
+  auto list = messages("identity=" + a.uuid);
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ(list->getObject(1)->getValue<std::string>("subject"), "Away");
+  // A report at x's address naming y is no bounce of ours, and its From is a stranger: not
+  // filed.
+  ASSERT_EQ(deliver(verp, report(verp, "y@remote.example", message_id, "failed", "5.1.1")).first,
+            0);
+  EXPECT_EQ(messages("identity=" + a.uuid)->size(), 2u);
+  EXPECT_EQ(message(id)->getValue<std::string>("status"), "sent");
+
+  // Our bounces get through the allow list: at the VERP address, and at Alice's own address.
+  ASSERT_EQ(deliver(verp, report(verp, "x@remote.example", message_id, "failed", "5.1.1")).first,
+            0);
+  ASSERT_EQ(deliver("alice@agents.test",
+                    report("alice@agents.test", "y@remote.example", message_id, "failed", "5.1.1"))
+                .first,
+            0);
+  auto m = message(id);
+  EXPECT_EQ(m->getValue<std::string>("status"), "bounced");
+  EXPECT_EQ(m->getObject("bounce")->getArray("recipients")->size(), 2u) << text(m);
+  EXPECT_EQ(messages("identity=" + a.uuid)->size(), 2u);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "email_fixture.h"
 #include "svcctl_run.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -237,6 +238,78 @@ TEST_F(EmailRules, LocalDeliveryObeysTheRecipientsRules) {
             201);
 }
 
+// The null sender gets past RCPT (bounces must arrive), not past the rules: at the end of DATA
+// the header From is judged by each recipient's rules, and a recipient whose rules refuse it
+// does not get the message; with none left, 550 5.7.1.
+TEST_F(EmailRules, TheFromIsJudgedAtTheEndOfDataWhateverTheEnvelopeSender) {
+  Ident ann = identity("Ann", "ann"), bob = identity("Bob", "bob");
+  addRule(R"({"kind":"allow","pattern":"github.com"})", "", "?identity=" + ann.uuid);
+  addRule(R"({"kind":"block","pattern":"spam.example"})", "", "?identity=" + bob.uuid);
+  auto mail = [](const std::string& from_header, const std::string& subject) {
+    return (from_header.empty() ? "" : "From: " + from_header + "\r\n") +
+           "To: ann@agents.test\r\nSubject: " + subject + "\r\n\r\nhello";
+  };
+  auto refusedAtData = [](const std::string& out) {
+    return out.find("354 ") != std::string::npos && out.find("550 5.7.1") != std::string::npos &&
+           out.find("250 2.0.0") == std::string::npos;
+  };
+
+  // The null sender with a From the allow list does not name: refused, with the reason.
+  std::string out =
+      smtp(envelope("", "ann@agents.test", mail("GitHub <evil@elsewhere.example>", "a")));
+  EXPECT_TRUE(refusedAtData(out)) << out;
+  EXPECT_NE(out.find("550 5.7.1 <ann@agents.test>: the recipient"), std::string::npos) << out;
+  // An allowed envelope sender with another From: refused too.
+  out =
+      smtp(envelope("noreply@github.com", "ann@agents.test", mail("boss@elsewhere.example", "b")));
+  EXPECT_TRUE(refusedAtData(out)) << out;
+  // No From at all, and no sender: nothing names a sender the allow list could allow.
+  out = smtp(envelope("", "ann@agents.test", mail("", "c")));
+  EXPECT_TRUE(refusedAtData(out)) << out;
+  EXPECT_NE(out.find("names no sender"), std::string::npos) << out;
+  // Two From mailboxes: no usable From either.
+  out = smtp(envelope("", "ann@agents.test", mail("noreply@github.com, x@elsewhere.example", "d")));
+  EXPECT_TRUE(refusedAtData(out)) << out;
+  EXPECT_EQ(messages("identity=" + ann.uuid)->size(), 0u);
+  // An allowed From arrives from the null sender.
+  out = smtp(envelope("", "ann@agents.test", mail("GitHub <noreply@github.com>", "ok")));
+  EXPECT_NE(out.find("250 2.0.0"), std::string::npos) << out;
+  auto at_ann = messages("identity=" + ann.uuid);
+  ASSERT_EQ(at_ann->size(), 1u);
+  EXPECT_EQ(at_ann->getObject(0)->getValue<std::string>("subject"), "ok");
+
+  // A block list judges the From too; without a From, a block list names no one.
+  out = smtp(envelope("", "bob@agents.test", mail("a@mail.spam.example", "e")));
+  EXPECT_TRUE(refusedAtData(out)) << out;
+  out = smtp(envelope("", "bob@agents.test", mail("", "f")));
+  EXPECT_NE(out.find("250 2.0.0"), std::string::npos) << out;
+
+  // To both: Bob (no rule against it) gets it, Ann (whose allow list refuses it) does not.
+  out = smtp(
+      "EHLO c\r\nMAIL FROM:<>\r\nRCPT TO:<ann@agents.test>\r\nRCPT TO:<bob@agents.test>\r\n"
+      "DATA\r\n" +
+      mail("someone@elsewhere.example", "both") + "\r\n.\r\nQUIT\r\n");
+  EXPECT_NE(out.find("250 2.0.0"), std::string::npos) << out;
+  EXPECT_EQ(messages("identity=" + ann.uuid)->size(), 1u);
+  auto at_bob = messages("identity=" + bob.uuid);
+  ASSERT_EQ(at_bob->size(), 2u);
+  EXPECT_EQ(at_bob->getObject(1)->getValue<std::string>("subject"), "both") << "oldest first";
+
+  // A delivery report that is no bounce of ours is judged when filed: Ann never sees it.
+  const std::string report =
+      "From: MAILER-DAEMON@mx.elsewhere.example\r\nTo: ann@agents.test\r\nSubject: Undelivered\r\n"
+      "MIME-Version: 1.0\r\nContent-Type: multipart/report; report-type=delivery-status; "
+      "boundary=R\r\n\r\n--R\r\nContent-Type: text/plain\r\n\r\nSorry.\r\n--R\r\n"
+      "Content-Type: message/delivery-status\r\n\r\nReporting-MTA: dns; mx.elsewhere.example\r\n"
+      "\r\nFinal-Recipient: rfc822; x@remote.example\r\nAction: failed\r\nStatus: 5.1.1\r\n"
+      "\r\n--R--";
+  out = smtp(envelope("", "ann@agents.test", report));
+  EXPECT_NE(out.find("250 2.0.0"), std::string::npos) << out;
+  out = smtp(envelope("", "bob@agents.test", report));  // Bob's rules let it in
+  EXPECT_EQ(messages("identity=" + bob.uuid)->size(), 3u);
+  EXPECT_EQ(messages("identity=" + ann.uuid)->size(), 1u) << "only the one from github.com";
+}
+
 // The cap: 999 rules written past the API (the stopped svcd's database), the 1000th through it,
 // the next refused; RCPT still judges a full list.
 TEST_F(EmailRules, AnAccountHoldsAtMostAThousandRules) {
@@ -270,6 +343,60 @@ TEST_F(EmailRules, AnAccountHoldsAtMostAThousandRules) {
   EXPECT_TRUE(refused(rcpt("a@x.d998.example", "ann@agents.test")));
   EXPECT_TRUE(accepted(rcpt("a@github.com", "ann@agents.test")));
   EXPECT_TRUE(refused(rcpt("a@elsewhere.example", "ann@agents.test"))) << "ann's allow list";
+}
+
+// Creates racing near the cap: 990 rules past the API, then 30 creates at once. Each counts the
+// rules after the one before it added its own (they take turns on the account's lock row), so
+// exactly 10 get in, on MariaDB too, where counting then inserting without the lock let them
+// all count 990.
+TEST_F(EmailRules, ConcurrentCreatesNeverOverrunTheCap) {
+  const std::string account =
+      call("GET", "/api/health/whoami/").json()->getObject("account")->getValue<std::string>("id");
+  db_url_ = svcd_->dbUrl();
+  ASSERT_EQ(svcd_->terminate(), 0);
+  std::vector<std::string> inserts;
+  for (int chunk = 0; chunk < 10; ++chunk) {
+    std::string sql =
+        "INSERT INTO email_rules (id, account_id, identity_uuid, kind, pattern, created_us) "
+        "VALUES ";
+    for (int i = chunk * 99; i < (chunk + 1) * 99; ++i) {
+      char id[40];
+      std::snprintf(id, sizeof id, "00000000-0000-4000-8000-%012d", i);
+      sql += std::string(i % 99 ? "," : "") + "('" + id + "','" + account + "','','block','d" +
+             std::to_string(i) + ".example'," + std::to_string(1000 + i) + ")";
+    }
+    inserts.push_back(sql);
+  }
+  runSql(db_url_, inserts);
+  auto stopped = std::move(svcd_);
+  startSvcd({"--set", "data.dir=" + stopped->dataDir()});
+  ASSERT_EQ(call("GET", "/api/email-rules/?limit=1").json()->getValue<int>("count"), 990);
+
+  std::atomic<int> created{0}, capped{0}, other{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> racers;
+  for (int i = 0; i < 30; ++i) {
+    racers.emplace_back([&, i] {
+      while (!go) std::this_thread::yield();
+      auto r = http(svcd_->port(), "POST", "/api/email-rules/",
+                    R"({"kind":"block","pattern":"race)" + std::to_string(i) + R"(.example"})",
+                    bearer(key_));
+      if (r.status == 201) {
+        ++created;
+      } else if (r.status == 400 && r.body.find("\"rules\"") != std::string::npos) {
+        ++capped;
+      } else {
+        ++other;
+        ADD_FAILURE() << r.status << " " << r.body;
+      }
+    });
+  }
+  go = true;
+  for (auto& t : racers) t.join();
+  EXPECT_EQ(created.load(), 10);
+  EXPECT_EQ(capped.load(), 20);
+  EXPECT_EQ(other.load(), 0);
+  EXPECT_EQ(call("GET", "/api/email-rules/?limit=1").json()->getValue<int>("count"), 1000);
 }
 
 TEST_F(EmailRules, ChangesArePublishedAsEvents) {

@@ -106,16 +106,10 @@ std::string organizationalDomain(const std::string& domain) {
 std::string fromDomain(std::string_view data) {
   // Read as the message's views read it (topHeaders), so the domain judged is the one shown.
   // RFC 7489 section 6.6.1: a message without exactly one From of exactly one mailbox has no
-  // domain to judge, and nothing of it can pass.
-  std::vector<std::string> froms;
-  for (const auto& [name, value] : topHeaders(data)) {
-    if (Poco::icompare(name, "from") == 0) froms.push_back(value);
-  }
-  if (froms.size() != 1) return "";
-  const auto boxes = parseAddressList(froms.front());
-  if (boxes.size() != 1) return "";
-  const std::size_t at = boxes.front().address.rfind('@');
-  return at == std::string::npos ? "" : Poco::toLower(boxes.front().address.substr(at + 1));
+  // domain to judge, and nothing of it can pass (authorAddress says "").
+  const std::string from = authorAddress(topHeaders(data));
+  const std::size_t at = from.rfind('@');
+  return at == std::string::npos ? "" : Poco::toLower(from.substr(at + 1));
 }
 
 DmarcOutcome checkDmarc(DnsResolver& dns, const std::string& from_domain, const SpfOutcome& spf,

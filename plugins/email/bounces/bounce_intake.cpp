@@ -75,12 +75,17 @@ BounceIntake::BounceIntake(MailStore& store, BounceStore& bounces, Poco::Logger&
     : store_(store), bounces_(bounces), logger_(logger) {}
 
 bool BounceIntake::acceptsVerpAddress(Poco::Data::Session& s, const std::string& address) {
+  return verpInbox(s, address).has_value();
+}
+
+std::optional<Inbox> BounceIntake::verpInbox(Poco::Data::Session& s, const std::string& address) {
   auto token = verpToken(address);
-  if (!token) return false;
+  if (!token) return std::nullopt;
   auto relayed = bounces_.byToken(s, *token, sdk::nowMicros());
-  if (!relayed) return false;
+  if (!relayed) return std::nullopt;
   auto inbox = store_.inboxById(s, relayed->message.inbox_id);
-  return inbox && domainOf(inbox->address) == Poco::toLower(domainOf(address));
+  if (!inbox || domainOf(inbox->address) != Poco::toLower(domainOf(address))) return std::nullopt;
+  return inbox;
 }
 
 std::optional<Inbox> BounceIntake::atVerpAddress(Poco::Data::Session& tx,

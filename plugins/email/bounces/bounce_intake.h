@@ -44,6 +44,9 @@ class BounceIntake {
   /// @return true when it names a message of this server, on that message's domain, made in the
   /// last 30 days.
   bool acceptsVerpAddress(Poco::Data::Session& s, const std::string& address);
+  /// @return the inbox that sent the message a VERP address names (as acceptsVerpAddress finds
+  /// it): mail there that is not consumed is that inbox's, judged by its sender rules.
+  std::optional<Inbox> verpInbox(Poco::Data::Session& s, const std::string& address);
   /// Mail for a VERP address. @param report the message's delivery report, if it is one.
   /// @return the inbox to file it into as ordinary mail (the sending inbox: an auto-reply, or a
   /// report about another message or naming no relayed recipient); nullopt when it was consumed

@@ -11,31 +11,71 @@
 
 #include <Poco/String.h>
 
+#include <algorithm>
 #include <set>
 
 using namespace Poco::Data::Keywords;
 
 namespace svc::plugins::email {
 
+std::vector<Envelope> envelopesByToken(const std::string& sender,
+                                       const std::vector<std::string>& recipients,
+                                       const std::map<std::string, std::string>& token_of) {
+  std::vector<Envelope> out;
+  for (const auto& r : recipients) {
+    auto token = token_of.find(Poco::toLower(r));
+    // Without a token (pruned, or never made), the row's own sender.
+    const std::string from =
+        token == token_of.end() ? sender : envelopeAddress(token->second, sender);
+    auto same =
+        std::find_if(out.begin(), out.end(), [&](const Envelope& e) { return e.sender == from; });
+    if (same == out.end()) {
+      out.push_back({from, {r}});
+    } else {
+      same->recipients.push_back(r);
+    }
+  }
+  return out;
+}
+
 BounceStore::BounceStore(MailStore& store, sdk::EventBus& events)
     : store_(store), events_(events) {}
 
-std::string BounceStore::envelopeSender(Poco::Data::Session& tx, const std::string& message_id,
-                                        const std::string& sender_address,
-                                        const std::vector<std::string>& relayed_to, bool verp) {
-  std::vector<std::string> lower;
-  for (const auto& r : relayed_to) lower.push_back(Poco::toLower(r));
-  // The row is kept with VERP off too: it says whom a report at the sender's address may name.
-  std::string token = newBounceToken(), id = message_id, recipients = jsonList(lower);
-  Poco::Int64 at = sdk::nowMicros();
-  tx << "INSERT INTO email_bounce_tokens (token, message_id, recipients, created_us) VALUES (?, "
-        "?, ?, ?)",
-      use(token), use(id), use(recipients), use(at), now;
-  return verp ? envelopeAddress(token, sender_address) : sender_address;
+void BounceStore::makeTokens(Poco::Data::Session& tx, const std::string& message_id,
+                             const std::vector<std::string>& relayed_to) {
+  std::set<std::string> made;
+  for (const auto& r : relayed_to) {
+    const std::string lower = Poco::toLower(r);
+    if (!made.insert(lower).second) continue;
+    std::string token = newBounceToken(), id = message_id, recipients = jsonList({lower});
+    Poco::Int64 at = sdk::nowMicros();
+    tx << "INSERT INTO email_bounce_tokens (token, message_id, recipients, created_us) VALUES "
+          "(?, ?, ?, ?)",
+        use(token), use(id), use(recipients), use(at), now;
+  }
+}
+
+std::vector<Envelope> BounceStore::envelopes(Poco::Data::Session& s, const std::string& message_id,
+                                             const std::string& sender,
+                                             const std::vector<std::string>& recipients,
+                                             bool verp) {
+  if (!verp) return {{sender, recipients}};
+  using Row = Poco::Tuple<std::string, std::string>;
+  std::vector<Row> rows;
+  std::string id = message_id;
+  s << "SELECT token, recipients FROM email_bounce_tokens WHERE message_id = ?", use(id),
+      into(rows), now;
+  std::map<std::string, std::string> token_of;  // recipient -> token
+  for (const auto& row : rows) {
+    for (const auto& r : parseJsonList(row.get<1>())) token_of.emplace(r, row.get<0>());
+  }
+  return envelopesByToken(sender, recipients, token_of);
 }
 
 namespace {
 
+// Every token row of a message holds the recipients its token may bounce: one row by token,
+// all of a message's rows by its id.
 std::optional<Relayed> relayed(MailStore& store, Poco::Data::Session& s, const std::string& column,
                                const std::string& value, std::int64_t now_us) {
   using Row = Poco::Tuple<std::string, std::string>;
@@ -48,7 +88,14 @@ std::optional<Relayed> relayed(MailStore& store, Poco::Data::Session& s, const s
   if (rows.empty()) return std::nullopt;
   auto message = store.messageHead(s, rows.front().get<0>());
   if (!message || message->direction != "outgoing") return std::nullopt;
-  return Relayed{*message, parseJsonList(rows.front().get<1>())};
+  Relayed out{*message, {}};
+  for (const auto& row : rows) {
+    for (auto& r : parseJsonList(row.get<1>())) {
+      if (std::find(out.recipients.begin(), out.recipients.end(), r) == out.recipients.end())
+        out.recipients.push_back(std::move(r));
+    }
+  }
+  return out;
 }
 
 }  // namespace

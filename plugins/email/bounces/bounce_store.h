@@ -1,8 +1,10 @@
-// Bounces of the mail this server sent: the token each relayed message's envelope sender
-// carries (verp.h), and per recipient that will not get a message, why. Recording a bounce marks
-// the message `bounced` (whichever recipients did get it) and publishes `email.bounced`; the
-// message's views show the recipients as its `bounce` object. Tables: email_bounce_tokens and
-// email_bounces (mail_store_schema.cpp, migration 6).
+// Bounces of the mail this server sent: the token each relayed recipient's envelope sender
+// carries (verp.h), and per recipient that will not get a message, why. A token is made per
+// recipient, not per message: every recipient sees its own as the Return-Path, so a recipient
+// can report only on itself there, never bounce another recipient of the same message. Recording a
+// bounce marks the message `bounced` (whichever recipients did get it) and publishes
+// `email.bounced`; the message's views show the recipients as its `bounce` object. Tables:
+// email_bounce_tokens and email_bounces (mail_store_schema.cpp, migration 6).
 #pragma once
 
 #include "mail_store.h"
@@ -29,31 +31,53 @@ struct Bounce {
   std::int64_t bounced_us = 0;
 };
 
-/// A relayed message as its token row knows it.
+/// A relayed message as its token rows know it.
 struct Relayed {
   MessageRow message;
-  std::vector<std::string> recipients;  ///< Those the relay was given (lower case): only they
-                                        ///< can bounce; local delivery cannot.
+  std::vector<std::string> recipients;  ///< Those a report may bounce (lower case): by a token,
+                                        ///< its one recipient; by Message-ID, every recipient
+                                        ///< the relay was given (local delivery cannot bounce).
 };
+
+/// One SMTP transaction of a relayed message: its envelope sender and recipients.
+struct Envelope {
+  std::string sender;
+  std::vector<std::string> recipients;
+};
+
+/// @param sender the outbox row's sender. @param recipients those to send to now. @param token_of
+/// each recipient's token, by its lower-case address. @return the recipients grouped by envelope
+/// sender, in the order they come: each recipient's VERP address, or sender when it has no token.
+std::vector<Envelope> envelopesByToken(const std::string& sender,
+                                       const std::vector<std::string>& recipients,
+                                       const std::map<std::string, std::string>& token_of);
 
 class BounceStore {
  public:
   BounceStore(MailStore& store, sdk::EventBus& events);
 
-  /// Makes and stores the token of a message about to be relayed, with the recipients it is
-  /// relayed to, in the caller's transaction. @param verp false: the plain sender (relays that
-  /// require the envelope sender to be the logged-in mailbox). @return its envelope sender: the
-  /// VERP address on sender_address's domain, or sender_address (verp false, or too long).
-  std::string envelopeSender(Poco::Data::Session& tx, const std::string& message_id,
-                             const std::string& sender_address,
-                             const std::vector<std::string>& relayed_to, bool verp);
+  /// Makes and stores a token for each recipient a message is about to be relayed to, in the
+  /// caller's transaction. Kept with VERP off too: together they say whom a report at the
+  /// sender's own address may name.
+  void makeTokens(Poco::Data::Session& tx, const std::string& message_id,
+                  const std::vector<std::string>& relayed_to);
+  /// @param sender the outbox row's sender: the sending inbox's address (or, in rows queued
+  /// when a message had one token, its VERP address). @param recipients those to send to now.
+  /// @param verp email.relay.verp; false: the plain sender (relays that require the envelope
+  /// sender to be the logged-in mailbox). @return the transactions to send them in: with VERP,
+  /// recipients grouped by envelope sender (each its own VERP address, so one transaction each);
+  /// without, one from sender to all.
+  std::vector<Envelope> envelopes(Poco::Data::Session& s, const std::string& message_id,
+                                  const std::string& sender,
+                                  const std::vector<std::string>& recipients, bool verp);
   /// @param token a token from a VERP address. @param now_us now. @return the message it was
-  /// made for, unless older than kTokenLifetimeUs.
+  /// made for, with the one recipient it was made for, unless older than kTokenLifetimeUs.
   std::optional<Relayed> byToken(Poco::Data::Session& s, const std::string& token,
                                  std::int64_t now_us);
   /// @param inbox_id an inbox. @param message_id an RFC 5322 Message-ID (`<...>`).
-  /// @return the relayed outgoing message of that inbox with that Message-ID, unless its token
-  /// is older than kTokenLifetimeUs (a message never relayed has none).
+  /// @return the relayed outgoing message of that inbox with that Message-ID, with every
+  /// recipient it was relayed to, unless its tokens are older than kTokenLifetimeUs (a message
+  /// never relayed has none).
   std::optional<Relayed> byMessageId(Poco::Data::Session& s, const std::string& inbox_id,
                                      const std::string& message_id, std::int64_t now_us);
   /// Records bounces of a message in the caller's transaction: a recipient already recorded

@@ -163,18 +163,17 @@ DeliveryReport parseDeliveryStatus(std::string_view body) {
   return report;
 }
 
+bool claimsDeliveryReport(const std::vector<std::pair<std::string, std::string>>& headers) {
+  for (const auto& [name, value] : headers) {
+    if (Poco::icompare(name, "Content-Type") != 0) continue;
+    const HeaderParams ct = parseParams(value);
+    return ct.value == "multipart/report" && lower(ct.get("report-type")) == "delivery-status";
+  }
+  return false;
+}
+
 std::optional<DeliveryReport> parseDeliveryReport(const ParsedMessage& message) {
-  std::string content_type;
-  for (const auto& [name, value] : message.headers) {
-    if (Poco::icompare(name, "Content-Type") == 0) {
-      content_type = value;
-      break;
-    }
-  }
-  const HeaderParams ct = parseParams(content_type);
-  if (ct.value != "multipart/report" || lower(ct.get("report-type")) != "delivery-status") {
-    return std::nullopt;
-  }
+  if (!claimsDeliveryReport(message.headers)) return std::nullopt;
   std::optional<DeliveryReport> report;
   std::string returned_id;
   for (const auto& part : message.attachments) {

@@ -37,6 +37,10 @@ struct DeliveryReport {
 /// At most this many recipients are read from one report (our messages have at most 50).
 constexpr std::size_t kMaxReportedRecipients = 100;
 
+/// @param headers a message's header fields. @return true when its Content-Type says it is a
+/// delivery report (multipart/report with report-type delivery-status), whatever its parts.
+bool claimsDeliveryReport(const std::vector<std::pair<std::string, std::string>>& headers);
+
 /// @param message a parsed message. @return its delivery report when it is one (Content-Type
 /// multipart/report with report-type delivery-status, and a message/delivery-status or
 /// message/global-delivery-status part); nullopt for any other message.

@@ -61,4 +61,10 @@ SenderVerdict RuleCache::judge(const std::string& account, const std::string& id
   return judgeSender(*rulesOf(account), identity, sender);
 }
 
+SenderVerdict RuleCache::judgeAuthor(const std::string& account, const std::string& identity,
+                                     const std::string& from, bool null_sender) {
+  if (from.empty() && !null_sender) return {};  // the envelope sender was judged at RCPT
+  return email::judgeAuthor(*rulesOf(account), identity, from, null_sender);
+}
+
 }  // namespace svc::plugins::email

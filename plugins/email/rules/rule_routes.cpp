@@ -70,7 +70,8 @@ void RuleRoutes::registerRoutes(sdk::RouteRegistry& routes) {
       {{200, sdk::pageOf(rule, "EmailRuleList")}}, {});
   add("POST", "/api/email-rules/", AuthNeed::kAnyKey,
       "Add an allow or block rule for a sender address or domain, checked when mail arrives "
-      "(SMTP RCPT and local delivery).",
+      "(the envelope sender at SMTP RCPT, the header From at the end of DATA, and local "
+      "delivery).",
       sdk::bindHandler(*this, &RuleRoutes::create), ruleInputSchema(), none, {{201, rule}},
       {{400, "invalid",
         "the pattern is neither an address nor a domain, or the account holds the most rules "
@@ -139,6 +140,8 @@ sdk::Response RuleRoutes::create(sdk::Request& r) {
   };
   Poco::JSON::Object::Ptr body = rule_rows::json(rule);
   context_.database().transaction([&](Poco::Data::Session& tx) {
+    // Concurrent creates take turns from here, so none counts rules another has not yet added.
+    rule_rows::lockAccount(tx, context_.database().dialect(), rule.account_id);
     if (rule_rows::byPattern(tx, rule.account_id, rule.identity_uuid, rule.pattern)) {
       throw conflict();
     }

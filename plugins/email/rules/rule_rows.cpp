@@ -80,6 +80,20 @@ std::optional<SenderRule> byPattern(Poco::Data::Session& s, const std::string& a
   return rules.front();
 }
 
+void lockAccount(Poco::Data::Session& tx, sdk::Dialect dialect, const std::string& account) {
+  std::string a = account;
+  Poco::Int64 at = sdk::nowMicros();
+  // An upsert, not an insert then an update: on MySQL two inserts of a new row would each wait
+  // for the other's shared lock (a deadlock); ON DUPLICATE KEY UPDATE takes the row exclusively.
+  const std::string sql =
+      dialect == sdk::Dialect::kMysql
+          ? "INSERT INTO email_rule_accounts (account_id, locked_us) VALUES (?, ?) ON DUPLICATE "
+            "KEY UPDATE locked_us = VALUES(locked_us)"
+          : "INSERT INTO email_rule_accounts (account_id, locked_us) VALUES (?, ?) ON CONFLICT "
+            "(account_id) DO UPDATE SET locked_us = excluded.locked_us";
+  tx << sql, use(a), use(at), now;
+}
+
 void insert(Poco::Data::Session& tx, const SenderRule& rule) {
   SenderRule r = rule;
   tx << "INSERT INTO email_rules (id, account_id, identity_uuid, kind, pattern, created_us) "

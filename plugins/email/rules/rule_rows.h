@@ -4,6 +4,8 @@
 
 #include "rules/sender_rules.h"
 
+#include <svc/sdk/storage.h>
+
 #include <Poco/Data/Session.h>
 #include <Poco/JSON/Object.h>
 
@@ -31,6 +33,11 @@ std::vector<SenderRule> page(Poco::Data::Session& s, const RuleScope& scope, int
 /// @return the rule an account holds for a pattern on an identity ("": a default), if any.
 std::optional<SenderRule> byPattern(Poco::Data::Session& s, const std::string& account,
                                     const std::string& identity, const std::string& pattern);
+/// Locks an account's rules until the caller's transaction ends, so that counting them and adding
+/// one is atomic: concurrent creates wait for each other (an upsert of the account's row in
+/// email_rule_accounts takes its row lock on MySQL, the database's write lock on SQLite).
+/// Call it first in the transaction.
+void lockAccount(Poco::Data::Session& tx, sdk::Dialect dialect, const std::string& account);
 void insert(Poco::Data::Session& tx, const SenderRule& rule);
 /// @return false when the rule was gone already (another request removed it).
 bool remove(Poco::Data::Session& tx, const std::string& id);

@@ -34,6 +34,12 @@ const SenderRule* bestMatch(const std::vector<SenderRule>& rules, const std::str
   return best;
 }
 
+bool allowListApplies(const std::vector<SenderRule>& rules, const std::string& identity) {
+  return std::any_of(rules.begin(), rules.end(), [&](const SenderRule& r) {
+    return r.kind == "allow" && (r.identity_uuid == identity || r.identity_uuid.empty());
+  });
+}
+
 }  // namespace
 
 std::optional<std::string> normalizedPattern(const std::string& raw, std::string& error) {
@@ -68,11 +74,17 @@ SenderVerdict judgeSender(const std::vector<SenderRule>& rules, const std::strin
     if (rule->kind == "allow") return {};
     return {false, "the recipient does not accept mail from <" + sender + ">"};
   }
-  const bool allow_list = std::any_of(rules.begin(), rules.end(), [&](const SenderRule& r) {
-    return r.kind == "allow" && (r.identity_uuid == identity || r.identity_uuid.empty());
-  });
-  if (!allow_list) return {};
+  if (!allowListApplies(rules, identity)) return {};
   return {false, "the recipient accepts mail only from the senders it allows"};
+}
+
+SenderVerdict judgeAuthor(const std::vector<SenderRule>& rules, const std::string& identity,
+                          const std::string& from, bool null_sender) {
+  if (!from.empty()) return judgeSender(rules, identity, from);
+  if (!null_sender || !allowListApplies(rules, identity)) return {};
+  return {false,
+          "the recipient accepts mail only from the senders it allows, and this message names "
+          "no sender (no envelope sender, and not exactly one From address)"};
 }
 
 }  // namespace svc::plugins::email

@@ -1,6 +1,9 @@
 // Sender rules: per identity (and per account, as a default) allow and block lists of addresses
-// and domains, applied to the envelope sender when mail arrives (SMTP RCPT, and local delivery).
-// This file is the pure part: what a pattern may be, and how the rules that apply decide.
+// and domains, applied when mail arrives: to the envelope sender at SMTP RCPT, and to the header
+// From (the author DMARC judges) at the end of DATA, so that neither the null sender nor a From
+// other than the envelope's gets a message past them; local delivery judges the sending inbox's
+// address, which is both. This file is the pure part: what a pattern may be, and how the rules
+// that apply decide.
 //
 // How identity and account rules combine (README, email section):
 // - The identity's own rules are asked first, then the account's defaults: the first of the two
@@ -11,8 +14,11 @@
 //   with `block spam@example.com` refuses only that address.
 // - When no rule matches, the sender is accepted unless an allow rule exists in either layer (an
 //   allow list is present): then only senders it names are accepted.
-// - The null sender (`MAIL FROM:<>`, bounces and other delivery reports) is always accepted:
-//   refusing it would lose the reports of our own mail that bounced.
+// - The null sender (`MAIL FROM:<>`, bounces and other delivery reports) is accepted at RCPT:
+//   refusing it would lose the reports of our own mail that bounced. Its message is judged by
+//   its From at the end of DATA like any other; one without a usable From is refused where an
+//   allow list applies (nothing names a sender to allow). A report consumed as a bounce of our
+//   own mail is never judged: it is not shown as mail.
 #pragma once
 
 #include <cstdint>
@@ -51,5 +57,13 @@ struct SenderVerdict {
 /// sender), any case. @return the verdict, combining the layers as this file's comment says.
 SenderVerdict judgeSender(const std::vector<SenderRule>& rules, const std::string& identity,
                           const std::string& sender);
+
+/// The end-of-DATA judgement. @param from the message's From address, lower-case ("" when it has
+/// no usable one: not exactly one From of one valid mailbox). @param null_sender whether the
+/// envelope sender was null (`MAIL FROM:<>`). @return judgeSender's verdict on from; without
+/// one, refused under an allow list when the envelope named no sender either, else accepted (the
+/// envelope sender was judged at RCPT).
+SenderVerdict judgeAuthor(const std::vector<SenderRule>& rules, const std::string& identity,
+                          const std::string& from, bool null_sender);
 
 }  // namespace svc::plugins::email

@@ -221,6 +221,37 @@ TEST(Bounces, OnlyTheMessagesRecipientsBounce) {
   EXPECT_TRUE(namesRelayedRecipient(r, {"A@x.example"}));
 }
 
+// Each recipient leaves with its own VERP address: one transaction each. A recipient without a
+// token, and rows queued when a message had one token for all, keep the row's sender.
+TEST(Verp, EachRecipientHasItsOwnEnvelope) {
+  const std::string t1(32, '1'), t2(32, '2');
+  auto e = envelopesByToken("me@agents.test", {"A@x.example", "b@y.example", "c@z.example"},
+                            {{"a@x.example", t1}, {"b@y.example", t2}});
+  ASSERT_EQ(e.size(), 3u);
+  EXPECT_EQ(e[0].sender, "bounces+" + t1 + "@agents.test");
+  EXPECT_EQ(e[0].recipients, std::vector<std::string>{"A@x.example"});
+  EXPECT_EQ(e[1].sender, "bounces+" + t2 + "@agents.test");
+  EXPECT_EQ(e[1].recipients, std::vector<std::string>{"b@y.example"});
+  EXPECT_EQ(e[2].sender, "me@agents.test");
+  // One token for two recipients (an older row): one transaction from its VERP address.
+  const std::string old = "bounces+" + t1 + "@agents.test";
+  e = envelopesByToken(old, {"a@x.example", "b@y.example"},
+                       {{"a@x.example", t1}, {"b@y.example", t1}});
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].sender, old);
+  EXPECT_EQ(e[0].recipients.size(), 2u);
+}
+
+TEST(Dsn, AReportIsKnownByItsContentType) {
+  EXPECT_TRUE(claimsDeliveryReport(
+      {{"From", "x@y.example"},
+       {"Content-Type", "Multipart/Report; Report-Type=\"delivery-status\"; boundary=b"}}));
+  EXPECT_FALSE(claimsDeliveryReport(
+      {{"Content-Type", "multipart/report; report-type=disposition-notification"}}));
+  EXPECT_FALSE(claimsDeliveryReport({{"Content-Type", "text/plain"}}));
+  EXPECT_FALSE(claimsDeliveryReport({}));
+}
+
 TEST(Verp, TheEnvelopeIsThePlainSenderWhenTheVerpAddressWouldBeTooLong) {
   const std::string token(32, 'a');
   EXPECT_EQ(envelopeAddress(token, "me@agents.test"), "bounces+" + token + "@agents.test");

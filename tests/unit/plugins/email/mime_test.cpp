@@ -286,5 +286,15 @@ TEST(Dkim, RepeatedFieldsAreSignedTheWayVerifiersReadThem) {
   std::system(("rm -rf " + dir).c_str());
 }
 
+// The author DMARC and the sender rules judge: one From field of one mailbox, else none.
+TEST(Mime, TheAuthorIsTheOneMailboxOfTheOneFrom) {
+  EXPECT_EQ(authorAddress(topHeaders("From: \"Ann\" <Ann@Example.COM>\r\n\r\nx")),
+            "Ann@example.com");
+  EXPECT_EQ(authorAddress(topHeaders("To: b@x.example\r\n\r\nFrom: a@body.example\r\n")), "");
+  EXPECT_EQ(authorAddress(topHeaders("From: a@one.example, b@two.example\r\n\r\n")), "");
+  EXPECT_EQ(authorAddress(topHeaders("From: a@one.example\r\nfrom: b@two.example\r\n\r\n")), "");
+  EXPECT_EQ(authorAddress(topHeaders("From: undisclosed:;\r\n\r\n")), "");
+}
+
 }  // namespace
 }  // namespace svc::plugins::email

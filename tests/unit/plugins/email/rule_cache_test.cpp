@@ -108,5 +108,13 @@ TEST_F(RuleCacheTest, TheNullSenderIsAcceptedUnderAnAllowList) {
   EXPECT_TRUE(accepts(kAccount, "a@github.com"));
 }
 
+TEST_F(RuleCacheTest, TheFromOfAMessageFromTheNullSenderIsJudged) {
+  write(kAccount, "allow", "github.com");
+  EXPECT_TRUE(cache_.judgeAuthor(kAccount, kIdentity, "noreply@github.com", true).accepted);
+  EXPECT_FALSE(cache_.judgeAuthor(kAccount, kIdentity, "a@elsewhere.example", true).accepted);
+  EXPECT_FALSE(cache_.judgeAuthor(kAccount, kIdentity, "", true).accepted) << "no From, no sender";
+  EXPECT_TRUE(cache_.judgeAuthor(kAccount, kIdentity, "", false).accepted);
+}
+
 }  // namespace
 }  // namespace svc::plugins::email

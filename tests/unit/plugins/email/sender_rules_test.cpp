@@ -66,10 +66,36 @@ TEST(SenderRules, AnAllowListAcceptsOnlyWhatItNames) {
   EXPECT_NE(v.reason.find("only"), std::string::npos);
 }
 
-TEST(SenderRules, TheNullSenderIsAlwaysAccepted) {
+TEST(SenderRules, TheNullSenderIsAcceptedAtRcpt) {
   const std::vector<SenderRule> rules = {rule(kIdentity, "allow", "github.com"),
                                          rule("", "allow", "corp.example")};
   EXPECT_TRUE(accepts(rules, "")) << "bounces must reach us under an allow list";
+}
+
+// The end of DATA judges the header From: the null sender gets past RCPT, not past the rules.
+TEST(SenderRules, TheFromIsJudgedAsASenderIs) {
+  const std::vector<SenderRule> rules = {rule(kIdentity, "allow", "github.com"),
+                                         rule(kIdentity, "block", "mallory@github.com")};
+  EXPECT_TRUE(judgeAuthor(rules, kIdentity, "noreply@github.com", true).accepted);
+  EXPECT_FALSE(judgeAuthor(rules, kIdentity, "anyone@elsewhere.example", true).accepted)
+      << "the null sender with a From the allow list does not name";
+  EXPECT_FALSE(judgeAuthor(rules, kIdentity, "anyone@elsewhere.example", false).accepted)
+      << "an allowed envelope sender with another From";
+  EXPECT_FALSE(judgeAuthor(rules, kIdentity, "mallory@github.com", false).accepted);
+}
+
+TEST(SenderRules, NoUsableFromAndNoSenderIsRefusedOnlyUnderAnAllowList) {
+  const std::vector<SenderRule> allow = {rule("", "allow", "github.com")};
+  const SenderVerdict v = judgeAuthor(allow, kIdentity, "", true);
+  EXPECT_FALSE(v.accepted);
+  EXPECT_NE(v.reason.find("names no sender"), std::string::npos) << v.reason;
+  EXPECT_TRUE(judgeAuthor(allow, kIdentity, "", false).accepted)
+      << "the envelope sender was judged at RCPT";
+  const std::vector<SenderRule> block = {rule(kIdentity, "block", "spam.example")};
+  EXPECT_TRUE(judgeAuthor(block, kIdentity, "", true).accepted) << "a block list names no one";
+  EXPECT_TRUE(judgeAuthor({}, kIdentity, "", true).accepted);
+  EXPECT_TRUE(judgeAuthor({rule(kOther, "allow", "github.com")}, kIdentity, "", true).accepted)
+      << "another identity's allow list";
 }
 
 TEST(SenderRules, TheMostSpecificPatternOfALayerDecides) {
