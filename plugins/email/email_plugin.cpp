@@ -113,7 +113,8 @@ class EmailPlugin : public sdk::Plugin {
     blobs_ = std::make_unique<BlobStore>(root + "blobs");
     store_ = std::make_unique<MailStore>(context.database(), context.events(), *blobs_);
     bounces_ = std::make_unique<BounceStore>(*store_, context.events());
-    bounce_intake_ = std::make_unique<BounceIntake>(*store_, *bounces_, context.logger());
+    bounce_intake_ =
+        std::make_unique<BounceIntake>(*store_, *bounces_, context.logger(), config_.relay.verp);
     relay_ = std::make_unique<Relay>(config_.relay, *store_, *bounces_, context.logger());
     rules_ = std::make_unique<RuleCache>(context.database(), context.events());
     rule_routes_ = std::make_unique<RuleRoutes>(context, *rules_);

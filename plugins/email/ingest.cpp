@@ -12,6 +12,7 @@
 #include <Poco/StringTokenizer.h>
 #include <Poco/Tuple.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <stdexcept>
@@ -23,11 +24,28 @@ namespace svc::plugins::email {
 namespace {
 constexpr std::string_view kAuthLine = "SVC-AUTH ";
 
-// The From the sender rules judge: the author DMARC judges, lower-case; "" when it has none
-// that is a valid address.
-std::string ruleAuthor(const std::vector<std::pair<std::string, std::string>>& headers) {
+// A mailbox as a block rule sees it: lower-case, a quoted local part unquoted, a trailing dot of
+// its domain dropped (`"ceo"@evil.example.` is ceo@evil.example).
+std::string ruleMailbox(const std::string& address) {
+  std::string a = Poco::toLower(address);
+  a.erase(std::remove(a.begin(), a.end(), '"'), a.end());
+  while (!a.empty() && a.back() == '.') a.pop_back();
+  return a;
+}
+
+// The From the sender rules judge: the author DMARC judges (when valid), and every mailbox of
+// every From field.
+Author ruleAuthor(const std::vector<std::pair<std::string, std::string>>& headers) {
+  Author author;
   const std::string from = Poco::toLower(authorAddress(headers));
-  return sdk::isValidEmailAddress(from) ? from : std::string();
+  if (sdk::isValidEmailAddress(from)) author.address = from;
+  for (const auto& [name, value] : headers) {
+    if (Poco::icompare(name, "from") != 0) continue;
+    for (const auto& box : parseAddressList(value)) {
+      author.mailboxes.push_back(ruleMailbox(box.address));
+    }
+  }
+  return author;
 }
 
 }  // namespace
@@ -200,33 +218,34 @@ std::vector<std::string> Ingest::judgedRecipients(const std::string& mail_from,
   // A report may be a bounce of our own mail, which is not judged (it is not shown as mail);
   // whether it is one is known when it is filed, where one that is not is judged.
   if (claimsDeliveryReport(headers)) return recipients;
-  const std::string from = ruleAuthor(headers);
+  const Author from = ruleAuthor(headers);
   std::vector<std::string> kept;
   std::string refusal;
   for (const auto& rcpt : recipients) {
     const std::optional<Inbox> inbox = recipientInbox(rcpt);
     const SenderVerdict verdict =
-        inbox ? rules_.judgeAuthor(inbox->account_id, inbox->identity_uuid, from, mail_from.empty())
+        inbox ? rules_.judgeAuthor(inbox->account_id, inbox->identity_uuid, from)
               : SenderVerdict{};  // gone since RCPT: the filer finds no inbox
     if (verdict.accepted) {
       kept.push_back(rcpt);
       continue;
     }
-    context_.logger().information("SMTP from <%s> (From %s) to %s refused: %s", mail_from,
-                                  from.empty() ? std::string("none") : from, rcpt, verdict.reason);
+    context_.logger().information(
+        "SMTP from <%s> (From %s) to %s refused: %s", mail_from,
+        from.address.empty() ? std::string("not one valid address") : from.address, rcpt,
+        verdict.reason);
     if (refusal.empty()) refusal = "550 5.7.1 <" + rcpt + ">: " + verdict.reason;
   }
-  if (kept.empty()) throw SmtpRefusal(refusal);
+  if (kept.empty() && !refusal.empty()) throw SmtpRefusal(refusal);
   return kept;
 }
 
 bool Ingest::refusedWhenFiled(const Inbox& target, const Item& item) {
   const SenderVerdict verdict =
-      rules_.judgeAuthor(target.account_id, target.identity_uuid, ruleAuthor(item.parsed.headers),
-                         item.mail.mail_from.empty());
+      rules_.judgeAuthor(target.account_id, target.identity_uuid, ruleAuthor(item.parsed.headers));
   if (verdict.accepted) return false;
-  context_.logger().information("a delivery report from <%s> for %s was not filed: %s",
-                                item.mail.mail_from, target.address, verdict.reason);
+  context_.logger().information("mail from <%s> for %s was not filed: %s", item.mail.mail_from,
+                                target.address, verdict.reason);
   return true;
 }
 
@@ -388,8 +407,10 @@ void Ingest::fileIncoming(Poco::Data::Session& tx, const Item& item, InboxCache&
     }
     if (!*inbox || !done.insert((*inbox)->id).second) continue;
     const Inbox& target = **inbox;
-    // A report that was not consumed is ordinary mail, judged now (judgedRecipients left it).
-    if (claimsDeliveryReport(item.parsed.headers) && refusedWhenFiled(target, item)) continue;
+    // What was not consumed is mail, judged again on the headers its views will show: the end
+    // of DATA left reports to this point, and read the data without the Authentication-Results
+    // field now above it (which a first line that begins with a space would have joined).
+    if (refusedWhenFiled(target, item)) continue;
     NewMessage copy = m;
     for (std::size_t i = 0; i < item.parsed.attachments.size() && i < item.blobs.size(); ++i) {
       const auto& a = item.parsed.attachments[i];

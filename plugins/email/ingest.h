@@ -98,8 +98,8 @@ class Ingest : public SmtpDelivery {
   std::vector<std::string> judgedRecipients(const std::string& mail_from,
                                             const std::vector<std::string>& recipients,
                                             const std::string& data);
-  /// Filing a delivery report that was not consumed: @return true when target's rules refuse
-  /// its From (it is then not filed there).
+  /// Filing mail that was not consumed as a bounce: @return true when target's rules refuse its
+  /// From as the views will show it (it is then not filed there).
   bool refusedWhenFiled(const Inbox& target, const Item& item);
   /// Checks a message. @return its spool record. @throws SmtpRefusal for a DMARC reject.
   std::string checkedRecord(const SmtpClient& client, const std::string& mail_from,

@@ -125,7 +125,10 @@ std::vector<sdk::Migration> MailStore::migrations() {
   sdk::Migration rule_locks = sdk::Migration::portable(
       7, "a lock row per account for the sender rules' cap",
       {"CREATE TABLE email_rule_accounts (account_id CHAR(36) NOT NULL PRIMARY KEY, locked_us "
-       "BIGINT NOT NULL)"});
+       "BIGINT NOT NULL)",
+       // Accounts with rules already have their row: their first creates lock it, not a gap.
+       "INSERT INTO email_rule_accounts (account_id, locked_us) SELECT DISTINCT account_id, 0 "
+       "FROM email_rules"});
   return {m, spool, codes, auth, rules, bounces, rule_locks};
 }
 

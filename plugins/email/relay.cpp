@@ -72,6 +72,56 @@ void Relay::run() {
   }
 }
 
+namespace {
+
+// The relay's refusals so far, as bounces with its answer as the reason.
+std::vector<Bounce> relayBounces(const RelayResult& result) {
+  std::vector<Bounce> bounces;
+  for (const auto& r : result.refused) {
+    bounces.push_back({Poco::toLower(r.recipient), r.status, r.answer, "relay", sdk::nowMicros()});
+  }
+  return bounces;
+}
+
+}  // namespace
+
+// Between one message's transactions (one per recipient with VERP): the recipients the relay has
+// answered for leave the row and the refused are recorded, while this process holds the lease,
+// which is renewed. So neither a crash nor a lease that runs out in a long attempt sends a
+// recipient the message twice. @return false when the lease is no longer this process's (or the
+// database is away): send no more.
+bool Relay::settle(const std::string& id, const std::vector<std::string>& recipients,
+                   const RelayResult& so_far, Poco::Int64& lease) {
+  std::vector<std::string> rest;
+  for (const auto& r : recipients) {
+    const bool answered =
+        std::find(so_far.delivered.begin(), so_far.delivered.end(), r) != so_far.delivered.end() ||
+        std::any_of(so_far.refused.begin(), so_far.refused.end(),
+                    [&](const RelayResult::Refused& x) { return x.recipient == r; });
+    if (!answered) rest.push_back(r);
+  }
+  bool held = false;
+  try {
+    store_.db().transaction([&](Poco::Data::Session& tx) {
+      Poco::Int64 mine = lease, renewed = std::max(sdk::nowMicros() + kLeaseUs, lease + 1);
+      std::string left = jsonList(rest), message = id;
+      Poco::Data::Statement renew =
+          (tx << "UPDATE email_outbox SET next_attempt_us = ?, recipients = ? WHERE message_id "
+                 "= ? AND next_attempt_us = ?",
+           use(renewed), use(left), use(message), use(mine));
+      held = renew.execute() == 1;
+      if (!held) return;
+      bounces_.record(tx, id, relayBounces(so_far));
+      lease = renewed;
+    });
+  } catch (const std::exception& e) {
+    logger_.warning("outbox: %s: keeping the attempt's progress failed (%s); the rest later", id,
+                    std::string(e.what()));
+    return false;
+  }
+  return held;
+}
+
 // Takes one due message (a lease of ten minutes makes it this process's), sends it, and records
 // the outcome. @return true when there was one.
 bool Relay::sendOne() {
@@ -90,8 +140,9 @@ bool Relay::sendOne() {
   std::string id = row.get<0>();
   const int attempts = row.get<3>() + 1;
   bool claimed = false;
+  Poco::Int64 lease = now_us + kLeaseUs;  // next_attempt_us while this process sends it
   store_.db().transaction([&](Poco::Data::Session& tx) {
-    Poco::Int64 lease = now_us + 600LL * 1000000, seen = row.get<4>();
+    Poco::Int64 seen = row.get<4>();
     int a = attempts;
     Poco::Data::Statement claim =
         (tx << "UPDATE email_outbox SET next_attempt_us = ?, attempts = ? WHERE message_id = ? "
@@ -112,7 +163,10 @@ bool Relay::sendOne() {
       envelopes =
           bounces_.envelopes(s, id, row.get<1>(), parseJsonList(row.get<2>()), config_.verp);
     }
-    result = relayMessage(config_, envelopes, raw);
+    const std::vector<std::string> recipients = parseJsonList(row.get<2>());
+    result = relayMessage(config_, envelopes, raw, [&](const RelayResult& so_far) {
+      return settle(id, recipients, so_far, lease);
+    });
     whole = result.deferred_at_mail;
   } catch (const Poco::Exception& e) {
     result.deferred = parseJsonList(row.get<2>());
@@ -126,14 +180,21 @@ bool Relay::sendOne() {
   const bool retry =
       result.message_error.empty() && !result.deferred.empty() && attempts < config_.max_attempts;
   bool expired = false;  // still-deferred recipients recorded as bounces
+  bool lost = false;     // the lease ran out and another process took the message over
   try {
     store_.db().transaction([&](Poco::Data::Session& tx) {
-      // The relay's refusals are bounces, with its answer as the reason.
-      std::vector<Bounce> bounces;
-      for (const auto& r : result.refused) {
-        bounces.push_back(
-            {Poco::toLower(r.recipient), r.status, r.answer, "relay", sdk::nowMicros()});
+      // Still this process's (which also locks the row until the outcome is written)?
+      Poco::Int64 mine = lease, bumped = lease + 1;
+      Poco::Data::Statement hold =
+          (tx << "UPDATE email_outbox SET next_attempt_us = ? WHERE message_id = ? AND "
+                 "next_attempt_us = ?",
+           use(bumped), use(id), use(mine));
+      if (hold.execute() != 1) {
+        lost = true;
+        return;
       }
+      // The relay's refusals are bounces, with its answer as the reason.
+      std::vector<Bounce> bounces = relayBounces(result);
       if (retry) {
         bounces_.record(tx, id, bounces);
         // Only the deferred recipients are tried again. 30 s, 1 min, 2 min ... at most an hour.
@@ -178,6 +239,13 @@ bool Relay::sendOne() {
       logger_.error("outbox: %s: marking it failed failed too: %s", id, std::string(e2.what()));
     }
     outcomes_.failed.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  if (lost) {
+    logger_.warning(
+        "outbox: %s: the attempt outlasted its lease and another process took the "
+        "message over; its outcome is that process's to record",
+        id);
     return true;
   }
   if (!result.message_error.empty()) {

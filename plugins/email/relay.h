@@ -7,20 +7,27 @@
 // those still deferred (4.4.7), with its answer recorded as the reason; or failed when the relay
 // refused the sender at MAIL (its configuration, not the recipients) or was never reached
 // (relay_client.h holds the SMTP transaction). Every outcome ends or reschedules the outbox row.
+// Between one message's transactions, the recipients already answered for leave its row (and the
+// lease is renewed), so a crash, or an attempt that outlasts its lease, never sends a recipient
+// the message twice; an outcome is recorded only while the lease is still this process's.
 #pragma once
 
 #include "bounces/bounce_store.h"
 #include "mail_store.h"
 
 #include <Poco/Logger.h>
+#include <Poco/Types.h>
 
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace svc::plugins::email {
+
+struct RelayResult;
 
 /// The relay's settings: the email.relay.* keys (EmailConfig::read; their defaults live only in
 /// the declarations) and two fixed limits.
@@ -58,8 +65,13 @@ class Relay {
   const Outcomes& outcomes() const { return outcomes_; }
 
  private:
+  /// How long a claimed message is this process's (renewed between its transactions).
+  static constexpr Poco::Int64 kLeaseUs = 600LL * 1000000;
+
   void run();
   bool sendOne();
+  bool settle(const std::string& id, const std::vector<std::string>& recipients,
+              const RelayResult& so_far, Poco::Int64& lease);
   RelayConfig config_;
   MailStore& store_;
   BounceStore& bounces_;

@@ -213,7 +213,8 @@ class Attempt {
 }  // namespace
 
 RelayResult relayMessage(const RelayConfig& config, const std::vector<Envelope>& envelopes,
-                         const std::string& raw) {
+                         const std::string& raw,
+                         const std::function<bool(const RelayResult&)>& progress) {
   RelaySession session(config.host, static_cast<Poco::UInt16>(config.port));
   connect(session, config);
   Attempt attempt(session, raw);
@@ -223,7 +224,12 @@ RelayResult relayMessage(const RelayConfig& config, const std::vector<Envelope>&
                       deferred_before = result.deferred.size();
     std::string failure;
     try {
-      if (attempt.send(envelopes[i], i == 0)) continue;
+      if (attempt.send(envelopes[i], i == 0)) {
+        if (i + 1 == envelopes.size() || !progress || progress(result)) continue;
+        attempt.deferRest(envelopes, i + 1);
+        result.deferred_answer = "the attempt ran out of time; the rest are sent later";
+        break;
+      }
       if (result.message_error.empty()) {  // a sender deferred: so would the rest be
         attempt.deferRest(envelopes, i + 1);
         result.deferred_at_mail = !attempt.answered;

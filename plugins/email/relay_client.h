@@ -8,6 +8,7 @@
 
 #include "relay.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,11 @@ std::string replyLine(std::string reply);
 /// when the connection fails after the relay answered for some, the unanswered are deferred.
 /// @throws std::exception (Poco's included) when the attempt failed as a whole before the relay
 /// answered for any recipient (no connection, TLS, authentication): try again later.
+/// @param progress called after each transaction but the last, with the result so far, so the
+/// caller can keep what is settled; when it returns false, the envelopes after are deferred
+/// (the caller may no longer send: its lease on the message ran out).
 RelayResult relayMessage(const RelayConfig& config, const std::vector<Envelope>& envelopes,
-                         const std::string& raw);
+                         const std::string& raw,
+                         const std::function<bool(const RelayResult&)>& progress = {});
 
 }  // namespace svc::plugins::email

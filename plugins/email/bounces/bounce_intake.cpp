@@ -71,8 +71,8 @@ bool namesRelayedRecipient(const DeliveryReport& report, const std::vector<std::
   });
 }
 
-BounceIntake::BounceIntake(MailStore& store, BounceStore& bounces, Poco::Logger& logger)
-    : store_(store), bounces_(bounces), logger_(logger) {}
+BounceIntake::BounceIntake(MailStore& store, BounceStore& bounces, Poco::Logger& logger, bool verp)
+    : store_(store), bounces_(bounces), logger_(logger), verp_(verp) {}
 
 bool BounceIntake::acceptsVerpAddress(Poco::Data::Session& s, const std::string& address) {
   return verpInbox(s, address).has_value();
@@ -112,8 +112,8 @@ std::optional<Inbox> BounceIntake::atVerpAddress(Poco::Data::Session& tx,
 bool BounceIntake::atInbox(Poco::Data::Session& tx, const Inbox& inbox,
                            const std::optional<DeliveryReport>& report, bool null_sender) {
   // Reports come from the null reverse-path (RFC 5321 section 4.5.5); anyone may write to an
-  // inbox, so a report from a mailbox is ordinary mail.
-  if (!null_sender || !report || report->original_message_id.empty()) return false;
+  // inbox, so a report from a mailbox is ordinary mail. With VERP, ours come to VERP addresses.
+  if (verp_ || !null_sender || !report || report->original_message_id.empty()) return false;
   auto relayed = bounces_.byMessageId(tx, inbox.id, report->original_message_id, sdk::nowMicros());
   if (!relayed) return false;
   return consume(tx, *relayed, *report, false, "its sender's inbox");

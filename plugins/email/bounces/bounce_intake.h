@@ -38,7 +38,11 @@ bool namesRelayedRecipient(const DeliveryReport& report, const std::vector<std::
 
 class BounceIntake {
  public:
-  BounceIntake(MailStore& store, BounceStore& bounces, Poco::Logger& logger);
+  /// @param verp whether relayed mail leaves from VERP addresses (`email.relay.verp`): then a
+  /// report of ours comes to the VERP address of the one recipient it may bounce, and one at the
+  /// inbox's own address is ordinary mail (a recipient who has the message and its Message-ID
+  /// could otherwise bounce the others).
+  BounceIntake(MailStore& store, BounceStore& bounces, Poco::Logger& logger, bool verp);
 
   /// @param address a VERP address (verpToken() finds its token).
   /// @return true when it names a message of this server, on that message's domain, made in the
@@ -55,7 +59,7 @@ class BounceIntake {
                                      const std::optional<DeliveryReport>& report);
   /// Mail for an inbox. @param null_sender whether it came from `MAIL FROM:<>`, as reports do.
   /// @return true when it is a report about a message this inbox relayed, naming a recipient it
-  /// was relayed to, and was consumed; false: file it.
+  /// was relayed to, and was consumed (never with VERP on); false: file it.
   bool atInbox(Poco::Data::Session& tx, const Inbox& inbox,
                const std::optional<DeliveryReport>& report, bool null_sender);
 
@@ -68,6 +72,7 @@ class BounceIntake {
   MailStore& store_;
   BounceStore& bounces_;
   Poco::Logger& logger_;
+  bool verp_;
 };
 
 }  // namespace svc::plugins::email

@@ -62,9 +62,8 @@ SenderVerdict RuleCache::judge(const std::string& account, const std::string& id
 }
 
 SenderVerdict RuleCache::judgeAuthor(const std::string& account, const std::string& identity,
-                                     const std::string& from, bool null_sender) {
-  if (from.empty() && !null_sender) return {};  // the envelope sender was judged at RCPT
-  return email::judgeAuthor(*rulesOf(account), identity, from, null_sender);
+                                     const Author& from) {
+  return email::judgeAuthor(*rulesOf(account), identity, from);
 }
 
 }  // namespace svc::plugins::email

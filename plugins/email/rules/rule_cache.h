@@ -37,10 +37,10 @@ class RuleCache {
   /// @return what the rules that apply say. @throws on a database failure.
   SenderVerdict judge(const std::string& account, const std::string& identity,
                       const std::string& sender);
-  /// The end-of-DATA judgement of a message's From (judgeAuthor's parameters).
+  /// The judgement of a message's From (judgeAuthor's parameters).
   /// @throws on a database failure.
   SenderVerdict judgeAuthor(const std::string& account, const std::string& identity,
-                            const std::string& from, bool null_sender);
+                            const Author& from);
   /// Drops an account's rules, read again when next needed.
   void forget(const std::string& account);
 

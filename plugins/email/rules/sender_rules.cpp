@@ -79,12 +79,18 @@ SenderVerdict judgeSender(const std::vector<SenderRule>& rules, const std::strin
 }
 
 SenderVerdict judgeAuthor(const std::vector<SenderRule>& rules, const std::string& identity,
-                          const std::string& from, bool null_sender) {
-  if (!from.empty()) return judgeSender(rules, identity, from);
-  if (!null_sender || !allowListApplies(rules, identity)) return {};
-  return {false,
-          "the recipient accepts mail only from the senders it allows, and this message names "
-          "no sender (no envelope sender, and not exactly one From address)"};
+                          const Author& from) {
+  if (allowListApplies(rules, identity)) {
+    if (!from.address.empty()) return judgeSender(rules, identity, from.address);
+    return {false,
+            "the recipient accepts mail only from the senders it allows, and this message does "
+            "not name exactly one valid From address"};
+  }
+  for (const auto& mailbox : from.mailboxes) {
+    SenderVerdict v = judgeSender(rules, identity, mailbox);
+    if (!v.accepted) return v;
+  }
+  return {};
 }
 
 }  // namespace svc::plugins::email

@@ -15,10 +15,10 @@
 // - When no rule matches, the sender is accepted unless an allow rule exists in either layer (an
 //   allow list is present): then only senders it names are accepted.
 // - The null sender (`MAIL FROM:<>`, bounces and other delivery reports) is accepted at RCPT:
-//   refusing it would lose the reports of our own mail that bounced. Its message is judged by
-//   its From at the end of DATA like any other; one without a usable From is refused where an
-//   allow list applies (nothing names a sender to allow). A report consumed as a bounce of our
-//   own mail is never judged: it is not shown as mail.
+//   refusing it would lose the reports of our own mail that bounced. Every message is judged by
+//   its From at the end of DATA and again when filed (judgeAuthor): under an allow list it must
+//   name exactly one valid, allowed From; a block rule matching any From mailbox refuses it. A
+//   report consumed as a bounce of our own mail is never judged: it is not shown as mail.
 #pragma once
 
 #include <cstdint>
@@ -58,12 +58,21 @@ struct SenderVerdict {
 SenderVerdict judgeSender(const std::vector<SenderRule>& rules, const std::string& identity,
                           const std::string& sender);
 
-/// The end-of-DATA judgement. @param from the message's From address, lower-case ("" when it has
-/// no usable one: not exactly one From of one valid mailbox). @param null_sender whether the
-/// envelope sender was null (`MAIL FROM:<>`). @return judgeSender's verdict on from; without
-/// one, refused under an allow list when the envelope named no sender either, else accepted (the
-/// envelope sender was judged at RCPT).
+/// A message's From as the rules see it.
+struct Author {
+  /// The author DMARC judges and the views show: lower-case, "" unless the message has exactly
+  /// one From field of one valid mailbox.
+  std::string address;
+  /// Every mailbox of every From field, lower-case, quotes around a local part and a trailing
+  /// dot of a domain dropped: what a block rule must not match, however the header is made.
+  std::vector<std::string> mailboxes;
+};
+
+/// The judgement of a message's From (at the end of DATA, and again when it is filed, on what
+/// the views will show). Under an allow list, the message must name exactly one valid From the
+/// list allows, whatever the envelope sender (which anyone may write); otherwise every From
+/// mailbox is judged and one blocked is enough to refuse.
 SenderVerdict judgeAuthor(const std::vector<SenderRule>& rules, const std::string& identity,
-                          const std::string& from, bool null_sender);
+                          const Author& from);
 
 }  // namespace svc::plugins::email

@@ -108,12 +108,11 @@ TEST_F(RuleCacheTest, TheNullSenderIsAcceptedUnderAnAllowList) {
   EXPECT_TRUE(accepts(kAccount, "a@github.com"));
 }
 
-TEST_F(RuleCacheTest, TheFromOfAMessageFromTheNullSenderIsJudged) {
+TEST_F(RuleCacheTest, TheFromOfAMessageIsJudged) {
   write(kAccount, "allow", "github.com");
-  EXPECT_TRUE(cache_.judgeAuthor(kAccount, kIdentity, "noreply@github.com", true).accepted);
-  EXPECT_FALSE(cache_.judgeAuthor(kAccount, kIdentity, "a@elsewhere.example", true).accepted);
-  EXPECT_FALSE(cache_.judgeAuthor(kAccount, kIdentity, "", true).accepted) << "no From, no sender";
-  EXPECT_TRUE(cache_.judgeAuthor(kAccount, kIdentity, "", false).accepted);
+  EXPECT_TRUE(cache_.judgeAuthor(kAccount, kIdentity, {"noreply@github.com", {}}).accepted);
+  EXPECT_FALSE(cache_.judgeAuthor(kAccount, kIdentity, {"a@elsewhere.example", {}}).accepted);
+  EXPECT_FALSE(cache_.judgeAuthor(kAccount, kIdentity, {}).accepted) << "no From";
 }
 
 }  // namespace

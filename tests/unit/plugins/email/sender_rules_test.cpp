@@ -73,29 +73,44 @@ TEST(SenderRules, TheNullSenderIsAcceptedAtRcpt) {
 }
 
 // The end of DATA judges the header From: the null sender gets past RCPT, not past the rules.
+Author author(const std::string& address) {
+  return {address, {address}};
+}
+
 TEST(SenderRules, TheFromIsJudgedAsASenderIs) {
   const std::vector<SenderRule> rules = {rule(kIdentity, "allow", "github.com"),
                                          rule(kIdentity, "block", "mallory@github.com")};
-  EXPECT_TRUE(judgeAuthor(rules, kIdentity, "noreply@github.com", true).accepted);
-  EXPECT_FALSE(judgeAuthor(rules, kIdentity, "anyone@elsewhere.example", true).accepted)
-      << "the null sender with a From the allow list does not name";
-  EXPECT_FALSE(judgeAuthor(rules, kIdentity, "anyone@elsewhere.example", false).accepted)
-      << "an allowed envelope sender with another From";
-  EXPECT_FALSE(judgeAuthor(rules, kIdentity, "mallory@github.com", false).accepted);
+  EXPECT_TRUE(judgeAuthor(rules, kIdentity, author("noreply@github.com")).accepted);
+  EXPECT_FALSE(judgeAuthor(rules, kIdentity, author("anyone@elsewhere.example")).accepted)
+      << "a From the allow list does not name, whatever the envelope sender";
+  EXPECT_FALSE(judgeAuthor(rules, kIdentity, author("mallory@github.com")).accepted);
 }
 
-TEST(SenderRules, NoUsableFromAndNoSenderIsRefusedOnlyUnderAnAllowList) {
+// Under an allow list a message must name one valid From the list allows: the envelope sender,
+// which anyone may write, does not stand in for it.
+TEST(SenderRules, WithoutOneValidFromAnAllowListRefuses) {
   const std::vector<SenderRule> allow = {rule("", "allow", "github.com")};
-  const SenderVerdict v = judgeAuthor(allow, kIdentity, "", true);
-  EXPECT_FALSE(v.accepted);
-  EXPECT_NE(v.reason.find("names no sender"), std::string::npos) << v.reason;
-  EXPECT_TRUE(judgeAuthor(allow, kIdentity, "", false).accepted)
-      << "the envelope sender was judged at RCPT";
-  const std::vector<SenderRule> block = {rule(kIdentity, "block", "spam.example")};
-  EXPECT_TRUE(judgeAuthor(block, kIdentity, "", true).accepted) << "a block list names no one";
-  EXPECT_TRUE(judgeAuthor({}, kIdentity, "", true).accepted);
-  EXPECT_TRUE(judgeAuthor({rule(kOther, "allow", "github.com")}, kIdentity, "", true).accepted)
+  const SenderVerdict none = judgeAuthor(allow, kIdentity, {});
+  EXPECT_FALSE(none.accepted);
+  EXPECT_NE(none.reason.find("exactly one valid From"), std::string::npos) << none.reason;
+  EXPECT_FALSE(
+      judgeAuthor(allow, kIdentity, {"", {"noreply@github.com", "x@elsewhere.example"}}).accepted)
+      << "two mailboxes, one of them allowed";
+  EXPECT_TRUE(judgeAuthor({rule(kOther, "allow", "github.com")}, kIdentity, {}).accepted)
       << "another identity's allow list";
+  EXPECT_TRUE(judgeAuthor({}, kIdentity, {}).accepted);
+}
+
+// A block rule matching any From mailbox refuses, however the field is made (two mailboxes, a
+// second From field, an address that is no valid one): what the views show is among them.
+TEST(SenderRules, ABlockRuleMatchingAnyFromMailboxRefuses) {
+  const std::vector<SenderRule> block = {rule(kIdentity, "block", "spam.example"),
+                                         rule(kIdentity, "block", "ceo@evil.example")};
+  EXPECT_FALSE(
+      judgeAuthor(block, kIdentity, {"", {"a@friend.example", "x@mail.spam.example"}}).accepted);
+  EXPECT_FALSE(judgeAuthor(block, kIdentity, {"", {"ceo@evil.example"}}).accepted);
+  EXPECT_TRUE(judgeAuthor(block, kIdentity, {"", {"a@friend.example"}}).accepted);
+  EXPECT_TRUE(judgeAuthor(block, kIdentity, {}).accepted) << "no From: a block list names no one";
 }
 
 TEST(SenderRules, TheMostSpecificPatternOfALayerDecides) {
