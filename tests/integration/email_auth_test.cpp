@@ -8,6 +8,7 @@
 
 #include <Poco/File.h>
 #include <Poco/JSON/Array.h>
+#include <Poco/JSON/Parser.h>
 #include <Poco/Net/DatagramSocket.h>
 #include <Poco/Net/ServerSocket.h>
 #include <Poco/Net/SocketAddress.h>
@@ -22,6 +23,7 @@
 #include <chrono>
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 namespace svc::testing {
@@ -60,15 +62,18 @@ class EmailAuth : public Email {
     Poco::File(dir_).remove(true);
   }
 
-  // Sends a message with swaks from `source` (a 127.0.0.x address). @return swaks's output.
+  // Sends a message with swaks from `source` (a 127.0.0.x address), with `headers` (whole
+  // lines) above its own and `code` in its body. @return swaks's output.
   std::pair<int, std::string> send(const std::string& source, const std::string& mail_from,
                                    const std::string& from_header, const std::string& subject,
-                                   int signatures = 0) {
+                                   int signatures = 0, const std::string& headers = "",
+                                   const std::string& code = "482913") {
     const std::string eml = dir_ + "/m.eml";
     {
       std::ofstream(eml, std::ios::binary)
-          << "From: " << from_header << "\r\nTo: inbox@agents.test\r\nSubject: " << subject
-          << "\r\nMessage-ID: <" << subject << "@example>\r\n\r\nYour code is 482913\r\n";
+          << headers << "From: " << from_header
+          << "\r\nTo: inbox@agents.test\r\nSubject: " << subject << "\r\nMessage-ID: <" << subject
+          << "@example>\r\n\r\nYour code is " << code << "\r\n";
     }
     for (int i = 0; i < signatures; ++i) {  // dkimpy, an independent signer
       const std::string py =
@@ -99,6 +104,14 @@ class EmailAuth : public Email {
     EXPECT_EQ(n, 1) << subject;
     if (!found) return new Poco::JSON::Object;
     return message(found->getValue<std::string>("id"));
+  }
+
+  // The event stream from its start (every type), as the account's key sees it.
+  std::string events(const std::string& query = "") {
+    return rawExchange(svcd_->port(),
+                       "GET /api/events/stream/?last_event_id=0" + query +
+                           " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + key_ + "\r\n\r\n",
+                       1500);
   }
 
   std::string dir_;
@@ -202,6 +215,63 @@ TEST_F(EmailAuth, QuarantineIsStoredHiddenAndStillHasItsCode) {
   ASSERT_EQ(shown->size(), 1u);
   EXPECT_NE(shown->getObject(0)->getValue<std::string>("thread_id"),
             m->getValue<std::string>("thread_id"));
+}
+
+// The event stream, webhooks and MCP's wait feed agents that act on codes: a message the policy
+// hid is published as email.quarantined (declared, with its object), never as email.received,
+// and no event carries its code.
+TEST_F(EmailAuth, QuarantinedMailIsPublishedAsQuarantinedWithoutItsCode) {
+  ASSERT_EQ(
+      send("127.0.0.3", "x@quarantine.test", "x@quarantine.test", "hidden", 0, "", "731904").first,
+      0);
+  ASSERT_EQ(send("127.0.0.2", "a@pass.test", "a@pass.test", "genuine", 0, "", "482913").first, 0);
+  auto hidden = only("hidden", "&quarantined=true");
+  ASSERT_TRUE(hidden->getValue<bool>("quarantined"));
+  EXPECT_EQ(hidden->getValue<std::string>("extracted_code"), "731904");  // GET still shows it
+  // Marked read: its email.updated carries no code either.
+  ASSERT_EQ(call("PATCH", "/api/email-messages/" + hidden->getValue<std::string>("id") + "/",
+                 R"({"is_read":true})")
+                .status,
+            200);
+
+  const std::string stream = events();
+  std::vector<Poco::JSON::Object::Ptr> received, quarantined;
+  std::smatch m;
+  const std::regex event("event: ([a-z_.]+)\ndata: ([^\n]+)");
+  for (auto it = stream.cbegin(); std::regex_search(it, stream.cend(), m, event);
+       it = m.suffix().first) {
+    auto data = Poco::JSON::Parser().parse(m[2].str()).extract<Poco::JSON::Object::Ptr>();
+    if (m[1] == "email.received") received.push_back(data->getObject("object"));
+    if (m[1] == "email.quarantined") quarantined.push_back(data->getObject("object"));
+  }
+  ASSERT_EQ(received.size(), 1u) << stream;
+  EXPECT_EQ(received[0]->getValue<std::string>("subject"), "genuine");
+  EXPECT_EQ(received[0]->getValue<std::string>("extracted_code"), "482913");
+  ASSERT_EQ(quarantined.size(), 1u) << stream;
+  EXPECT_EQ(quarantined[0]->getValue<std::string>("id"), hidden->getValue<std::string>("id"));
+  EXPECT_TRUE(quarantined[0]->getValue<bool>("quarantined"));
+  EXPECT_TRUE(quarantined[0]->isNull("extracted_code"));
+  EXPECT_EQ(stream.find("731904"), std::string::npos) << stream;
+  EXPECT_NE(stream.find("event: email.updated"), std::string::npos) << stream;
+
+  // Declared: the stream filters by it, and the API description lists it with its object.
+  const std::string filtered = events("&types=email.quarantined");
+  EXPECT_NE(filtered.find("event: email.quarantined"), std::string::npos) << filtered;
+  EXPECT_EQ(filtered.find("event: email.received"), std::string::npos) << filtered;
+  auto schema = call("GET", "/api/schema/").json();
+  auto hook = schema->getObject("webhooks")->getObject("email.quarantined");
+  ASSERT_TRUE(hook);
+  std::ostringstream body;
+  hook->getObject("post")->getObject("requestBody")->stringify(body);
+  EXPECT_NE(body.str().find("#/components/schemas/EmailQuarantinedEvent"), std::string::npos)
+      << body.str();
+  std::ostringstream declared;
+  schema->getObject("components")
+      ->getObject("schemas")
+      ->getObject("EmailQuarantinedEvent")
+      ->stringify(declared);
+  EXPECT_NE(declared.str().find("\"object\""), std::string::npos) << declared.str();
+  EXPECT_NE(declared.str().find("#/components/schemas/"), std::string::npos) << declared.str();
 }
 
 TEST_F(EmailAuth, SoftfailAndNeutralAreNeitherPassNorFail) {
