@@ -274,6 +274,46 @@ TEST_F(EmailAuth, QuarantinedMailIsPublishedAsQuarantinedWithoutItsCode) {
   EXPECT_NE(declared.str().find("#/components/schemas/"), std::string::npos) << declared.str();
 }
 
+// RFC 8601 section 5: an Authentication-Results field naming this server did not come from it.
+// It is removed before ours is added; another server's is kept.
+TEST_F(EmailAuth, ForgedAuthenticationResultsNamingThisServerAreRemoved) {
+  auto [rc, out] = send("127.0.0.3", "a@soft.test", "GitHub <noreply@soft.test>", "forged-ar", 0,
+                        "Authentication-Results: agents.test; dkim=pass header.d=forged.example "
+                        "header.s=s1; dmarc=pass header.from=soft.test\r\n"
+                        "Authentication-Results: mx.relay.example; spf=pass "
+                        "smtp.mailfrom=kept@relay.example\r\n");
+  ASSERT_EQ(rc, 0) << out;
+  auto a = only("forged-ar")->getObject("authentication");
+  EXPECT_EQ(a->getValue<std::string>("verdict"), "none");
+  EXPECT_EQ(a->getValue<std::string>("header").find("forged.example"), std::string::npos);
+  // The plugin keeps no raw copy of filed mail; the spool record holds the message as received
+  // until a new segment starts: ours above the message, the relay's kept, the forgery gone.
+  auto [frc, spools] = runCommand("find " + svcd_->dataDir() + " -type d -name spool");
+  ASSERT_EQ(frc, 0);
+  ASSERT_FALSE(spools.empty());
+  std::string spooled;
+  std::istringstream dirs(spools);
+  for (std::string d; std::getline(dirs, d);) {
+    std::vector<std::string> files;
+    Poco::File(d).list(files);
+    for (const auto& f : files) {
+      std::ifstream in(d + "/" + f, std::ios::binary);
+      spooled += std::string(std::istreambuf_iterator<char>(in), {});
+    }
+  }
+  const std::size_t at = spooled.find("Subject: forged-ar");
+  ASSERT_NE(at, std::string::npos);
+  const std::size_t record = spooled.rfind("SVC-AUTH ", at);
+  ASSERT_NE(record, std::string::npos);
+  const std::string head = spooled.substr(record, at - record);
+  EXPECT_NE(head.find("Authentication-Results: agents.test;\r\n\tspf=softfail"), std::string::npos)
+      << head;
+  EXPECT_NE(head.find("Authentication-Results: mx.relay.example; spf=pass"), std::string::npos)
+      << head;
+  EXPECT_EQ(head.find("header.d=forged.example"), std::string::npos) << head;
+  EXPECT_EQ(head.find("dmarc=pass"), std::string::npos) << head;
+}
+
 TEST_F(EmailAuth, SoftfailAndNeutralAreNeitherPassNorFail) {
   ASSERT_EQ(send("127.0.0.3", "a@soft.test", "a@soft.test", "soft").first, 0);
   ASSERT_EQ(send("127.0.0.4", "a@neutral.test", "a@neutral.test", "neutral").first, 0);
