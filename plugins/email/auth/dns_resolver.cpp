@@ -99,6 +99,8 @@ std::size_t DnsResolver::pausedZones() const {
 
 namespace {
 
+constexpr std::chrono::milliseconds kProbeTime{1000};
+
 // @return the time a query may take now: the query's limit, or what is left of the thread's
 // deadline when that is less.
 std::chrono::milliseconds queryTime(std::chrono::milliseconds limit) {
@@ -137,9 +139,19 @@ DnsAnswer DnsResolver::query(const std::string& name, int type) {
     cache_.put(key, answer, now_() + std::chrono::seconds(answer.ttl));
   }
   // Cached first: a question waiting for this turn finds the answer when it gets the turn.
-  zones_.end(zone, timeout.count() == 0 ? ZoneGuard::Outcome::kNotAsked
-                   : answer.unanswered  ? ZoneGuard::Outcome::kUnanswered
-                                        : ZoneGuard::Outcome::kAnswered);
+  const bool probe = zones_.end(zone, timeout.count() == 0 ? ZoneGuard::Outcome::kNotAsked
+                                      : answer.unanswered  ? ZoneGuard::Outcome::kUnanswered
+                                                           : ZoneGuard::Outcome::kAnswered);
+  if (probe) {
+    // Is the server there at all? Any reply (REFUSED from a server that does not recurse too)
+    // says yes. A second at most, outside the message's own budget: once per silent spell.
+    bool answered = false;
+    try {
+      answered = !transport_(".", ns_t_ns, std::min(options_.query_timeout, kProbeTime)).unanswered;
+    } catch (...) {  // only bad_alloc: take the server for silent, as nothing was heard
+    }
+    zones_.probed(answered);
+  }
   return answer;
 }
 

@@ -7,7 +7,8 @@
 // then say temperror. A failed query is not cached. What a zone that does not answer, or answers
 // slowly, may cost is bounded per zone (dns_zones.h): its further questions fail at once for
 // `failure_pause`, and at most `zone_in_flight` of its questions wait on the network at once,
-// while other zones are still asked; only several silent zones in a row pause every question.
+// while other zones are still asked; only several silent zones in a row, and then the server
+// silent to a question of its own, pause every question.
 // (A quick failure, SERVFAIL for one broken domain, pauses nothing: the server is there.)
 #pragma once
 

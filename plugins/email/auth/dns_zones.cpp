@@ -60,7 +60,8 @@ ZoneGuard::Turn ZoneGuard::begin(const std::string& zone, std::chrono::milliseco
   return Turn::kGo;
 }
 
-void ZoneGuard::end(const std::string& zone, Outcome outcome) {
+bool ZoneGuard::end(const std::string& zone, Outcome outcome) {
+  bool probe = false;
   {
     std::lock_guard lock(mutex_);
     if (auto it = in_flight_.find(zone); it != in_flight_.end() && --it->second == 0) {
@@ -77,13 +78,23 @@ void ZoneGuard::end(const std::string& zone, Outcome outcome) {
                                    }),
                     silent_.end());
       silent_.emplace_back(zone, now);
-      if (silent_.size() >= options_.server_down_zones) {
-        server_paused_until_ = now + options_.pause;
-        silent_.clear();
+      // Zones silent one after the other look like a dead server, but so do an attacker's
+      // zones asked at once: the caller asks the server itself before it is presumed down.
+      if (silent_.size() >= options_.server_down_zones && !probing_) {
+        probing_ = true;
+        probe = true;
       }
     }
   }
   turn_.notify_all();  // a turn is free, or a zone is paused: waiters decide again
+  return probe;
+}
+
+void ZoneGuard::probed(bool answered) {
+  std::lock_guard lock(mutex_);
+  probing_ = false;
+  silent_.clear();
+  if (!answered) server_paused_until_ = now_() + options_.pause;
 }
 
 std::size_t ZoneGuard::pausedZones() const {

@@ -3,9 +3,11 @@
 //
 // - A zone that left a question unanswered (the query ran out of time) is paused: for `pause`
 //   its further questions fail at once (temperror) instead of each waiting out the time again.
-//   Other zones are still asked. Only when several distinct zones in a row go unanswered, with
-//   no answer from the server between, is the server itself presumed down, and then every
-//   question fails at once for `pause` (an outage costs each message nothing, not seconds).
+//   Other zones are still asked. When several distinct zones in a row go unanswered, with no
+//   answer from the server between, the server itself is asked a question any server answers
+//   (an attacker can make its zones silent, and ask for them at once, but not the server); only
+//   when that goes unanswered too is the server presumed down, and then every question fails at
+//   once for `pause` (an outage costs each message nothing, not seconds).
 // - At most `max_in_flight` questions to one zone wait on the network at once: while they wait,
 //   a further question to that zone waits at most `slot_wait` for a turn and then fails. A slow
 //   zone (or wildcard names under one, each distinct) therefore holds at most that many of the
@@ -49,8 +51,13 @@ class ZoneGuard {
   /// one. @return kGo: send it, then call end(); kPaused (the zone or the server did not answer
   /// a moment ago) or kBusy (its questions in flight are at the limit): fail it now.
   Turn begin(const std::string& zone, std::chrono::milliseconds max_wait);
-  /// The question begin() let go has ended with outcome.
-  void end(const std::string& zone, Outcome outcome);
+  /// The question begin() let go has ended with outcome. @return true when the caller is to
+  /// ask the server a question any server answers (the root's NS) and report it to probed():
+  /// several distinct zones went unanswered in a row, with no answer between.
+  bool end(const std::string& zone, Outcome outcome);
+  /// @param answered whether the server answered the probe at all (an error is an answer).
+  /// Unanswered: the server is presumed down, and every question fails at once for `pause`.
+  void probed(bool answered);
 
   std::size_t pausedZones() const;
 
@@ -67,6 +74,7 @@ class ZoneGuard {
   // Zones unanswered since the server last answered anything, with when.
   std::vector<std::pair<std::string, Clock::time_point>> silent_;
   Clock::time_point server_paused_until_{};
+  bool probing_ = false;
 };
 
 }  // namespace svc::plugins::email

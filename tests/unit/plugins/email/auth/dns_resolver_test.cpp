@@ -138,20 +138,38 @@ TEST(DnsResolverTest, SeveralSilentZonesInARowPauseEveryQuestion) {
   r.query("d.example", ns_t_txt);
   EXPECT_EQ(r.query("example.net", ns_t_txt).status, DnsAnswer::Status::kOk);
   EXPECT_EQ(dns.asked, 7);
-  dns.silent = {"e.example", "f.example", "g.example"};
+  dns.silent = {"e.example", "f.example", "g.example", "."};  // "." too: the server is gone
   r.query("e.example", ns_t_txt);
   r.query("f.example", ns_t_txt);
   r.query("f.example", ns_t_txt);  // paused: not asked, and the same zone counts once
   EXPECT_EQ(dns.asked, 9);
-  r.query("g.example", ns_t_txt);  // a third distinct zone without an answer between
-  EXPECT_EQ(dns.asked, 10);
+  r.query("g.example", ns_t_txt);  // a third distinct zone without an answer between ...
+  EXPECT_EQ(dns.asked, 11);        // ... and the server's own probe, unanswered too
   dns.now += std::chrono::seconds(4);
   EXPECT_EQ(r.query("example.com", ns_t_txt).status, DnsAnswer::Status::kFailed);
-  EXPECT_EQ(dns.asked, 10);  // not asked: the server is presumed down
+  EXPECT_EQ(dns.asked, 11);  // not asked: the server is presumed down
   EXPECT_EQ(r.query("cached.example", ns_t_txt).records.front(), "cached");  // the cache serves
   dns.now += std::chrono::seconds(2);
   EXPECT_EQ(r.query("example.com", ns_t_txt).status, DnsAnswer::Status::kOk);
-  EXPECT_EQ(dns.asked, 11);
+  EXPECT_EQ(dns.asked, 12);
+}
+
+// An attacker can make its zones silent, and have them asked at once so that nothing is
+// answered between; it cannot make the server ignore a question of its own.
+TEST(DnsResolverTest, SilentZonesOfAServerThatAnswersItsProbePauseOnlyThemselves) {
+  FakeDns dns;
+  DnsResolver r = dns.resolver();
+  dns.next = txt("x", 300);
+  dns.silent = {"evil1.example", "evil2.example", "evil3.example", "evil4.example"};
+  for (const char* name : {"evil1.example", "evil2.example", "evil3.example"}) {
+    r.query(name, ns_t_txt);
+  }
+  EXPECT_EQ(dns.asked, 4);  // three zones and the probe of the server, which answered
+  EXPECT_EQ(r.query("example.org", ns_t_txt).status, DnsAnswer::Status::kOk);
+  EXPECT_EQ(dns.asked, 5);
+  r.query("evil2.example", ns_t_txt);  // still paused itself
+  EXPECT_EQ(dns.asked, 5);
+  EXPECT_EQ(r.pausedZones(), 3u);
 }
 
 TEST(DnsResolverTest, SilentZonesFarApartDoNotPauseTheServer) {
