@@ -59,6 +59,13 @@ class EmailPlugin : public sdk::Plugin {
          "A message arrived in an inbox; object: the message as GET shows it, without its body.",
          {"thread_id"},
          message},
+        {"email.quarantined",
+         "A message arrived but was quarantined (DMARC fail under p=quarantine): hidden from "
+         "lists and waits unless asked for, and published as this, never as email.received; "
+         "object: the message without its body, and with extracted_code null (GET it by id to "
+         "read it).",
+         {"thread_id"},
+         message},
         {"email.sent",
          "A message was sent (or queued for the relay); object: the message without its body.",
          {"thread_id"},

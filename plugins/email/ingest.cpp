@@ -1,5 +1,6 @@
 #include "ingest.h"
 
+#include "auth/own_results.h"
 #include "bounces/verp.h"
 #include "inboxes.h"
 
@@ -318,7 +319,16 @@ std::string Ingest::checkedRecord(const SmtpClient& client, const std::string& m
   const std::vector<std::string> accepted = judgedRecipients(mail_from, recipients, data);
   const SpooledVerdict verdict =
       spooledVerdict(d.authentication, d.action == PolicyAction::kQuarantine);
-  return spoolPayload(mail_from, accepted, data, &verdict, foldHeader(d.authentication.header));
+  // Checked as it arrived; stored without Authentication-Results fields claiming to be ours.
+  const std::optional<std::string> cleaned = withoutOwnResults(data, hostname_);
+  if (cleaned) {
+    context_.logger().information(
+        "SMTP from %s (%s): removed Authentication-Results naming this server (%s), which it "
+        "did not write",
+        client.ip, mail_from, hostname_);
+  }
+  return spoolPayload(mail_from, accepted, cleaned ? *cleaned : data, &verdict,
+                      foldHeader(d.authentication.header));
 }
 
 void Ingest::recordPosition(Poco::Data::Session& tx, const Spool::Position& p) {

@@ -273,8 +273,11 @@ MessageRow MailStore::file(Poco::Data::Session& tx, const Inbox& inbox, NewMessa
           "(?, ?, ?)",
         use(id), use(p), use(uuid), now;
   }
-  events_.publish(m.direction == "incoming" ? "email.received" : "email.sent", row.account_id,
-                  row.identity_uuid, messageJson(tx, row, false), &tx);
+  // Quarantined mail is news of its own: never email.received, which agents act on.
+  const char* type = m.direction != "incoming" ? "email.sent"
+                     : m.quarantined           ? "email.quarantined"
+                                               : "email.received";
+  events_.publish(type, row.account_id, row.identity_uuid, eventJson(tx, row), &tx);
   return row;
 }
 
@@ -288,8 +291,7 @@ MessageRow MailStore::setRead(Poco::Data::Session& tx, MessageRow row, bool is_r
       use(row.id), now;
   tx << "UPDATE email_threads SET unread_count = unread_count + ? WHERE id = ?", use(delta),
       use(row.thread_id), now;
-  events_.publish("email.updated", row.account_id, row.identity_uuid, messageJson(tx, row, false),
-                  &tx);
+  events_.publish("email.updated", row.account_id, row.identity_uuid, eventJson(tx, row), &tx);
   return row;
 }
 
@@ -303,8 +305,7 @@ void MailStore::setStatus(Poco::Data::Session& tx, const std::string& message_id
   Poco::Int64 at = row->updated_us;
   tx << "UPDATE email_messages SET status = ?, updated_us = ? WHERE id = ?", use(row->status),
       use(at), use(row->id), now;
-  events_.publish("email.updated", row->account_id, row->identity_uuid,
-                  messageJson(tx, *row, false), &tx);
+  events_.publish("email.updated", row->account_id, row->identity_uuid, eventJson(tx, *row), &tx);
 }
 
 }  // namespace svc::plugins::email

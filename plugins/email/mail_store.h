@@ -88,8 +88,8 @@ class MailStore {
   static Poco::JSON::Object::Ptr attachmentJson(const AttachmentRecord& a);
 
   /// Files a message into inbox's thread inside the caller's transaction and publishes
-  /// `email.received` or `email.sent`. Its verification code is found here, once (from the
-  /// subject and content). @return the stored row.
+  /// `email.received` (`email.quarantined` for quarantined mail) or `email.sent`. Its
+  /// verification code is found here, once (from the subject and content). @return the row.
   MessageRow file(Poco::Data::Session& tx, const Inbox& inbox, NewMessage message);
 
   /// @return the message with its bodies.
@@ -109,6 +109,11 @@ class MailStore {
   Poco::JSON::Object::Ptr messageJson(
       Poco::Data::Session& s, const MessageRow& m, bool full,
       const std::map<std::string, Poco::Dynamic::Var>* bounces = nullptr);
+
+  /// The object of the message's events: the list shape, with no extracted_code when the
+  /// message is quarantined (the event stream and webhooks feed automation that acts on codes;
+  /// a quarantined message's code is read only by asking for the message itself).
+  Poco::JSON::Object::Ptr eventJson(Poco::Data::Session& s, const MessageRow& m);
 
   /// Columns of email_messages in the order readMessages() expects (bodies left empty).
   static const char* messageColumns();

@@ -301,6 +301,12 @@ void MailStore::loadBodies(Poco::Data::Session& s, MessageRow& m) {
   m.html = readLongText(s, db_.dialect(), "email_messages", "html", "id", m.id);
 }
 
+Poco::JSON::Object::Ptr MailStore::eventJson(Poco::Data::Session& s, const MessageRow& m) {
+  Poco::JSON::Object::Ptr o = messageJson(s, m, false);
+  if (m.quarantined) o->set("extracted_code", Poco::Dynamic::Var());
+  return o;
+}
+
 Poco::JSON::Object::Ptr MailStore::messageJson(
     Poco::Data::Session& s, const MessageRow& m, bool full,
     const std::map<std::string, Poco::Dynamic::Var>* bounces) {

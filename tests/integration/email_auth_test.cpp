@@ -8,6 +8,7 @@
 
 #include <Poco/File.h>
 #include <Poco/JSON/Array.h>
+#include <Poco/JSON/Parser.h>
 #include <Poco/Net/DatagramSocket.h>
 #include <Poco/Net/ServerSocket.h>
 #include <Poco/Net/SocketAddress.h>
@@ -22,6 +23,7 @@
 #include <chrono>
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 namespace svc::testing {
@@ -60,15 +62,18 @@ class EmailAuth : public Email {
     Poco::File(dir_).remove(true);
   }
 
-  // Sends a message with swaks from `source` (a 127.0.0.x address). @return swaks's output.
+  // Sends a message with swaks from `source` (a 127.0.0.x address), with `headers` (whole
+  // lines) above its own and `code` in its body. @return swaks's output.
   std::pair<int, std::string> send(const std::string& source, const std::string& mail_from,
                                    const std::string& from_header, const std::string& subject,
-                                   int signatures = 0) {
+                                   int signatures = 0, const std::string& headers = "",
+                                   const std::string& code = "482913") {
     const std::string eml = dir_ + "/m.eml";
     {
       std::ofstream(eml, std::ios::binary)
-          << "From: " << from_header << "\r\nTo: inbox@agents.test\r\nSubject: " << subject
-          << "\r\nMessage-ID: <" << subject << "@example>\r\n\r\nYour code is 482913\r\n";
+          << headers << "From: " << from_header
+          << "\r\nTo: inbox@agents.test\r\nSubject: " << subject << "\r\nMessage-ID: <" << subject
+          << "@example>\r\n\r\nYour code is " << code << "\r\n";
     }
     for (int i = 0; i < signatures; ++i) {  // dkimpy, an independent signer
       const std::string py =
@@ -99,6 +104,14 @@ class EmailAuth : public Email {
     EXPECT_EQ(n, 1) << subject;
     if (!found) return new Poco::JSON::Object;
     return message(found->getValue<std::string>("id"));
+  }
+
+  // The event stream from its start (every type), as the account's key sees it.
+  std::string events(const std::string& query = "") {
+    return rawExchange(svcd_->port(),
+                       "GET /api/events/stream/?last_event_id=0" + query +
+                           " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + key_ + "\r\n\r\n",
+                       1500);
   }
 
   std::string dir_;
@@ -204,6 +217,103 @@ TEST_F(EmailAuth, QuarantineIsStoredHiddenAndStillHasItsCode) {
             m->getValue<std::string>("thread_id"));
 }
 
+// The event stream, webhooks and MCP's wait feed agents that act on codes: a message the policy
+// hid is published as email.quarantined (declared, with its object), never as email.received,
+// and no event carries its code.
+TEST_F(EmailAuth, QuarantinedMailIsPublishedAsQuarantinedWithoutItsCode) {
+  ASSERT_EQ(
+      send("127.0.0.3", "x@quarantine.test", "x@quarantine.test", "hidden", 0, "", "731904").first,
+      0);
+  ASSERT_EQ(send("127.0.0.2", "a@pass.test", "a@pass.test", "genuine", 0, "", "482913").first, 0);
+  auto hidden = only("hidden", "&quarantined=true");
+  ASSERT_TRUE(hidden->getValue<bool>("quarantined"));
+  EXPECT_EQ(hidden->getValue<std::string>("extracted_code"), "731904");  // GET still shows it
+  // Marked read: its email.updated carries no code either.
+  ASSERT_EQ(call("PATCH", "/api/email-messages/" + hidden->getValue<std::string>("id") + "/",
+                 R"({"is_read":true})")
+                .status,
+            200);
+
+  const std::string stream = events();
+  std::vector<Poco::JSON::Object::Ptr> received, quarantined;
+  std::smatch m;
+  const std::regex event("event: ([a-z_.]+)\ndata: ([^\n]+)");
+  for (auto it = stream.cbegin(); std::regex_search(it, stream.cend(), m, event);
+       it = m.suffix().first) {
+    auto data = Poco::JSON::Parser().parse(m[2].str()).extract<Poco::JSON::Object::Ptr>();
+    if (m[1] == "email.received") received.push_back(data->getObject("object"));
+    if (m[1] == "email.quarantined") quarantined.push_back(data->getObject("object"));
+  }
+  ASSERT_EQ(received.size(), 1u) << stream;
+  EXPECT_EQ(received[0]->getValue<std::string>("subject"), "genuine");
+  EXPECT_EQ(received[0]->getValue<std::string>("extracted_code"), "482913");
+  ASSERT_EQ(quarantined.size(), 1u) << stream;
+  EXPECT_EQ(quarantined[0]->getValue<std::string>("id"), hidden->getValue<std::string>("id"));
+  EXPECT_TRUE(quarantined[0]->getValue<bool>("quarantined"));
+  EXPECT_TRUE(quarantined[0]->isNull("extracted_code"));
+  EXPECT_EQ(stream.find("731904"), std::string::npos) << stream;
+  EXPECT_NE(stream.find("event: email.updated"), std::string::npos) << stream;
+
+  // Declared: the stream filters by it, and the API description lists it with its object.
+  const std::string filtered = events("&types=email.quarantined");
+  EXPECT_NE(filtered.find("event: email.quarantined"), std::string::npos) << filtered;
+  EXPECT_EQ(filtered.find("event: email.received"), std::string::npos) << filtered;
+  auto schema = call("GET", "/api/schema/").json();
+  auto hook = schema->getObject("webhooks")->getObject("email.quarantined");
+  ASSERT_TRUE(hook);
+  std::ostringstream body;
+  hook->getObject("post")->getObject("requestBody")->stringify(body);
+  EXPECT_NE(body.str().find("#/components/schemas/EmailQuarantinedEvent"), std::string::npos)
+      << body.str();
+  std::ostringstream declared;
+  schema->getObject("components")
+      ->getObject("schemas")
+      ->getObject("EmailQuarantinedEvent")
+      ->stringify(declared);
+  EXPECT_NE(declared.str().find("\"object\""), std::string::npos) << declared.str();
+  EXPECT_NE(declared.str().find("#/components/schemas/"), std::string::npos) << declared.str();
+}
+
+// RFC 8601 section 5: an Authentication-Results field naming this server did not come from it.
+// It is removed before ours is added; another server's is kept.
+TEST_F(EmailAuth, ForgedAuthenticationResultsNamingThisServerAreRemoved) {
+  auto [rc, out] = send("127.0.0.3", "a@soft.test", "GitHub <noreply@soft.test>", "forged-ar", 0,
+                        "Authentication-Results: agents.test; dkim=pass header.d=forged.example "
+                        "header.s=s1; dmarc=pass header.from=soft.test\r\n"
+                        "Authentication-Results: mx.relay.example; spf=pass "
+                        "smtp.mailfrom=kept@relay.example\r\n");
+  ASSERT_EQ(rc, 0) << out;
+  auto a = only("forged-ar")->getObject("authentication");
+  EXPECT_EQ(a->getValue<std::string>("verdict"), "none");
+  EXPECT_EQ(a->getValue<std::string>("header").find("forged.example"), std::string::npos);
+  // The plugin keeps no raw copy of filed mail; the spool record holds the message as received
+  // until a new segment starts: ours above the message, the relay's kept, the forgery gone.
+  auto [frc, spools] = runCommand("find " + svcd_->dataDir() + " -type d -name spool");
+  ASSERT_EQ(frc, 0);
+  ASSERT_FALSE(spools.empty());
+  std::string spooled;
+  std::istringstream dirs(spools);
+  for (std::string d; std::getline(dirs, d);) {
+    std::vector<std::string> files;
+    Poco::File(d).list(files);
+    for (const auto& f : files) {
+      std::ifstream in(d + "/" + f, std::ios::binary);
+      spooled += std::string(std::istreambuf_iterator<char>(in), {});
+    }
+  }
+  const std::size_t at = spooled.find("Subject: forged-ar");
+  ASSERT_NE(at, std::string::npos);
+  const std::size_t record = spooled.rfind("SVC-AUTH ", at);
+  ASSERT_NE(record, std::string::npos);
+  const std::string head = spooled.substr(record, at - record);
+  EXPECT_NE(head.find("Authentication-Results: agents.test;\r\n\tspf=softfail"), std::string::npos)
+      << head;
+  EXPECT_NE(head.find("Authentication-Results: mx.relay.example; spf=pass"), std::string::npos)
+      << head;
+  EXPECT_EQ(head.find("header.d=forged.example"), std::string::npos) << head;
+  EXPECT_EQ(head.find("dmarc=pass"), std::string::npos) << head;
+}
+
 TEST_F(EmailAuth, SoftfailAndNeutralAreNeitherPassNorFail) {
   ASSERT_EQ(send("127.0.0.3", "a@soft.test", "a@soft.test", "soft").first, 0);
   ASSERT_EQ(send("127.0.0.4", "a@neutral.test", "a@neutral.test", "neutral").first, 0);
@@ -242,20 +352,28 @@ TEST_F(EmailAuth, AuthenticatedTrueOnTheListAndTheWait) {
 }
 
 // A DNS server that takes the queries and never answers: the checks give up within their time
-// budget, the message is kept with temperror, and the session is answered 250.
+// budget, the message is kept with temperror, and the session is answered 250. One silent zone
+// pauses only itself (each of the three zones the first message names is waited for); three in
+// a row with no answer between mean the server is down, and then nothing more is waited for.
 TEST_F(EmailAuth, ADnsServerThatNeverAnswersGivesTemperrorAndKeepsTheMessage) {
   Poco::Net::DatagramSocket silent(Poco::Net::SocketAddress("127.0.0.1", 0));
   svcd_.reset();
   key_.clear();  // the new svcd signs in anew
   startSvcd({"--set", "email.dns.server=127.0.0.1:" + std::to_string(silent.address().port())});
   Ident inbox = identity("Slow", "slow");
+  // SPF asks one.test, DKIM three.test (for the signature's key), DMARC two.test (From).
+  const std::string signature =
+      "DKIM-Signature: v=1; a=rsa-sha256; c=relaxed/relaxed; d=three.test; s=s1; h=from; "
+      "bh=47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=; b=dGVzdA==";
   const auto start = std::chrono::steady_clock::now();
   auto [rc, out] = runCommand("swaks --server 127.0.0.1:" + std::to_string(smtp_port_) +
-                              " --local-interface 127.0.0.5 --from a@pass.test --to "
-                              "slow@agents.test --header 'Subject: slow-dns' --body x");
+                              " --local-interface 127.0.0.5 --from a@one.test --to "
+                              "slow@agents.test --header 'From: x@two.test' --add-header '" +
+                              signature + "' --header 'Subject: slow-dns' --body x");
   const auto took = std::chrono::steady_clock::now() - start;
   ASSERT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("250 2.0.0"), std::string::npos) << out;
+  EXPECT_GE(took, std::chrono::milliseconds(5500));  // three zones, each waited out (2 s)
   EXPECT_LT(took, std::chrono::seconds(15));
   auto list = messages("identity=" + inbox.uuid);
   ASSERT_EQ(list->size(), 1u);
@@ -263,8 +381,8 @@ TEST_F(EmailAuth, ADnsServerThatNeverAnswersGivesTemperrorAndKeepsTheMessage) {
   EXPECT_EQ(a->getObject("spf")->getValue<std::string>("result"), "temperror");
   EXPECT_EQ(a->getObject("dmarc")->getValue<std::string>("result"), "temperror");
   EXPECT_EQ(a->getValue<std::string>("verdict"), "none");
-  // The resolver now knows the server is not answering: the next message does not wait out
-  // another 2-second query (it would take at least that long otherwise).
+  // Three silent zones in a row: the resolver takes the server for down, and the next message
+  // (a fourth zone) does not wait out another 2-second query.
   const auto again = std::chrono::steady_clock::now();
   auto [rc2, out2] = runCommand("swaks --server 127.0.0.1:" + std::to_string(smtp_port_) +
                                 " --local-interface 127.0.0.5 --from b@other.test --to "

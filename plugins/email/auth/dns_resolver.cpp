@@ -76,59 +76,83 @@ DnsResolver::DnsResolver(std::string server, Options options)
 
 DnsResolver::DnsResolver(Options options, Transport transport,
                          std::function<Clock::time_point()> now)
-    : options_(options), transport_(std::move(transport)), now_(std::move(now)) {}
+    : options_(options),
+      transport_(std::move(transport)),
+      now_(std::move(now)),
+      cache_(options.max_entries, options.max_bytes),
+      zones_(
+          ZoneGuard::Options{options.failure_pause, options.server_down_zones,
+                             options.max_paused_zones, options.zone_in_flight, options.zone_wait},
+          now_) {}
 
 std::size_t DnsResolver::size() const {
-  std::lock_guard lock(mutex_);
   return cache_.size();
 }
 
+std::size_t DnsResolver::bytes() const {
+  return cache_.bytes();
+}
+
+std::size_t DnsResolver::pausedZones() const {
+  return zones_.pausedZones();
+}
+
+namespace {
+
+constexpr std::chrono::milliseconds kProbeTime{1000};
+
+// @return the time a query may take now: the query's limit, or what is left of the thread's
+// deadline when that is less.
+std::chrono::milliseconds queryTime(std::chrono::milliseconds limit) {
+  if (auto left = DnsResolver::Deadline::left()) return std::min(limit, *left);
+  return limit;
+}
+
+}  // namespace
+
 DnsAnswer DnsResolver::query(const std::string& name, int type) {
-  const std::string key = std::to_string(type) + " " + Poco::toLower(name);
-  const Clock::time_point now = now_();
-  {
-    std::lock_guard lock(mutex_);
-    auto it = cache_.find(key);
-    if (it != cache_.end()) {
-      if (it->second.expires > now) return it->second.answer;
-      cache_.erase(it);
-    }
-    if (now < failing_until_) return {};  // the server failed a moment ago: do not wait again
+  const std::string lower = Poco::toLower(name);
+  const std::string key = std::to_string(type) + " " + lower;
+  if (auto hit = cache_.find(key, now_())) return *hit;
+  if (queryTime(options_.query_timeout).count() == 0) return {};  // the message's time is spent
+  const std::string zone = dnsZone(lower);
+  if (zones_.begin(zone, queryTime(options_.query_timeout)) != ZoneGuard::Turn::kGo) return {};
+  // While this question waited for its turn, another may have brought its answer.
+  if (auto hit = cache_.find(key, now_())) {
+    zones_.end(zone, ZoneGuard::Outcome::kNotAsked);
+    return *hit;
   }
-  std::chrono::milliseconds timeout = options_.query_timeout;
-  if (auto left = Deadline::left()) {
-    if (left->count() == 0) return {};  // the message's time for DNS is spent
-    timeout = std::min(timeout, *left);
+  const std::chrono::milliseconds timeout = queryTime(options_.query_timeout);
+  DnsAnswer answer;
+  try {
+    if (timeout.count() > 0) answer = transport_(name, type, timeout);
+  } catch (...) {
+    zones_.end(zone, ZoneGuard::Outcome::kNotAsked);
+    throw;
   }
-  DnsAnswer answer = transport_(name, type, timeout);
   if (answer.status == DnsAnswer::Status::kNotFound ||
       answer.status == DnsAnswer::Status::kNoData) {
     answer.ttl = options_.negative_ttl;
   }
   answer.ttl = std::min(answer.ttl, options_.max_ttl);
-  if (answer.unanswered) {
-    std::lock_guard lock(mutex_);
-    failing_until_ = now_() + options_.failure_pause;
-  } else if (answer.ttl > 0) {
-    store(key, answer, now);
+  if (!answer.unanswered && answer.status != DnsAnswer::Status::kFailed && answer.ttl > 0) {
+    cache_.put(key, answer, now_() + std::chrono::seconds(answer.ttl));
+  }
+  // Cached first: a question waiting for this turn finds the answer when it gets the turn.
+  const bool probe = zones_.end(zone, timeout.count() == 0 ? ZoneGuard::Outcome::kNotAsked
+                                      : answer.unanswered  ? ZoneGuard::Outcome::kUnanswered
+                                                           : ZoneGuard::Outcome::kAnswered);
+  if (probe) {
+    // Is the server there at all? Any reply (REFUSED from a server that does not recurse too)
+    // says yes. A second at most, outside the message's own budget: once per silent spell.
+    bool answered = false;
+    try {
+      answered = !transport_(".", ns_t_ns, std::min(options_.query_timeout, kProbeTime)).unanswered;
+    } catch (...) {  // only bad_alloc: take the server for silent, as nothing was heard
+    }
+    zones_.probed(answered);
   }
   return answer;
-}
-
-void DnsResolver::store(const std::string& key, const DnsAnswer& answer, Clock::time_point now) {
-  std::lock_guard lock(mutex_);
-  if (cache_.size() >= options_.max_entries) {
-    // Full: the expired go first; if that frees nothing, an arbitrary quarter (a cache this
-    // full is being swept by one-off names, which are no loss).
-    for (auto it = cache_.begin(); it != cache_.end();) {
-      it = it->second.expires <= now ? cache_.erase(it) : std::next(it);
-    }
-    for (auto it = cache_.begin();
-         it != cache_.end() && cache_.size() > options_.max_entries * 3 / 4;) {
-      it = cache_.erase(it);
-    }
-  }
-  cache_[key] = Entry{answer, now + std::chrono::seconds(answer.ttl)};
 }
 
 DnsAnswer DnsResolver::ask(const std::string& server, const std::string& name, int type,

@@ -1,36 +1,29 @@
 // The DNS resolver of inbound mail checks (SPF, DKIM, DMARC): A, AAAA, MX, PTR and TXT queries
 // to the server `email.dns.server` names (or the system's), answers cached by their TTL and shared
-// by every SMTP session, in a cache of bounded size.
+// by every SMTP session, in a cache bounded by entries and by bytes (dns_cache.h).
 //
 // Every query has a time limit, and so has each message's whole check (a Deadline on the calling
 // thread): a DNS server that never answers costs a message at most the deadline, and its checks
-// then say temperror. A failed query is not cached. When the server did not answer at all (the
-// query ran out of time), for `failure_pause` after, questions not in the cache fail at once
-// instead of waiting out the same dead server again: an outage costs each message nothing, not
-// seconds, and the mail waiting for its checks does not pile up. (A quick failure, SERVFAIL for
-// one broken domain, pauses nothing: the server is there.)
+// then say temperror. A failed query is not cached. What a zone that does not answer, or answers
+// slowly, may cost is bounded per zone (dns_zones.h): its further questions fail at once for
+// `failure_pause`, and at most `zone_in_flight` of its questions wait on the network at once,
+// while other zones are still asked; only several silent zones in a row, and then the server
+// silent to a question of its own, pause every question.
+// (A quick failure, SERVFAIL for one broken domain, pauses nothing: the server is there.)
 #pragma once
+
+#include "auth/dns_answer.h"
+#include "auth/dns_cache.h"
+#include "auth/dns_zones.h"
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <unordered_map>
-#include <vector>
 
 namespace svc::plugins::email {
-
-struct DnsAnswer {
-  enum class Status { kOk, kNotFound, kNoData, kFailed };
-  Status status = Status::kFailed;
-  /// TXT: each record's strings joined; A and AAAA: the 4 or 16 address bytes; MX, PTR: names.
-  std::vector<std::string> records;
-  std::uint32_t ttl = 0;    ///< Seconds (the smallest of the records').
-  bool unanswered = false;  ///< kFailed because the server said nothing within the time.
-};
 
 class DnsResolver {
  public:
@@ -39,10 +32,17 @@ class DnsResolver {
   using Transport = std::function<DnsAnswer(const std::string&, int, std::chrono::milliseconds)>;
   struct Options {
     std::size_t max_entries = 20000;
+    std::size_t max_bytes = 16u << 20;  ///< Names and records in the cache, at most.
     std::chrono::milliseconds query_timeout{2000};
     std::uint32_t negative_ttl = 60;  ///< Seconds a "no such record" is kept.
     std::uint32_t max_ttl = 3600;     ///< Longer TTLs are cut to this.
+    /// How long a zone that left a question unanswered is not asked again (and the server,
+    /// after `server_down_zones` distinct zones in a row went unanswered).
     std::chrono::milliseconds failure_pause{5000};
+    std::size_t server_down_zones = 3;
+    std::size_t max_paused_zones = 1000;
+    std::size_t zone_in_flight = 2;  ///< Questions to one zone waiting on the network, at most.
+    std::chrono::milliseconds zone_wait{200};  ///< Beyond them, the longest wait for a turn.
   };
 
   /// @param server `host:port` (IPv4) or empty for the system's resolver.
@@ -55,6 +55,10 @@ class DnsResolver {
   DnsAnswer query(const std::string& name, int type);
   /// @return entries in the cache now.
   std::size_t size() const;
+  /// @return the bytes the cache counts against max_bytes now.
+  std::size_t bytes() const;
+  /// @return zones paused (or whose pause ended but was not yet dropped).
+  std::size_t pausedZones() const;
 
   /// Bounds the DNS time of everything the calling thread asks while it lives.
   class Deadline {
@@ -75,18 +79,11 @@ class DnsResolver {
                        std::chrono::milliseconds timeout);
 
  private:
-  struct Entry {
-    DnsAnswer answer;
-    Clock::time_point expires;
-  };
-  void store(const std::string& key, const DnsAnswer& answer, Clock::time_point now);
-
   Options options_;
   Transport transport_;
   std::function<Clock::time_point()> now_;
-  mutable std::mutex mutex_;
-  std::unordered_map<std::string, Entry> cache_;
-  Clock::time_point failing_until_{};  // guarded by mutex_
+  DnsCache cache_;
+  ZoneGuard zones_;
 };
 
 }  // namespace svc::plugins::email
