@@ -2,8 +2,6 @@
 
 #include "auth/dkim_tags.h"
 
-#include <svc/sdk/util.h>
-
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 
@@ -60,7 +58,7 @@ std::shared_ptr<const DkimKey> DkimKey::decode(const std::string& record) {
     key->problem = "the key is revoked (empty p=)";
     return key;
   }
-  const auto der = sdk::base64Decode(*p);
+  const auto der = decodeDkimBase64(*p);
   if (!der || der->empty()) return invalid(key, "p= is not base64");
   const auto* bytes = reinterpret_cast<const unsigned char*>(der->data());
   if (key->type == "ed25519") {

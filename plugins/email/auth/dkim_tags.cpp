@@ -1,5 +1,7 @@
 #include "auth/dkim_tags.h"
 
+#include <svc/sdk/util.h>
+
 #include <cctype>
 
 namespace svc::plugins::email {
@@ -62,6 +64,23 @@ const std::string* DkimTags::find(std::string_view name) const {
     if (n == name) return &v;
   }
   return nullptr;
+}
+
+std::optional<std::string> decodeDkimBase64(std::string_view text) {
+  std::string clean = withoutFws(text);
+  std::size_t pad = 0;
+  while (!clean.empty() && clean.back() == '=' && pad < 2) {
+    clean.pop_back();
+    ++pad;
+  }
+  for (char c : clean) {
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '+' && c != '/') {
+      return std::nullopt;
+    }
+  }
+  if (clean.size() % 4 == 1) return std::nullopt;
+  clean.append((4 - clean.size() % 4) % 4, '=');
+  return sdk::base64Decode(clean);
 }
 
 std::vector<std::string> splitDkimList(const std::string& list) {

@@ -25,6 +25,10 @@ class DkimTags {
   std::vector<std::pair<std::string, std::string>> tags_;
 };
 
+/// RFC 6376's base64string (b=, bh=, p=): the base64 alphabet, FWS anywhere, padding optional.
+/// @return the bytes, or nullopt for any other character or a length no base64 has.
+std::optional<std::string> decodeDkimBase64(std::string_view text);
+
 /// @param list a colon-separated list (h=, a key's h= and s=). @return its items, lower-cased.
 std::vector<std::string> splitDkimList(const std::string& list);
 

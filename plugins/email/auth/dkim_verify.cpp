@@ -3,8 +3,6 @@
 #include "auth/dkim_message.h"
 #include "auth/dkim_tags.h"
 
-#include <svc/sdk/util.h>
-
 #include <openssl/evp.h>
 
 #include <algorithm>
@@ -165,8 +163,8 @@ class SignatureCheck {
         return stop("permerror", "q= names no dns/txt");
       }
     }
-    const auto bh = sdk::base64Decode(*tags.find("bh"));
-    const auto b = sdk::base64Decode(*tags.find("b"));
+    const auto bh = decodeDkimBase64(*tags.find("bh"));
+    const auto b = decodeDkimBase64(*tags.find("b"));
     if (!bh || !b || b->empty()) return stop("permerror", "b= or bh= is not base64");
     body_hash_ = *bh;
     signature_ = *b;

@@ -337,6 +337,21 @@ TEST_F(DkimDifferentialTest, TagListOddities) {
   std::string bad_l = signForTest(kMessage, sig());
   bad_l.replace(bad_l.find("h=from"), 6, "l=12x; h=from");
   same(bad_l, {"permerror"});
+  // b= without its padding (RFC 6376's base64string makes it optional), or folded anywhere.
+  std::string unpadded = m;
+  const std::size_t pad = unpadded.find("==\r\n");
+  ASSERT_NE(pad, std::string::npos);
+  unpadded.erase(pad, 2);
+  same(unpadded, {"pass"});
+  std::string folded = m;
+  folded.insert(folded.find("; b=") + 10, "\r\n\t ");
+  same(folded, {"pass"});
+  // A character outside base64 in b=: libopendkim skips it.
+  std::string colon = m;
+  colon.insert(colon.find("; b=") + 10, ":");
+  differ(colon, {"permerror"}, {"pass"},
+         "libopendkim's base64 decoder skips characters outside the alphabet (and stops at the "
+         "first =); RFC 6376's base64string allows only the alphabet and FWS");
   // A tag given twice: RFC 6376 3.2 makes it an error.
   TestSignature twice = sig();
   twice.extra = "d=example.org; ";
@@ -376,6 +391,12 @@ TEST_F(DkimDifferentialTest, LineEnds) {
          "libopendkim's relaxed body canonicalization drops a CR not followed by LF; RFC 6376 "
          "3.4.4 keeps it (it is not WSP)");
   same(signForTest(cr, simple), {"pass"});
+  // A NUL in a signed header field (no message should carry one, RFC 5322).
+  std::string nul = kMessage;
+  nul.replace(nul.find("Lunch"), 5, std::string("Lu\0nch", 6));
+  differ(signForTest(nul, sig()), {"pass"}, {"fail"},
+         "libopendkim keeps header fields as C strings, so a NUL ends the field early; we "
+         "hash the bytes the signer signed");
 }
 
 TEST_F(DkimDifferentialTest, TheKeyCacheDecodesARecordOnce) {
