@@ -106,6 +106,12 @@ std::vector<DkimVerdict> opendkimVerify(const DkimKeyLookup& lookup, std::string
   auto* bytes = reinterpret_cast<u_char*>(const_cast<char*>(data.data()));
   status = dkim_chunk(dkim, bytes, data.size());
   if (status == DKIM_STAT_OK) status = dkim_chunk(dkim, nullptr, 0);
+  // A header libopendkim cannot parse (dkim_header's rules) ends its reading there: nothing is
+  // verified, and every signature stays unprocessed.
+  const std::string refused =
+      status == DKIM_STAT_OK
+          ? ""
+          : std::string("refused the message: ") + (dkim_geterror(dkim) ? dkim_geterror(dkim) : "");
   if (status == DKIM_STAT_OK) dkim_eom(dkim, nullptr);
   DKIM_SIGINFO** sigs = nullptr;
   int count = 0;
@@ -118,7 +124,9 @@ std::vector<DkimVerdict> opendkimVerify(const DkimKeyLookup& lookup, std::string
       o.domain = d ? Poco::toLower(std::string(reinterpret_cast<const char*>(d))) : "";
       o.selector = s ? std::string(reinterpret_cast<const char*>(s)) : "";
       o.result = resultOf(sigs[i], ctx);
-      if (o.result != "pass") {
+      if (!refused.empty()) {
+        o.why = refused;
+      } else if (o.result != "pass") {
         const char* e = dkim_sig_geterrorstr(dkim_sig_geterror(sigs[i]));
         o.why = std::string(e ? e : "") +
                 (dkim_sig_getbh(sigs[i]) == DKIM_SIGBH_MISMATCH ? " (body hash mismatch)" : "");

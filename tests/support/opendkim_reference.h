@@ -13,7 +13,8 @@ namespace svc::testing {
 
 /// @param lookup answers `<selector>._domainkey.<domain>`. @return one verdict per signature
 /// libopendkim lists (it leaves out fields it cannot parse, and those past the first 5), with
-/// domain and selector; `why` is libopendkim's error.
+/// domain and selector; `why` is libopendkim's error, and starts with "refused the message"
+/// when it could not read the header at all.
 std::vector<plugins::email::DkimVerdict> opendkimVerify(const plugins::email::DkimKeyLookup& lookup,
                                                         std::string_view message);
 

@@ -391,6 +391,12 @@ TEST_F(DkimDifferentialTest, LineEnds) {
          "libopendkim's relaxed body canonicalization drops a CR not followed by LF; RFC 6376 "
          "3.4.4 keeps it (it is not WSP)");
   same(signForTest(cr, simple), {"pass"});
+  // A form feed in a signed header value, relaxed: not WSP (RFC 5234), so not squeezed.
+  std::string ff = kMessage;
+  ff.replace(ff.find("Lunch"), 5, "Lu\f\fnch");
+  differ(signForTest(ff, sig()), {"pass"}, {"fail"},
+         "libopendkim's relaxed header canonicalization squeezes every isspace() byte (FF, VT) "
+         "as if it were WSP; RFC 6376 3.4.2 and dkimpy only SP and HTAB");
   // A NUL in a signed header field (no message should carry one, RFC 5322).
   std::string nul = kMessage;
   nul.replace(nul.find("Lunch"), 5, std::string("Lu\0nch", 6));
