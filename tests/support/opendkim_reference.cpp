@@ -112,7 +112,13 @@ std::vector<DkimVerdict> opendkimVerify(const DkimKeyLookup& lookup, std::string
       status == DKIM_STAT_OK
           ? ""
           : std::string("refused the message: ") + (dkim_geterror(dkim) ? dkim_geterror(dkim) : "");
-  if (status == DKIM_STAT_OK) dkim_eom(dkim, nullptr);
+  std::string eom_error;
+  if (status == DKIM_STAT_OK) {
+    const DKIM_STAT eom = dkim_eom(dkim, nullptr);
+    if (eom != DKIM_STAT_OK && eom != DKIM_STAT_BADSIG && eom != DKIM_STAT_NOSIG) {
+      eom_error = std::string("dkim_eom: ") + (dkim_geterror(dkim) ? dkim_geterror(dkim) : "?");
+    }
+  }
   DKIM_SIGINFO** sigs = nullptr;
   int count = 0;
   if (dkim_getsiglist(dkim, &sigs, &count) == DKIM_STAT_OK) {
@@ -128,7 +134,7 @@ std::vector<DkimVerdict> opendkimVerify(const DkimKeyLookup& lookup, std::string
         o.why = refused;
       } else if (o.result != "pass") {
         const char* e = dkim_sig_geterrorstr(dkim_sig_geterror(sigs[i]));
-        o.why = std::string(e ? e : "") +
+        o.why = eom_error + std::string(e ? e : "") +
                 (dkim_sig_getbh(sigs[i]) == DKIM_SIGBH_MISMATCH ? " (body hash mismatch)" : "");
       }
       out.push_back(std::move(o));

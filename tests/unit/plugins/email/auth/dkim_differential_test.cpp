@@ -391,6 +391,11 @@ TEST_F(DkimDifferentialTest, LineEnds) {
          "libopendkim's relaxed body canonicalization drops a CR not followed by LF; RFC 6376 "
          "3.4.4 keeps it (it is not WSP)");
   same(signForTest(cr, simple), {"pass"});
+  // A body whose last line has no CRLF (SMTP always adds one).
+  std::string open_end = signForTest(kMessage + "no end", sig());
+  differ(open_end, {"pass"}, {"neutral"},
+         "libopendkim verifies nothing when the body does not end in CRLF (dkim_eom: CRLF at end "
+         "of body missing); RFC 6376 3.4.3 and 3.4.4 canonicalize it by adding one");
   // A form feed in a signed header value, relaxed: not WSP (RFC 5234), so not squeezed.
   std::string ff = kMessage;
   ff.replace(ff.find("Lunch"), 5, "Lu\f\fnch");
