@@ -53,17 +53,16 @@ std::optional<DkimTags> DkimTags::parse(std::string_view text) {
     while (last > first && isFws(raw_name[last - 1])) --last;
     std::string name(raw_name.substr(first, last - first));
     if (!validName(name)) return std::nullopt;
-    if (out.find(name) != nullptr) return std::nullopt;
-    out.tags_.emplace_back(std::move(name), withoutFws(spec.substr(eq + 1)));
+    if (!out.tags_.emplace(std::move(name), withoutFws(spec.substr(eq + 1))).second) {
+      return std::nullopt;  // a name given twice
+    }
   }
   return out;
 }
 
 const std::string* DkimTags::find(std::string_view name) const {
-  for (const auto& [n, v] : tags_) {
-    if (n == name) return &v;
-  }
-  return nullptr;
+  const auto it = tags_.find(name);
+  return it == tags_.end() ? nullptr : &it->second;
 }
 
 std::optional<std::string> decodeDkimBase64(std::string_view text) {

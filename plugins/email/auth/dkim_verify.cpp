@@ -9,6 +9,8 @@
 #include <cctype>
 #include <memory>
 #include <optional>
+#include <string_view>
+#include <unordered_map>
 
 namespace svc::plugins::email {
 
@@ -202,16 +204,18 @@ class SignatureCheck {
   void signature() {
     // For each name in h=, the last field of that name not yet taken, bottom-up; a name with no
     // field left (over-signing) adds nothing (RFC 6376 5.4.2).
+    // Indices by name, top to bottom, so each pick is the back of a list: a long h= over a long
+    // header costs their sum, not their product.
     const auto& fields = message_.fields();
-    std::vector<bool> used(fields.size(), false);
+    std::unordered_map<std::string_view, std::vector<std::size_t>> by_name;
+    for (std::size_t i = 0; i < fields.size(); ++i) by_name[fields[i].key].push_back(i);
     std::string data;
     for (const auto& name : names_) {
-      for (std::size_t i = fields.size(); i-- > 0;) {
-        if (used[i] || fields[i].key != name) continue;
-        used[i] = true;
-        data += DkimMessage::canonicalField(fields[i], fields[i].value, relaxed_header_);
-        break;
-      }
+      const auto it = by_name.find(name);
+      if (it == by_name.end() || it->second.empty()) continue;
+      const auto& f = fields[it->second.back()];
+      it->second.pop_back();
+      data += DkimMessage::canonicalField(f, f.value, relaxed_header_);
     }
     data += DkimMessage::canonicalField(field_, withoutSignature(field_.value), relaxed_header_);
     data.resize(data.size() - 2);  // the signature field is hashed without its CRLF
