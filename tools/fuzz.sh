@@ -28,7 +28,7 @@ case "${1:-}" in
 esac
 
 build="$SVC_ROOT/build-fuzz"
-targets=(${SVC_FUZZ_TARGETS:-http_framing json_body router mime dkim_canon key_format smtp_session multipart dsn})
+targets=(${SVC_FUZZ_TARGETS:-http_framing json_body router mime dkim_canon key_format smtp_session multipart dsn dkim_verify})
 
 svc_install_packages "${SVC_BUILD_PACKAGES[@]}" clang libfuzzer-14-dev
 CC=clang CXX=clang++ cmake -S "$SVC_ROOT" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -155,7 +155,7 @@ TEST_F(EmailAuth, DkimSignedMailPassesEvenFromAnAddressSpfDoesNotList) {
   EXPECT_EQ(listed->getObject("authentication")->getValue<std::string>("verdict"), "pass");
 }
 
-// Each signature costs a lookup and a key decode: a message gets its first five checked.
+// Each signature costs a lookup and a signature check: a message gets its first five checked.
 TEST_F(EmailAuth, OnlyTheFirstFiveSignaturesAreChecked) {
   auto [rc, out] = send("127.0.0.3", "a@pass.test", "a@pass.test", "many", 7);
   ASSERT_EQ(rc, 0) << out;

@@ -1,7 +1,7 @@
-// The three checks of an inbound message, each through the library made for it and every DNS
-// question through our DnsResolver: SPF (libspf2), DKIM (libopendkim), DMARC (libopendmarc, given
-// the record we looked up). Each says temperror when DNS failed, never throws for what a client
-// sent.
+// The three checks of an inbound message, every DNS question through our DnsResolver: SPF
+// (libspf2), DKIM (our auth/dkim_verify, which verifies what libopendkim verifies and keeps
+// decoded keys), DMARC (libopendmarc, given the record we looked up). Each says temperror when
+// DNS failed, never throws for what a client sent.
 #pragma once
 
 #include "auth/authentication.h"

@@ -1,0 +1,99 @@
+#include "auth/dkim_tags.h"
+
+#include <svc/sdk/util.h>
+
+#include <cctype>
+
+namespace svc::plugins::email {
+
+namespace {
+
+bool isFws(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+std::string withoutFws(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    if (!isFws(c)) out += c;
+  }
+  return out;
+}
+
+bool validName(const std::string& name) {
+  if (name.empty() || std::isalpha(static_cast<unsigned char>(name[0])) == 0) return false;
+  for (char c : name) {
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '_') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<DkimTags> DkimTags::parse(std::string_view text) {
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x7f || (u < 0x20 && !isFws(c))) return std::nullopt;
+  }
+  DkimTags out;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    std::size_t end = text.find(';', at);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view spec = text.substr(at, end - at);
+    at = end + 1;
+    if (withoutFws(spec).empty()) continue;  // an empty spec: after the last `;`, or `;;`
+    const std::size_t eq = spec.find('=');
+    if (eq == std::string_view::npos) return std::nullopt;
+    const std::string_view raw_name = spec.substr(0, eq);
+    // FWS may surround the name, not split it ("a b=1" is no tag).
+    std::size_t first = 0, last = raw_name.size();
+    while (first < last && isFws(raw_name[first])) ++first;
+    while (last > first && isFws(raw_name[last - 1])) --last;
+    std::string name(raw_name.substr(first, last - first));
+    if (!validName(name)) return std::nullopt;
+    if (!out.tags_.emplace(std::move(name), withoutFws(spec.substr(eq + 1))).second) {
+      return std::nullopt;  // a name given twice
+    }
+  }
+  return out;
+}
+
+const std::string* DkimTags::find(std::string_view name) const {
+  const auto it = tags_.find(name);
+  return it == tags_.end() ? nullptr : &it->second;
+}
+
+std::optional<std::string> decodeDkimBase64(std::string_view text) {
+  std::string clean = withoutFws(text);
+  std::size_t pad = 0;
+  while (!clean.empty() && clean.back() == '=' && pad < 2) {
+    clean.pop_back();
+    ++pad;
+  }
+  for (char c : clean) {
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '+' && c != '/') {
+      return std::nullopt;
+    }
+  }
+  if (clean.size() % 4 == 1) return std::nullopt;
+  clean.append((4 - clean.size() % 4) % 4, '=');
+  return sdk::base64Decode(clean);
+}
+
+std::vector<std::string> splitDkimList(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (at <= list.size()) {
+    std::size_t end = list.find(':', at);
+    if (end == std::string::npos) end = list.size();
+    std::string item = list.substr(at, end - at);
+    for (char& c : item) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (!item.empty()) out.push_back(std::move(item));
+    at = end + 1;
+  }
+  return out;
+}
+
+}  // namespace svc::plugins::email

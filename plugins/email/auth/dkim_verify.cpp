@@ -1,0 +1,255 @@
+#include "auth/dkim_verify.h"
+
+#include "auth/dkim_message.h"
+#include "auth/dkim_tags.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <cctype>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+
+namespace svc::plugins::email {
+
+namespace {
+
+// libopendkim's allowance for clocks that disagree (t= ahead, x= just passed).
+constexpr std::int64_t kClockDrift = 300;
+
+// Fetched once: a fetch per message goes through the provider's method store and its locks.
+const EVP_MD* sha256() {
+  static EVP_MD* md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  return md;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::optional<std::int64_t> number(const std::string& s) {
+  if (s.empty() || s.size() > 15) return std::nullopt;
+  std::int64_t n = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + (c - '0');
+  }
+  return n;
+}
+
+bool inDomain(const std::string& sub, const std::string& domain) {
+  return sub == domain || (sub.size() > domain.size() &&
+                           sub.compare(sub.size() - domain.size(), domain.size(), domain) == 0 &&
+                           sub[sub.size() - domain.size() - 1] == '.');
+}
+
+// The field's value with b='s value taken out (RFC 6376 3.7), everything else as it was.
+std::string withoutSignature(std::string_view value) {
+  std::string out;
+  std::size_t at = 0;
+  while (at <= value.size()) {
+    std::size_t end = value.find(';', at);
+    if (end == std::string_view::npos) end = value.size();
+    std::string_view spec = value.substr(at, end - at);
+    const std::size_t eq = spec.find('=');
+    if (eq != std::string_view::npos) {
+      std::string name;
+      for (char c : spec.substr(0, eq)) {
+        if (c != ' ' && c != '\t' && c != '\r' && c != '\n') name += c;
+      }
+      if (name == "b") spec = spec.substr(0, eq + 1);
+    }
+    out += spec;
+    if (end < value.size()) out += ';';
+    at = end + 1;
+  }
+  return out;
+}
+
+bool verifySignature(const DkimKey& key, bool ed25519, const std::string& data,
+                     const std::string& signature) {
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  if (!ctx) return false;
+  const auto* sig = reinterpret_cast<const unsigned char*>(signature.data());
+  if (ed25519) {
+    // RFC 8463 section 3: ed25519 signs the SHA-256 of the canonical data ("PureEdDSA").
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    return EVP_Digest(data.data(), data.size(), digest, &len, sha256(), nullptr) == 1 &&
+           EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, key.pkey) == 1 &&
+           EVP_DigestVerify(ctx.get(), sig, signature.size(), digest, len) == 1;
+  }
+  return EVP_DigestVerifyInit(ctx.get(), nullptr, sha256(), nullptr, key.pkey) == 1 &&
+         EVP_DigestVerify(ctx.get(), sig, signature.size(),
+                          reinterpret_cast<const unsigned char*>(data.data()), data.size()) == 1;
+}
+
+std::string bodyHash(const std::string& canonical, std::optional<std::int64_t> length) {
+  const std::size_t n = length ? static_cast<std::size_t>(*length) : canonical.size();
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(canonical.data(), n, digest, &len, sha256(), nullptr);
+  return std::string(reinterpret_cast<const char*>(digest), len);
+}
+
+class SignatureCheck {
+ public:
+  SignatureCheck(DkimMessage& message, const DkimMessage::Field& field, DkimVerdict& verdict)
+      : message_(message), field_(field), v_(verdict) {}
+
+  void run(const DkimKeyLookup& lookup, DkimKeyCache& keys, std::int64_t now) {
+    v_.result = "permerror";
+    const auto tags = DkimTags::parse(field_.value);
+    if (!tags) return why("the field is not a tag list");
+    if (const auto* d = tags->find("d")) v_.domain = lower(*d);
+    if (const auto* s = tags->find("s")) v_.selector = *s;
+    if (header(*tags, now) && fetchKey(lookup, keys) && keyFits() && body()) {
+      signature();
+    }
+  }
+
+ private:
+  void why(std::string text) { v_.why = std::move(text); }
+  bool stop(const char* result, std::string text) {
+    v_.result = result;
+    why(std::move(text));
+    return false;
+  }
+
+  bool header(const DkimTags& tags, std::int64_t now) {
+    for (const char* t : {"v", "a", "b", "bh", "d", "h", "s"}) {
+      if (tags.find(t) == nullptr) return stop("permerror", std::string("no ") + t + "=");
+    }
+    if (*tags.find("v") != "1") return stop("permerror", "v= is not 1");
+    if (v_.domain.empty() || v_.selector.empty()) return stop("permerror", "empty d= or s=");
+    if (const auto* i = tags.find("i")) {
+      const std::size_t at = i->rfind('@');
+      if (at == std::string::npos) return stop("permerror", "i= has no @");
+      identity_domain_ = lower(i->substr(at + 1));
+      if (!inDomain(identity_domain_, v_.domain)) return stop("permerror", "i= is not in d=");
+    } else {
+      identity_domain_ = v_.domain;
+    }
+    std::optional<std::int64_t> t, x;
+    if (const auto* s = tags.find("t"); s && !(t = number(*s))) return stop("permerror", "bad t=");
+    if (const auto* s = tags.find("x"); s && !(x = number(*s))) return stop("permerror", "bad x=");
+    if (x && now >= *x + kClockDrift) return stop("fail", "expired (x=)");
+    if (t && now < *t - kClockDrift) return stop("fail", "signed in the future (t=)");
+    if (t && x && *t >= *x) return stop("permerror", "x= is not after t=");
+    const std::string c = tags.find("c") ? *tags.find("c") : "simple/simple";
+    const std::size_t slash = c.find('/');
+    const std::string hc = c.substr(0, slash);
+    const std::string bc = slash == std::string::npos ? "simple" : c.substr(slash + 1);
+    if ((hc != "simple" && hc != "relaxed") || (bc != "simple" && bc != "relaxed")) {
+      return stop("permerror", "unknown c=");
+    }
+    relaxed_header_ = hc == "relaxed";
+    relaxed_body_ = bc == "relaxed";
+    const std::string& a = *tags.find("a");
+    if (a == "rsa-sha1") return stop("permerror", "rsa-sha1 is not accepted (RFC 8301)");
+    if (a != "rsa-sha256" && a != "ed25519-sha256") return stop("permerror", "unknown a=");
+    ed25519_ = a == "ed25519-sha256";
+    names_ = splitDkimList(*tags.find("h"));
+    if (std::find(names_.begin(), names_.end(), "from") == names_.end()) {
+      return stop("permerror", "h= does not name From");
+    }
+    if (const auto* l = tags.find("l"); l && !(length_ = number(*l))) {
+      return stop("permerror", "bad l=");
+    }
+    if (const auto* q = tags.find("q")) {
+      const auto methods = splitDkimList(*q);
+      if (std::find(methods.begin(), methods.end(), "dns/txt") == methods.end()) {
+        return stop("permerror", "q= names no dns/txt");
+      }
+    }
+    const auto bh = decodeDkimBase64(*tags.find("bh"));
+    const auto b = decodeDkimBase64(*tags.find("b"));
+    if (!bh || !b || b->empty()) return stop("permerror", "b= or bh= is not base64");
+    body_hash_ = *bh;
+    signature_ = *b;
+    return true;
+  }
+
+  bool fetchKey(const DkimKeyLookup& lookup, DkimKeyCache& keys) {
+    const DkimKeyAnswer a = lookup(lower(v_.selector) + "._domainkey." + v_.domain);
+    if (a.status == DkimKeyAnswer::Status::kFailed) return stop("temperror", "key lookup failed");
+    if (a.status != DkimKeyAnswer::Status::kOk) return stop("permerror", "no key record");
+    key_ = keys.get(a.record);
+    if (key_->state == DkimKey::State::kRevoked) return stop("fail", key_->problem);
+    if (key_->state != DkimKey::State::kUsable) return stop("permerror", key_->problem);
+    return true;
+  }
+
+  bool keyFits() {
+    if ((key_->type == "ed25519") != ed25519_) return stop("permerror", "k= does not fit a=");
+    if (!key_->allowsHash("sha256")) return stop("permerror", "the key's h= excludes sha256");
+    if (key_->strict && identity_domain_ != v_.domain) {
+      return stop("permerror", "t=s key, i= in a subdomain of d=");
+    }
+    return true;
+  }
+
+  bool body() {
+    const std::string& canonical = message_.canonicalBody(relaxed_body_);
+    if (length_ && static_cast<std::size_t>(*length_) > canonical.size()) {
+      return stop("permerror", "l= is longer than the body");
+    }
+    if (bodyHash(canonical, length_) != body_hash_) return stop("fail", "body hash mismatch");
+    return true;
+  }
+
+  void signature() {
+    // For each name in h=, the last field of that name not yet taken, bottom-up; a name with no
+    // field left (over-signing) adds nothing (RFC 6376 5.4.2).
+    // Indices by name, top to bottom, so each pick is the back of a list: a long h= over a long
+    // header costs their sum, not their product.
+    const auto& fields = message_.fields();
+    std::unordered_map<std::string_view, std::vector<std::size_t>> by_name;
+    for (std::size_t i = 0; i < fields.size(); ++i) by_name[fields[i].key].push_back(i);
+    std::string data;
+    for (const auto& name : names_) {
+      const auto it = by_name.find(name);
+      if (it == by_name.end() || it->second.empty()) continue;
+      const auto& f = fields[it->second.back()];
+      it->second.pop_back();
+      data += DkimMessage::canonicalField(f, f.value, relaxed_header_);
+    }
+    data += DkimMessage::canonicalField(field_, withoutSignature(field_.value), relaxed_header_);
+    data.resize(data.size() - 2);  // the signature field is hashed without its CRLF
+    if (!verifySignature(*key_, ed25519_, data, signature_)) {
+      v_.result = "fail";
+      return why("signature mismatch");
+    }
+    v_.result = "pass";
+    v_.why.clear();
+  }
+
+  DkimMessage& message_;
+  const DkimMessage::Field& field_;
+  DkimVerdict& v_;
+  std::string identity_domain_, body_hash_, signature_;
+  std::vector<std::string> names_;
+  bool relaxed_header_ = false, relaxed_body_ = false, ed25519_ = false;
+  std::optional<std::int64_t> length_;
+  std::shared_ptr<const DkimKey> key_;
+};
+
+}  // namespace
+
+std::vector<DkimVerdict> verifyDkim(std::string_view message, const DkimKeyLookup& lookup,
+                                    DkimKeyCache& keys, const DkimVerifyOptions& options) {
+  DkimMessage parsed(message);
+  std::vector<DkimVerdict> out;
+  for (const auto& field : parsed.fields()) {
+    if (field.key != "dkim-signature") continue;
+    if (out.size() >= options.max_signatures) break;
+    out.emplace_back();
+    SignatureCheck(parsed, field, out.back()).run(lookup, keys, options.now);
+  }
+  return out;
+}
+
+}  // namespace svc::plugins::email
