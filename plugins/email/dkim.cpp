@@ -50,30 +50,38 @@ struct DkimSigner::Key {
 };
 
 std::string relaxedBody(const std::string& body) {
-  std::vector<std::string> lines;
+  // One pass, no copy per line: a body of millions of empty lines costs its own size.
+  std::string out;
+  out.reserve(body.size());
+  std::size_t empty_lines = 0;  // seen but not written: those at the end go
   std::size_t pos = 0;
+  std::string line;
   while (pos < body.size()) {
-    std::size_t eol = body.find("\r\n", pos);
-    std::string line = body.substr(pos, eol == std::string::npos ? std::string::npos : eol - pos);
+    const std::size_t eol = body.find("\r\n", pos);
+    const std::size_t end = eol == std::string::npos ? body.size() : eol;
     // Inner runs of whitespace become one space; whitespace at the end of a line goes.
-    std::string out;
+    line.clear();
     bool space = false;
-    for (char c : line) {
+    for (std::size_t i = pos; i < end; ++i) {
+      const char c = body[i];
       if (c == ' ' || c == '\t') {
         space = true;
         continue;
       }
-      if (space) out += ' ';
+      if (space) line += ' ';
       space = false;
-      out += c;
+      line += c;
     }
-    lines.push_back(out);
+    if (line.empty()) {
+      ++empty_lines;
+    } else {
+      for (; empty_lines > 0; --empty_lines) out += "\r\n";
+      out += line;
+      out += "\r\n";
+    }
     if (eol == std::string::npos) break;
     pos = eol + 2;
   }
-  while (!lines.empty() && lines.back().empty()) lines.pop_back();
-  std::string out;
-  for (const auto& l : lines) out += l + "\r\n";
   return out;
 }
 

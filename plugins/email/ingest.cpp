@@ -301,7 +301,8 @@ void Ingest::spool(std::string record, Stored stored) {
                                                    const std::string& error) { stored(error); });
 }
 
-// A checked message's spool record. @throws SmtpRefusal when DMARC says reject (enforced), and
+// A checked message's spool record. @throws SmtpRefusal when DMARC says reject or defer
+// (enforced), and
 // std::runtime_error when the spool's backlog is at its bound.
 std::string Ingest::checkedRecord(const SmtpClient& client, const std::string& mail_from,
                                   const std::vector<std::string>& recipients,
@@ -311,7 +312,7 @@ std::string Ingest::checkedRecord(const SmtpClient& client, const std::string& m
                              " messages (" + std::to_string(bytes) + " bytes) not yet filed");
   }
   const Authenticator::Decision d = auth_.check(client, mail_from, data);
-  if (d.action == PolicyAction::kReject) {
+  if (d.action == PolicyAction::kReject || d.action == PolicyAction::kDefer) {
     context_.logger().information("SMTP from %s (%s): %s", client.ip, mail_from, d.refusal);
     throw SmtpRefusal(d.refusal);
   }

@@ -303,7 +303,12 @@ void MailStore::loadBodies(Poco::Data::Session& s, MessageRow& m) {
 
 Poco::JSON::Object::Ptr MailStore::eventJson(Poco::Data::Session& s, const MessageRow& m) {
   Poco::JSON::Object::Ptr o = messageJson(s, m, false);
-  if (m.quarantined) o->set("extracted_code", Poco::Dynamic::Var());
+  if (m.quarantined) {
+    // Streams and webhooks feed automation that acts on codes: nothing the message says, its
+    // subject included ("123456 is your code"), goes out with it. GET still shows it all.
+    o->set("extracted_code", Poco::Dynamic::Var());
+    o->set("subject", "");
+  }
   return o;
 }
 

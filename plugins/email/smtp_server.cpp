@@ -8,7 +8,7 @@
 namespace svc::plugins::email {
 
 bool isSmtpRefusal(const std::string& error) {
-  return error.size() > 4 && error[0] == '5' &&
+  return error.size() > 4 && (error[0] == '4' || error[0] == '5') &&
          std::isdigit(static_cast<unsigned char>(error[1])) &&
          std::isdigit(static_cast<unsigned char>(error[2])) && error[3] == ' ' &&
          error.find_first_of("\r\n") == std::string::npos;

@@ -97,7 +97,8 @@ class SmtpRefusal : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// @return true when error is a whole permanent reply (three digits, the first 5, a space).
+/// @return true when error is a whole reply of refusal by policy (three digits, the first 4 or 5,
+/// a space): a DMARC reject (550) or deferral (451).
 bool isSmtpRefusal(const std::string& error);
 
 class DataBudget;

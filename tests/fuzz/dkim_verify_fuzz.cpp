@@ -85,7 +85,13 @@ void compare(const std::string& message) {
   DkimVerifyOptions options;
   options.now = static_cast<std::int64_t>(std::time(nullptr));
   const auto ours = verifyDkim(message, lookup(), cache(), options);
-  for (const auto& v : ours) FUZZ_CHECK(!v.result.empty(), "a verdict without a result");
+  for (const auto& v : ours) {
+    FUZZ_CHECK(v.result == "pass" || v.result == "fail" || v.result == "neutral" ||
+                   v.result == "temperror" || v.result == "permerror",
+               "a verdict that is no RFC 8601 DKIM result");
+    FUZZ_CHECK(v.result != "pass" || (!v.domain.empty() && v.why.empty()),
+               "a pass without its domain, or with a reason against it");
+  }
   if (readDifferently(message)) return;
   const auto theirs = svc::testing::opendkimVerify(lookup(), message);
   if (ours.size() != theirs.size()) return;

@@ -53,7 +53,10 @@ class EmailAuth : public Email {
         txt("s1._domainkey.pass.test", "v=DKIM1; k=rsa; p=" + pub) +
         txt("quarantine.test", "v=spf1 ip4:127.0.0.2 -all") +
         txt("_dmarc.quarantine.test", "v=DMARC1; p=quarantine") +
-        txt("soft.test", "v=spf1 ip4:127.0.0.2 ~all") + txt("neutral.test", "v=spf1 ?all"));
+        txt("soft.test", "v=spf1 ip4:127.0.0.2 ~all") + txt("neutral.test", "v=spf1 ?all") +
+        // A part of pass.test delegated to a server that never answers (a dead sub-zone).
+        " --server=/slow._domainkey.pass.test/127.0.0.1#" +
+        std::to_string(silent_.address().port()));
     startSvcd({"--set", "email.dns.server=127.0.0.1:" + std::to_string(dns_port_)});
     inbox_ = identity("Inbox", "inbox");
   }
@@ -114,6 +117,7 @@ class EmailAuth : public Email {
                        1500);
   }
 
+  Poco::Net::DatagramSocket silent_{Poco::Net::SocketAddress("127.0.0.1", 0)};
   std::string dir_;
   int dns_port_ = 0;
   std::unique_ptr<Child> dns_;
@@ -180,6 +184,25 @@ TEST_F(EmailAuth, AForgedFromOfARejectDomainIsRefused) {
   EXPECT_NE(rc, 0);
   EXPECT_NE(out.find("550 5.7.1"), std::string::npos) << out;
   EXPECT_NE(out.find("pass.test"), std::string::npos) << out;
+  EXPECT_EQ(messages("identity=" + inbox_.uuid + "&quarantined=include")->size(), 0u);
+}
+
+// A forged From's sender cannot turn its DMARC fail into a DNS error: a signature naming a key
+// no resolver can ask is a permerror (refused 550), and a key lookup of the From domain that
+// fails for now, under p=reject, is deferred (451), never accepted.
+TEST_F(EmailAuth, ADnsErrorTheSenderMadeDoesNotGetAForgedFromPastReject) {
+  const auto fake = [](const std::string& selector) {
+    return "DKIM-Signature: v=1; a=rsa-sha256; c=relaxed/relaxed; d=pass.test; s=" + selector +
+           "; h=from; bh=47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=; b=dGVzdA==\r\n";
+  };
+  auto [rc, out] = send("127.0.0.3", "bounce@elsewhere.test", "GitHub <noreply@pass.test>",
+                        "unaskable", 0, fake(std::string(64, 'a')));
+  EXPECT_NE(rc, 0);
+  EXPECT_NE(out.find("550 5.7.1"), std::string::npos) << out;
+  auto [rc2, out2] = send("127.0.0.3", "bounce@elsewhere.test", "GitHub <noreply@pass.test>",
+                          "silent-key", 0, fake("slow"));
+  EXPECT_NE(rc2, 0);
+  EXPECT_NE(out2.find("451 4.7.5"), std::string::npos) << out2;
   EXPECT_EQ(messages("identity=" + inbox_.uuid + "&quarantined=include")->size(), 0u);
 }
 

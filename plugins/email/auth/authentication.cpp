@@ -69,8 +69,11 @@ void decideVerdict(Authentication& a) {
 }
 
 PolicyAction dmarcAction(const std::optional<DmarcOutcome>& dmarc) {
-  if (!dmarc || dmarc->result != "fail") return PolicyAction::kAccept;
-  if (dmarc->policy == "reject") return PolicyAction::kReject;
+  if (!dmarc || (dmarc->result != "fail" && dmarc->result != "temperror")) {
+    return PolicyAction::kAccept;
+  }
+  const bool failed = dmarc->result == "fail";
+  if (dmarc->policy == "reject") return failed ? PolicyAction::kReject : PolicyAction::kDefer;
   if (dmarc->policy == "quarantine") return PolicyAction::kQuarantine;
   return PolicyAction::kAccept;
 }

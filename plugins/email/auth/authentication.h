@@ -31,8 +31,9 @@ struct DmarcOutcome {
   bool spf_aligned = false, dkim_aligned = false;
 };
 
-/// What a DMARC result asks of the receiver.
-enum class PolicyAction { kAccept, kQuarantine, kReject };
+/// What a DMARC result asks of the receiver. kDefer: try again later (451), the policy being
+/// known and only a DNS error standing between the message and its failure.
+enum class PolicyAction { kAccept, kQuarantine, kReject, kDefer };
 
 struct Authentication {
   std::string source = "smtp";  ///< smtp, or local (between identities of this server).
@@ -46,8 +47,10 @@ struct Authentication {
 
 /// Draws the verdict and its reason from spf, dkim and dmarc (see authentication.cpp).
 void decideVerdict(Authentication& a);
-/// @return what a DMARC outcome asks for when enforcing (a failure under p=reject or
-/// p=quarantine); kAccept for everything else, temperror included.
+/// @return what a DMARC outcome asks for when enforcing: a failure under p=reject or
+/// p=quarantine; a temperror (a DNS error about a domain aligned with From) under p=reject is
+/// deferred, under p=quarantine quarantined, since a sender can cause such errors on purpose
+/// (a key name no resolver asks, a DNS budget spent on its own slow zones); kAccept otherwise.
 PolicyAction dmarcAction(const std::optional<DmarcOutcome>& dmarc);
 /// @param authserv_id this server's SMTP hostname. @return the header line (RFC 8601), unfolded.
 std::string authenticationResults(const Authentication& a, const std::string& authserv_id);

@@ -69,9 +69,11 @@ Authenticator::Decision Authenticator::check(const SmtpClient& client, const std
     a.reason = "not checked: email.inbound.verify is off";
   } else {
     DnsResolver::Deadline deadline(options_.dns_budget);
+    const std::string from_domain = fromDomain(data);
+    prefetchDmarc(dns_, from_domain);  // the policy first, whatever the sender's zones cost
     a.spf = checkSpf(dns_, client.ip, client.helo, mail_from);
     a.dkim = checkDkim(dns_, data);
-    a.dmarc = checkDmarc(dns_, fromDomain(data), *a.spf, a.dkim);
+    a.dmarc = checkDmarc(dns_, from_domain, *a.spf, a.dkim);
   }
   decideVerdict(a);
   a.header = authenticationResults(a, options_.hostname);
@@ -79,6 +81,9 @@ Authenticator::Decision Authenticator::check(const SmtpClient& client, const std
   if (d.action == PolicyAction::kReject) {
     d.refusal = "550 5.7.1 Message refused: " + a.dmarc->from_domain +
                 " publishes DMARC p=reject and neither SPF nor DKIM passed aligned with it";
+  } else if (d.action == PolicyAction::kDefer) {
+    d.refusal = "451 4.7.5 Try again later: " + a.dmarc->from_domain +
+                " publishes DMARC p=reject, and a DNS lookup of a domain aligned with it failed";
   }
   return d;
 }

@@ -24,6 +24,11 @@ std::vector<DkimOutcome> checkDkim(DnsResolver& dns, std::string_view data);
 /// @return the lower-case domain of the message's (first) From address; "" when it has none.
 std::string fromDomain(std::string_view data);
 
+/// Looks up (into the resolver's cache) the DMARC record that applies to from_domain, before the
+/// other checks: a sender's own slow or silent zones (its DKIM keys, its SPF includes) must not
+/// spend the message's DNS time or pause the From domain's zone before its policy is known.
+void prefetchDmarc(DnsResolver& dns, const std::string& from_domain);
+
 /// DMARC (RFC 7489) of from_domain, given the SPF and DKIM outcomes. Without a DMARC record the
 /// result is none, and the alignment flags still say whether SPF or DKIM passed for a domain
 /// aligned (relaxed) with From.

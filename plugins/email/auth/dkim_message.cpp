@@ -14,11 +14,15 @@ bool isWsp(char c) {
 
 }  // namespace
 
-DkimMessage::DkimMessage(std::string_view message) {
+DkimMessage::DkimMessage(std::string_view message, std::size_t max_fields) {
   std::size_t pos = 0;
   while (pos < message.size()) {
     if (message.compare(pos, 2, "\r\n") == 0) {  // the blank line: the body follows
       body_ = message.substr(pos + 2);
+      return;
+    }
+    if (fields_.size() == max_fields) {
+      too_many_fields_ = true;
       return;
     }
     // A field runs to the first CRLF not followed by a space or tab (RFC 5322 2.2.3).

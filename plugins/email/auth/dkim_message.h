@@ -3,6 +3,7 @@
 // signatures ask for it.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,10 +20,14 @@ class DkimMessage {
     std::string key;         ///< The name lower-cased, trailing whitespace trimmed: what h= names.
   };
 
-  /// @param message CRLF line ends; it must outlive this object.
-  explicit DkimMessage(std::string_view message);
+  /// @param message CRLF line ends; it must outlive this object. @param max_fields header fields
+  /// read at most: the message's views read no more (MimeLimits::max_headers), and a verifier
+  /// must not judge fields they do not show.
+  explicit DkimMessage(std::string_view message, std::size_t max_fields = 1000);
 
   const std::vector<Field>& fields() const { return fields_; }
+  /// @return true when the header holds more than max_fields fields (the rest were not read).
+  bool tooManyFields() const { return too_many_fields_; }
   /// @param relaxed relaxed (true) or simple. @return the body canonicalized (RFC 6376 3.4.3,
   /// 3.4.4), kept for the next signature that asks.
   const std::string& canonicalBody(bool relaxed);
@@ -33,6 +38,7 @@ class DkimMessage {
   std::vector<Field> fields_;
   std::string_view body_;
   std::optional<std::string> simple_, relaxed_;
+  bool too_many_fields_ = false;
 };
 
 }  // namespace svc::plugins::email

@@ -87,13 +87,37 @@ bool verifySignature(const DkimKey& key, bool ed25519, const std::string& data,
                           reinterpret_cast<const unsigned char*>(data.data()), data.size()) == 1;
 }
 
+// @return the SHA-256 of the canonical body's first `length` bytes (all without l=); "" when
+// OpenSSL failed.
 std::string bodyHash(const std::string& canonical, std::optional<std::int64_t> length) {
   const std::size_t n = length ? static_cast<std::size_t>(*length) : canonical.size();
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  EVP_Digest(canonical.data(), n, digest, &len, sha256(), nullptr);
+  if (EVP_Digest(canonical.data(), n, digest, &len, sha256(), nullptr) != 1) return "";
   return std::string(reinterpret_cast<const char*>(digest), len);
 }
+
+// A DNS name's labels as a signature may name them (RFC 6376 3.1, 3.5: d= a domain, s= labels of
+// a selector): 1 to 63 letters, digits, hyphens or underscores each. A name no resolver can ask
+// must not turn into a DNS error (temperror), which DMARC would not hold against the sender.
+bool isDnsName(std::string_view name) {
+  if (name.empty() || name.size() > 253) return false;
+  std::size_t label = 0;
+  for (char c : name) {
+    if (c == '.') {
+      if (label == 0) return false;
+      label = 0;
+      continue;
+    }
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') return false;
+    if (++label > 63) return false;
+  }
+  return label > 0;
+}
+
+// Larger fields are no signature a signer writes: refused before they are parsed.
+constexpr std::size_t kMaxSignatureBytes = 16 * 1024;
+constexpr std::size_t kMaxSignedNames = 256;
 
 class SignatureCheck {
  public:
@@ -102,6 +126,7 @@ class SignatureCheck {
 
   void run(const DkimKeyLookup& lookup, DkimKeyCache& keys, std::int64_t now) {
     v_.result = "permerror";
+    if (field_.value.size() > kMaxSignatureBytes) return why("the field is over 16 KiB");
     const auto tags = DkimTags::parse(field_.value);
     if (!tags) return why("the field is not a tag list");
     if (const auto* d = tags->find("d")) v_.domain = lower(*d);
@@ -125,6 +150,10 @@ class SignatureCheck {
     }
     if (*tags.find("v") != "1") return stop("permerror", "v= is not 1");
     if (v_.domain.empty() || v_.selector.empty()) return stop("permerror", "empty d= or s=");
+    if (!isDnsName(v_.domain) || !isDnsName(v_.selector) ||
+        v_.selector.size() + v_.domain.size() + 12 > 253) {
+      return stop("permerror", "d= or s= is no DNS name");
+    }
     if (const auto* i = tags.find("i")) {
       const std::size_t at = i->rfind('@');
       if (at == std::string::npos) return stop("permerror", "i= has no @");
@@ -153,6 +182,7 @@ class SignatureCheck {
     if (a != "rsa-sha256" && a != "ed25519-sha256") return stop("permerror", "unknown a=");
     ed25519_ = a == "ed25519-sha256";
     names_ = splitDkimList(*tags.find("h"));
+    if (names_.size() > kMaxSignedNames) return stop("permerror", "h= names over 256 fields");
     if (std::find(names_.begin(), names_.end(), "from") == names_.end()) {
       return stop("permerror", "h= does not name From");
     }
@@ -168,6 +198,7 @@ class SignatureCheck {
     const auto bh = decodeDkimBase64(*tags.find("bh"));
     const auto b = decodeDkimBase64(*tags.find("b"));
     if (!bh || !b || b->empty()) return stop("permerror", "b= or bh= is not base64");
+    if (bh->size() != 32) return stop("permerror", "bh= is no SHA-256 hash");
     body_hash_ = *bh;
     signature_ = *b;
     return true;
@@ -197,7 +228,10 @@ class SignatureCheck {
     if (length_ && static_cast<std::size_t>(*length_) > canonical.size()) {
       return stop("permerror", "l= is longer than the body");
     }
-    if (bodyHash(canonical, length_) != body_hash_) return stop("fail", "body hash mismatch");
+    const std::string hash = bodyHash(canonical, length_);
+    if (hash.empty()) return stop("temperror", "the body could not be hashed");
+    if (hash != body_hash_) return stop("fail", "body hash mismatch");
+    partial_ = length_ && static_cast<std::size_t>(*length_) < canonical.size();
     return true;
   }
 
@@ -223,6 +257,12 @@ class SignatureCheck {
       v_.result = "fail";
       return why("signature mismatch");
     }
+    if (partial_) {
+      // Whatever follows the signed length (a part, a link) is shown but vouched for by no one:
+      // such a signature passes nothing, DMARC included.
+      v_.result = "neutral";
+      return why("l= leaves part of the body unsigned");
+    }
     v_.result = "pass";
     v_.why.clear();
   }
@@ -232,7 +272,7 @@ class SignatureCheck {
   DkimVerdict& v_;
   std::string identity_domain_, body_hash_, signature_;
   std::vector<std::string> names_;
-  bool relaxed_header_ = false, relaxed_body_ = false, ed25519_ = false;
+  bool relaxed_header_ = false, relaxed_body_ = false, ed25519_ = false, partial_ = false;
   std::optional<std::int64_t> length_;
   std::shared_ptr<const DkimKey> key_;
 };
@@ -243,6 +283,11 @@ std::vector<DkimVerdict> verifyDkim(std::string_view message, const DkimKeyLooku
                                     DkimKeyCache& keys, const DkimVerifyOptions& options) {
   DkimMessage parsed(message);
   std::vector<DkimVerdict> out;
+  if (parsed.tooManyFields()) {
+    // Past the fields the views read, a verifier could pass a From they do not show.
+    out.push_back({"permerror", "", "", "the header holds over 1,000 fields"});
+    return out;
+  }
   for (const auto& field : parsed.fields()) {
     if (field.key != "dkim-signature") continue;
     if (out.size() >= options.max_signatures) break;

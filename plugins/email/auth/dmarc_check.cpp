@@ -112,22 +112,35 @@ std::string fromDomain(std::string_view data) {
   return at == std::string::npos ? "" : Poco::toLower(from.substr(at + 1));
 }
 
+namespace {
+
+// The record that applies (RFC 7489 6.6.3): the From domain's, else its organizational domain's.
+// @param org set to the organizational domain when its record was asked for.
+Lookup policyRecord(DnsResolver& dns, const std::string& from_domain, std::string& org) {
+  Lookup found = dmarcRecord(dns, from_domain);
+  if (!found.failed && !found.record) {
+    org = organizationalDomain(from_domain);
+    if (org != from_domain) return dmarcRecord(dns, org);
+    org.clear();
+  }
+  return found;
+}
+
+}  // namespace
+
+void prefetchDmarc(DnsResolver& dns, const std::string& from_domain) {
+  std::string org;
+  if (!from_domain.empty()) policyRecord(dns, from_domain, org);
+}
+
 DmarcOutcome checkDmarc(DnsResolver& dns, const std::string& from_domain, const SpfOutcome& spf,
                         const std::vector<DkimOutcome>& dkim) {
   initLibrary();
   DmarcOutcome out;
   out.from_domain = from_domain;
   if (from_domain.empty()) return out;
-  Lookup found = dmarcRecord(dns, from_domain);
   std::string org;
-  if (!found.failed && !found.record) {
-    org = organizationalDomain(from_domain);
-    if (org != from_domain) {
-      found = dmarcRecord(dns, org);
-    } else {
-      org.clear();
-    }
-  }
+  Lookup found = policyRecord(dns, from_domain, org);
   if (found.failed) {
     out.result = "temperror";
     return out;

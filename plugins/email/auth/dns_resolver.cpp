@@ -9,6 +9,7 @@
 #include <resolv.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 
 namespace svc::plugins::email {
@@ -111,6 +112,12 @@ std::chrono::milliseconds queryTime(std::chrono::milliseconds limit) {
 }  // namespace
 
 DnsAnswer DnsResolver::query(const std::string& name, int type) {
+  // Letters, digits, hyphens, underscores and dots only: the resolver library reads `\DDD`
+  // escapes, so other spellings of one name would each be a zone and a cache entry of their own.
+  const bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+  if (!plain) return {DnsAnswer::Status::kNotFound, {}, 0, false};
   const std::string lower = Poco::toLower(name);
   const std::string key = std::to_string(type) + " " + lower;
   if (auto hit = cache_.find(key, now_())) return *hit;

@@ -40,7 +40,7 @@ TEST(AuthenticationTest, WithoutDmarcAnAlignedPassStillCounts) {
   EXPECT_FALSE(unchecked.reason.empty());
 }
 
-TEST(AuthenticationTest, OnlyAFailureUnderRejectOrQuarantineIsActedOn) {
+TEST(AuthenticationTest, OnlyAFailureOrATemperrorUnderRejectOrQuarantineIsActedOn) {
   EXPECT_EQ(dmarcAction(checked("fail", "fail", "reject", false, false).dmarc),
             PolicyAction::kReject);
   EXPECT_EQ(dmarcAction(checked("fail", "fail", "quarantine", false, false).dmarc),
@@ -49,7 +49,13 @@ TEST(AuthenticationTest, OnlyAFailureUnderRejectOrQuarantineIsActedOn) {
             PolicyAction::kAccept);
   EXPECT_EQ(dmarcAction(checked("pass", "pass", "reject", true, false).dmarc),
             PolicyAction::kAccept);
+  // A DNS error about a domain aligned with From under a known policy: the sender may have made
+  // it on purpose, so it is never simply accepted.
   EXPECT_EQ(dmarcAction(checked("temperror", "temperror", "reject", false, false).dmarc),
+            PolicyAction::kDefer);
+  EXPECT_EQ(dmarcAction(checked("temperror", "temperror", "quarantine", false, false).dmarc),
+            PolicyAction::kQuarantine);
+  EXPECT_EQ(dmarcAction(checked("temperror", "temperror", "none", false, false).dmarc),
             PolicyAction::kAccept);
   EXPECT_EQ(dmarcAction(std::nullopt), PolicyAction::kAccept);
 }
