@@ -6,8 +6,11 @@ DnsCache::DnsCache(std::size_t max_entries, std::size_t max_bytes)
     : max_entries_(max_entries), max_bytes_(max_bytes) {}
 
 std::size_t DnsCache::cost(const std::string& key, const DnsAnswer& answer) {
-  std::size_t n = key.size();
-  for (const auto& r : answer.records) n += r.size();
+  // What the entry holds in memory, not only its text: an answer of a thousand empty strings
+  // costs a thousand strings (and its list and map nodes).
+  constexpr std::size_t kNode = 4 * sizeof(void*);
+  std::size_t n = sizeof(DnsAnswer) + 2 * (sizeof(std::string) + kNode) + 2 * key.size();
+  for (const auto& r : answer.records) n += sizeof(std::string) + r.size();
   return n;
 }
 

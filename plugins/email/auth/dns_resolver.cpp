@@ -124,19 +124,25 @@ DnsAnswer DnsResolver::query(const std::string& name, int type) {
   if (queryTime(options_.query_timeout).count() == 0) return {};  // the message's time is spent
   const std::string zone = dnsZone(lower);
   if (zones_.begin(zone, queryTime(options_.query_timeout)) != ZoneGuard::Turn::kGo) return {};
+  // The turn is given back however this ends (a bad_alloc included): a turn kept would leave
+  // the zone busy for good.
+  struct Turn {
+    ZoneGuard& zones;
+    const std::string& zone;
+    bool open = true;
+    bool end(ZoneGuard::Outcome o) {
+      open = false;
+      return zones.end(zone, o);
+    }
+    ~Turn() {
+      if (open) zones.end(zone, ZoneGuard::Outcome::kNotAsked);
+    }
+  } turn{zones_, zone};
   // While this question waited for its turn, another may have brought its answer.
-  if (auto hit = cache_.find(key, now_())) {
-    zones_.end(zone, ZoneGuard::Outcome::kNotAsked);
-    return *hit;
-  }
+  if (auto hit = cache_.find(key, now_())) return *hit;
   const std::chrono::milliseconds timeout = queryTime(options_.query_timeout);
   DnsAnswer answer;
-  try {
-    if (timeout.count() > 0) answer = transport_(name, type, timeout);
-  } catch (...) {
-    zones_.end(zone, ZoneGuard::Outcome::kNotAsked);
-    throw;
-  }
+  if (timeout.count() > 0) answer = transport_(name, type, timeout);
   if (answer.status == DnsAnswer::Status::kNotFound ||
       answer.status == DnsAnswer::Status::kNoData) {
     answer.ttl = options_.negative_ttl;
@@ -146,9 +152,9 @@ DnsAnswer DnsResolver::query(const std::string& name, int type) {
     cache_.put(key, answer, now_() + std::chrono::seconds(answer.ttl));
   }
   // Cached first: a question waiting for this turn finds the answer when it gets the turn.
-  const bool probe = zones_.end(zone, timeout.count() == 0 ? ZoneGuard::Outcome::kNotAsked
-                                      : answer.unanswered  ? ZoneGuard::Outcome::kUnanswered
-                                                           : ZoneGuard::Outcome::kAnswered);
+  const bool probe = turn.end(timeout.count() == 0 ? ZoneGuard::Outcome::kNotAsked
+                              : answer.unanswered  ? ZoneGuard::Outcome::kUnanswered
+                                                   : ZoneGuard::Outcome::kAnswered);
   if (probe) {
     // Is the server there at all? Any reply (REFUSED from a server that does not recurse too)
     // says yes. A second at most, outside the message's own budget: once per silent spell.

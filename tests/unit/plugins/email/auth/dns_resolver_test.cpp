@@ -250,6 +250,20 @@ TEST(DnsResolverTest, LongTtlsAreCutAndTheCacheIsBounded) {
   EXPECT_GT(r.size(), 50u);
 }
 
+// An answer of many tiny records costs what it holds in memory (a string each), not its text.
+TEST(DnsResolverTest, ManyTinyRecordsCostTheirStrings) {
+  FakeDns dns;
+  DnsResolver::Options o;
+  o.max_bytes = 1 << 20;
+  DnsResolver r = dns.resolver(o);
+  DnsAnswer many = txt("", 3600);
+  many.records.assign(2000, "");
+  dns.next = many;
+  for (int i = 0; i < 100; ++i) r.query("m" + std::to_string(i) + ".example", ns_t_txt);
+  EXPECT_LE(r.size(), (1u << 20) / (2000 * sizeof(std::string)));
+  EXPECT_GE(r.size(), 1u);
+}
+
 TEST(DnsResolverTest, TheCacheIsBoundedByBytesToo) {
   FakeDns dns;
   DnsResolver::Options o;
