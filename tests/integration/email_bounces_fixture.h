@@ -22,6 +22,7 @@
 #include <atomic>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <regex>
 #include <set>
@@ -254,6 +255,17 @@ class EmailBounces : public Email {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     return m;
+  }
+
+  // smtp-sink as the relay, writing each message it takes into a directory of its own (dump),
+  // and svcd started with it. @return the sink (it stops when destroyed).
+  std::unique_ptr<Sink> startWithSink(std::string& dump, std::vector<std::string> more = {}) {
+    dump = Poco::TemporaryFile::tempName("/tmp/") + "-sink";
+    Poco::File(dump).createDirectories();
+    EXPECT_EQ(::chmod(dump.c_str(), 0777), 0);
+    auto sink = std::make_unique<Sink>(dump);
+    startWithRelay(sink->port(), std::move(more));
+    return sink;
   }
 
   // Sends through the relay and waits until the relay has answered. @return the message.

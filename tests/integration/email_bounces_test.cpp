@@ -12,17 +12,12 @@
 
 #include <regex>
 
-#include <sys/stat.h>
-
 namespace svc::testing {
 namespace {
 
 TEST_F(EmailBounces, AReportToTheVerpAddressBouncesTheMessageAndIsNotFiled) {
-  const std::string dump = Poco::TemporaryFile::tempName("/tmp/") + "-sink";
-  Poco::File(dump).createDirectories();
-  ASSERT_EQ(::chmod(dump.c_str(), 0777), 0);
-  Sink sink(dump);
-  startWithRelay(sink.port());
+  std::string dump;
+  auto sink = startWithSink(dump);
   Ident a = identity("Alice", "alice");
   auto sent = sendAndWait(a, R"(["nobody@remote.example","zed@remote.example"])");
   ASSERT_EQ(sent->getValue<std::string>("status"), "sent");
@@ -156,11 +151,8 @@ TEST_F(EmailBounces, TheRelaysRefusalBouncesOnlyTheRecipientsItRefused) {
 // Without VERP (relays that require the logged-in mailbox as the sender), reports come to the
 // sender's own address and are matched by Message-ID.
 TEST_F(EmailBounces, ReportsAtTheSendersOwnAddressAndForgedOnes) {
-  const std::string dump = Poco::TemporaryFile::tempName("/tmp/") + "-sink";
-  Poco::File(dump).createDirectories();
-  ASSERT_EQ(::chmod(dump.c_str(), 0777), 0);
-  Sink sink(dump);
-  startWithRelay(sink.port(), {"--set", "email.relay.verp=false"});
+  std::string dump;
+  auto sink = startWithSink(dump, {"--set", "email.relay.verp=false"});
   Ident a = identity("Alice", "alice");
   const std::string b_key = signIn("other@example.com");
   Ident b = identity("Bob", "bob", b_key);
@@ -229,11 +221,8 @@ TEST_F(EmailBounces, ReportsAtTheSendersOwnAddressAndForgedOnes) {
 }
 
 TEST_F(EmailBounces, OnlyRecipientsTheMessageWasRelayedToBounceAndOldTokensExpire) {
-  const std::string dump = Poco::TemporaryFile::tempName("/tmp/") + "-sink";
-  Poco::File(dump).createDirectories();
-  ASSERT_EQ(::chmod(dump.c_str(), 0777), 0);
-  Sink sink(dump);
-  startWithRelay(sink.port());
+  std::string dump;
+  auto sink = startWithSink(dump);
   Ident a = identity("Alice", "alice");
   const std::string b_key = signIn("other@example.com");
   Ident b = identity("Bob", "bob", b_key);
@@ -285,7 +274,7 @@ TEST_F(EmailBounces, OnlyRecipientsTheMessageWasRelayedToBounceAndOldTokensExpir
 
   // A report older than 30 days: the token is no longer honoured (and is pruned at start), so
   // the VERP address is refused and a report at Alice's address is ordinary mail.
-  restartWith(sink.port(),
+  restartWith(sink->port(),
               {"UPDATE email_bounce_tokens SET created_us = created_us - 2678400000000"});
   EXPECT_NE(deliver(verp, report(verp, "x@remote.example", message_id, "failed", "5.1.1")).first,
             0);
@@ -301,11 +290,8 @@ TEST_F(EmailBounces, OnlyRecipientsTheMessageWasRelayedToBounceAndOldTokensExpir
 // Recipient B got the message, so knows its Return-Path; it is B's own VERP address, so B can
 // report on B only: a report there naming co-recipient C changes nothing and is ordinary mail.
 TEST_F(EmailBounces, ARecipientCannotBounceAnotherRecipientOfTheSameMessage) {
-  const std::string dump = Poco::TemporaryFile::tempName("/tmp/") + "-sink";
-  Poco::File(dump).createDirectories();
-  ASSERT_EQ(::chmod(dump.c_str(), 0777), 0);
-  Sink sink(dump);
-  startWithRelay(sink.port());
+  std::string dump;
+  auto sink = startWithSink(dump);
   Ident a = identity("Alice", "alice");
   auto sent = sendAndWait(a, R"(["b@remote.example","c@remote.example"])");
   ASSERT_EQ(sent->getValue<std::string>("status"), "sent") << text(sent);
@@ -349,11 +335,8 @@ TEST_F(EmailBounces, ARecipientCannotBounceAnotherRecipientOfTheSameMessage) {
 // so that inbox's sender rules judge it (envelope sender at RCPT, From at the end of DATA); a
 // report consumed as a bounce is never judged.
 TEST_F(EmailBounces, MailAtAVerpAddressObeysTheSendersRulesUnlessItIsOurBounce) {
-  const std::string dump = Poco::TemporaryFile::tempName("/tmp/") + "-sink";
-  Poco::File(dump).createDirectories();
-  ASSERT_EQ(::chmod(dump.c_str(), 0777), 0);
-  Sink sink(dump);
-  startWithRelay(sink.port());
+  std::string dump;
+  auto sink = startWithSink(dump);
   Ident a = identity("Alice", "alice");
   auto sent = sendAndWait(a, R"(["x@remote.example","y@remote.example"])");
   ASSERT_EQ(sent->getValue<std::string>("status"), "sent") << text(sent);
