@@ -35,7 +35,12 @@ class Receiver {
                 new Poco::Net::HTTPServerParams) {
     server_.start();
   }
-  ~Receiver() { server_.stopAll(true); }
+  ~Receiver() {
+    server_.stopAll(true);
+    // stopAll does not wait for handlers already running (one may be in its delay): they use
+    // this receiver, so it outlives them (an ASan run caught one writing to a dead receiver).
+    while (active_.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(server_.port()) + "/hook"; }
   std::vector<std::string> bodies() {
     std::lock_guard lock(mutex_);
@@ -49,6 +54,11 @@ class Receiver {
     explicit Handler(Receiver& r) : r(r) {}
     void handleRequest(Poco::Net::HTTPServerRequest& req,
                        Poco::Net::HTTPServerResponse& res) override {
+      ++r.active_;
+      struct Done {
+        std::atomic<int>& n;
+        ~Done() { --n; }
+      } done{r.active_};
       std::string body;
       Poco::StreamCopier::copyToString(req.stream(), body);
       if (const int delay = r.delay_ms.load(); delay > 0) {
@@ -76,6 +86,7 @@ class Receiver {
 
   std::mutex mutex_;
   std::vector<std::string> bodies_;
+  std::atomic<int> active_{0};  ///< handlers running now
   Poco::Net::HTTPServer server_;
 };
 
