@@ -249,6 +249,18 @@ TEST_F(SvcctlSmsWait, WaitPrintsTheCodeOfAnInjectedSms) {
   EXPECT_EQ(late_rc, 124) << late;
 }
 
+// @return true once svcd counts `n` event streams open (within 30 s).
+bool streamsOpen(Svcd& svcd, int n) {
+  const std::string want = "\nsvc_event_streams_open " + std::to_string(n) + "\n";
+  for (int i = 0; i < 300; ++i) {
+    auto m = http(svcd.adminPort(), "GET", "/metrics", "",
+                  {{"Authorization", "Bearer " + svcd.adminToken()}});
+    if (m.body.find(want) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
 // svcd stops while a tail follows it and comes back at the same address: the tail reconnects
 // with Last-Event-ID and prints the next event, nothing skipped or repeated.
 // Tails identity.created across a restart of svcd: with `event_before`, one identity is made
@@ -271,12 +283,15 @@ std::pair<std::vector<std::string>, std::vector<std::string>> tailAcrossRestart(
     return r.json()->getValue<std::string>("uuid");
   };
   std::vector<std::string> made;
+  // Bounded, so a missed event fails the test instead of leaving it waiting for ever.
   auto tail = std::async(std::launch::async, [&] {
-    return runCommand("'" + binDir() + "/svcctl' --url http://127.0.0.1:" + port + " --key " + key +
-                      " --json events tail --types identity.created --count " +
+    return runCommand("timeout 60 '" + binDir() + "/svcctl' --url http://127.0.0.1:" + port +
+                      " --key " + key + " --json events tail --types identity.created --count " +
                       (event_before ? "2" : "1"));
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // The stream starts "from now": an event made before svcctl is connected is not its to print
+  // (a slow start, as under the sanitizers, made the tail miss `Before` and wait for ever).
+  EXPECT_TRUE(streamsOpen(first, 1)) << "the tail never opened its stream";
   if (event_before) {
     made.push_back(create("Before"));
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
