@@ -7,6 +7,7 @@
 #include <Poco/Data/Statement.h>
 #include <Poco/Tuple.h>
 
+#include <future>
 #include <random>
 
 using namespace Poco::Data::Keywords;
@@ -15,7 +16,7 @@ namespace svc::plugins::webhooks {
 
 namespace {
 
-constexpr int kRunBatch = 100;  // deliveries sent between two records of their outcomes
+constexpr int kRunBatch = 500;  // deliveries sent between two records of their outcomes
 // How long a drained webhook's lease (and connection) is kept for more deliveries.
 constexpr std::chrono::milliseconds kIdleHold{400};
 // A worker's fair share of a webhook while another is due: so many deliveries, or so long.
@@ -226,10 +227,12 @@ bool DeliveryEngine::othersDue(const std::string& webhook) {
   return !due.empty();
 }
 
-std::vector<DeliveryRow> DeliveryEngine::pendingOf(const std::string& webhook) {
+std::vector<DeliveryRow> DeliveryEngine::pendingOf(const std::string& webhook,
+                                                   const std::unordered_set<std::string>& skip) {
   Poco::Data::Session s = db_.session();
   std::string id = webhook;
-  int limit = kRunBatch;
+  // The rows being recorded are the oldest pending ones (or gone, once their record commits).
+  int limit = kRunBatch + static_cast<int>(skip.size());
   Poco::Data::Statement select =
       (s << "SELECT id, seq, event_id, event_type, payload, attempts, first_attempt_us, "
             "next_attempt_us FROM webhook_deliveries WHERE webhook_id = ? AND state = "
@@ -241,6 +244,7 @@ std::vector<DeliveryRow> DeliveryEngine::pendingOf(const std::string& webhook) {
   select, into(rows), now;
   std::vector<DeliveryRow> pending;
   for (const auto& t : rows) {
+    if (skip.count(t.get<0>()) || pending.size() >= static_cast<std::size_t>(kRunBatch)) continue;
     DeliveryRow d;
     d.id = t.get<0>();
     d.webhook_id = webhook;
@@ -275,19 +279,35 @@ void DeliveryEngine::deliverFor(Lease& lease, Sender& sender) {
     looked = now_time;
     return true;
   };
+  // The batch being recorded while the next is sent: only batches delivered whole (a failure
+  // stops the run and is recorded before anything else is sent, so the order holds).
+  std::future<std::optional<std::int64_t>> recording;
+  std::unordered_set<std::string> recording_ids;
+  // Waits for the batch being recorded. @return false when the lease is no longer this one's.
+  const auto settled = [&] {
+    if (!recording.valid()) return true;
+    const std::optional<std::int64_t> until = recording.get();
+    recording_ids.clear();
+    if (until) lease.until_us = std::max(lease.until_us, *until);
+    return until.has_value();
+  };
   while (running_) {
     std::optional<WebhookRow> hook;
     {
       Poco::Data::Session s = db_.session();
       hook = store_.find(s, webhook);
     }
-    if (!hook || !hook->enabled) return;
+    if (!hook || !hook->enabled) break;
     {
       std::lock_guard lock(mutex_);
       seen = work_generation_;
     }
-    const std::vector<DeliveryRow> pending = pendingOf(webhook);
+    const std::vector<DeliveryRow> pending = pendingOf(webhook, recording_ids);
     if (pending.empty()) {
+      if (recording.valid()) {
+        if (!settled()) return;
+        continue;
+      }
       // Drained: keep the lease (and the connection) a moment for what the fan-out makes next,
       // so a steady flow of events does not cost a lease and a release each; not while another
       // webhook waits for a worker.
@@ -343,13 +363,22 @@ void DeliveryEngine::deliverFor(Lease& lease, Sender& sender) {
         break;
       }
     }
-    if (!outcomes.empty() && !record(lease, outcomes)) return;
-    if (stop_run || !running_) return;
+    if (!settled()) return;
+    if (outcomes.empty()) return;
+    if (stop_run || !running_) {
+      if (auto until = record(lease, outcomes)) lease.until_us = *until;
+      return;
+    }
+    for (const auto& o : outcomes) recording_ids.insert(o.delivery.id);
+    recording = std::async(std::launch::async,
+                           [this, l = lease, o = std::move(outcomes)] { return record(l, o); });
     idle_since = std::chrono::steady_clock::now();
   }
+  settled();
 }
 
-bool DeliveryEngine::record(Lease& lease, const std::vector<Outcome>& outcomes) {
+std::optional<std::int64_t> DeliveryEngine::record(const Lease& lease,
+                                                   const std::vector<Outcome>& outcomes) {
   const std::string& webhook = lease.webhook;
   bool still_mine = true;
   std::uint64_t ok = 0, failed = 0;
@@ -406,8 +435,8 @@ bool DeliveryEngine::record(Lease& lease, const std::vector<Outcome>& outcomes) 
   });
   delivered_ += ok;
   failed_attempts_ += failed;
-  if (still_mine) lease.until_us = renewed_until;
-  return still_mine;
+  if (!still_mine) return std::nullopt;
+  return renewed_until;
 }
 
 }  // namespace svc::plugins::webhooks

@@ -6,7 +6,10 @@
 // A worker leases one webhook at a time (webhooks.lease_owner/lease_until_us, taken with a
 // compare-and-set under a token fresh for every lease, so one worker of one svcd process delivers
 // a webhook's deliveries at any moment) and sends its pending deliveries oldest first over one
-// kept-alive connection, recording a batch of outcomes in one transaction. The lease is renewed
+// kept-alive connection, recording a batch of outcomes in one transaction while it sends the next
+// (at most one batch is being recorded: a database writer busy elsewhere, and SQLite has one, does
+// not stop the sending; the rows of the batch being recorded are still pending and are skipped by
+// id when the next batch is read). The lease is renewed
 // before a send whenever what is left of it is shorter than the longest attempt could take (an
 // attempt is cut at webhooks.timeout_seconds, and the lease is at least three times that), so it
 // never lapses while its holder still sends. Webhooks are leased least recently served first, then
@@ -42,6 +45,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 namespace svc::plugins::webhooks {
@@ -97,17 +101,20 @@ class DeliveryEngine {
   bool renew(Lease& lease);
   /// @return whether a webhook other than this one has due deliveries and no lease.
   bool othersDue(const std::string& webhook);
-  /// @return the webhook's pending deliveries, oldest first (a batch).
-  std::vector<DeliveryRow> pendingOf(const std::string& webhook);
+  /// @return the webhook's pending deliveries, oldest first (a batch), but those in `skip` (sent
+  /// and being recorded).
+  std::vector<DeliveryRow> pendingOf(const std::string& webhook,
+                                     const std::unordered_set<std::string>& skip);
 
   struct Outcome {
     DeliveryRow delivery;
     SendResult result;
     std::int64_t at_us = 0;
   };
-  /// Records a run's outcomes (all delivered but maybe the last) and renews the lease.
-  /// @return false when the webhook is gone, disabled or no longer leased by this process.
-  bool record(Lease& lease, const std::vector<Outcome>& outcomes);
+  /// Records a run's outcomes (all delivered but maybe the last) and renews the lease (on any
+  /// thread: it reads the lease, never changes it). @return when the renewed lease lapses, or
+  /// nullopt when the webhook is gone, disabled or no longer leased by this process.
+  std::optional<std::int64_t> record(const Lease& lease, const std::vector<Outcome>& outcomes);
 
   sdk::Database& db_;
   sdk::EventBus& events_;
