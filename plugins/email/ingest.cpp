@@ -279,7 +279,7 @@ void Ingest::deliverAsync(const SmtpClient& client, const std::string& mail_from
     }
     spool(std::move(record), stored);
   };
-  if (!auth_.post(std::move(job), bytes)) {
+  if (!auth_.post(client.ip, std::move(job), bytes)) {
     stored("too many messages are waiting for their authentication checks");
   }
 }
