@@ -126,6 +126,16 @@ int voiceAgentSet(CliContext& cli, const CliArgs& args) {
   return 0;
 }
 
+// An action another plugin declares (the contract's have their own commands, such as `phones
+// provision`): the route takes no body, and the answer is that plugin's, printed as sent.
+int act(CliContext& cli, const CliArgs& args) {
+  auto reply = cli.api("POST", "/api/identities/" + sdk::urlComponent(args.arg(0)) + "/" +
+                                   sdk::urlComponent(args.arg(1)) + "/");
+  cli.expect(reply);
+  if (!reply.body.empty()) cli.out() << reply.body << "\n";
+  return 0;
+}
+
 std::vector<CliCommand> commands() {
   const sdk::CliOption field{"--field", "NAME=VALUE",
                              "set a field of the identity's JSON body; VALUE is JSON when it "
@@ -152,6 +162,12 @@ std::vector<CliCommand> commands() {
                          {"--replace", "", "send PUT (every field: --name) instead of PATCH"}},
                         update, "Prints the identity's UUID and addresses.")
            .calls({"PATCH /api/identities/{uuid}/", "PUT /api/identities/{uuid}/"}),
+       CliCommand::leaf("act", "run an action another plugin declares for an identity",
+                        {"UUID", "ACTION"}, {}, act,
+                        "Prints the plugin's answer as the server sends it. The actions this "
+                        "server's plugins declare are named in `svcctl schema --text` (the body "
+                        "of POST /api/identities/{uuid}/{action}/).")
+           .calls({"POST /api/identities/{uuid}/{action}/"}),
        CliCommand::group(
            "voice-agent", "where calls to an identity's number are handed",
            {CliCommand::leaf("show", "an identity's voice agent: enabled, response URL", {"UUID"},

@@ -50,6 +50,17 @@ bool reservedMember(const std::string& name) {
   return false;
 }
 
+// A contract action claimed by another capability: its route has the contract's shape, which is
+// not that capability's (`provision-phone` answers the identity with its `phone`).
+bool contractActionOfAnother(const std::string& capability, const std::string& action) {
+  for (const auto& c : sdk::contractIdentityCapabilities()) {
+    if (c.name != capability && std::count(c.actions.begin(), c.actions.end(), action)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 void Extensions::add(std::shared_ptr<sdk::IdentityExtension> extension) {
@@ -65,7 +76,7 @@ void Extensions::add(std::shared_ptr<sdk::IdentityExtension> extension) {
     }
   }
   for (const auto& a : c.actions) {
-    if (!wellFormed(a, '-') || a == "voice-agent") {
+    if (!wellFormed(a, '-') || a == "voice-agent" || contractActionOfAnother(c.name, a)) {
       throw std::invalid_argument("identity action '" + a + "' is malformed or the identity's own");
     }
   }

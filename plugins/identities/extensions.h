@@ -37,8 +37,8 @@ class Extensions : public sdk::IdentityExtensions {
   /// @return the extensions owning an updatable field that a PUT/PATCH body carries (even as
   /// null): those whose update() the identity's update transaction calls.
   std::vector<std::shared_ptr<sdk::IdentityExtension>> updating(const sdk::Request& request) const;
-  /// @throws HttpError 503 naming the capability when action belongs to a contract capability
-  /// that no plugin provides; 404 when no capability has it.
+  /// @throws HttpError 404 `feature_not_enabled` naming the capability when action belongs to a
+  /// contract capability that no plugin provides; 404 `not_found` when no capability has it.
   [[noreturn]] void refuseAction(const std::string& action) const;
 
   /// @return the identities' JSON, each with every capability's member (null when it has none).

@@ -19,9 +19,6 @@ void IdentityRoutes::registerIn(sdk::RouteRegistry& routes) {
   const sdk::RouteError missing{422, "feature_not_enabled",
                                 "the body asks for a part (an inbox, a phone number) whose plugin "
                                 "is not enabled on this server"};
-  const sdk::RouteError missing_action{404, "feature_not_enabled",
-                                       "the action belongs to a plugin that is not enabled on "
-                                       "this server"};
   const sdk::RouteError busy{503, "service_unavailable",
                              "no phone number can be had now (Retry-After says when to try)"};
   add("GET", "/api/identities/", AuthNeed::kAnyKey, "List identities (an identity key: its own).",
@@ -50,14 +47,31 @@ void IdentityRoutes::registerIn(sdk::RouteRegistry& routes) {
   add("PATCH", "/api/identities/{uuid}/voice-agent/", AuthNeed::kAnyKey,
       "Change an identity's voice agent (a response_url must be set first).", voice,
       voiceAgentInputSchema().partial("VoiceAgentPatch"), {}, {{200, voiceAgentSchema()}});
+  // The contract's actions, each on a route of its own with its shape, so that an agent reading
+  // the description finds them by name. The router matches these before {action}.
+  for (const auto& capability : sdk::contractIdentityCapabilities()) {
+    for (const auto& name : capability.actions) {
+      ContractAction a = contractAction(name);
+      a.errors.push_back({404, "feature_not_enabled",
+                          "no enabled plugin provides the identity capability `" + capability.name +
+                              "` (the detail names it)"});
+      add(
+          "POST", "/api/identities/{uuid}/" + name + "/", AuthNeed::kAnyKey, a.summary,
+          [this, name](sdk::Request& r) { return action(r, name); }, a.body, {},
+          {{a.status, identity}}, a.errors);
+    }
+  }
+  // Other plugins' actions (IdentityCapability::actions), which arrive after registration: one
+  // route serves them all, and its body's description names those the enabled plugins declare.
   add("POST", "/api/identities/{uuid}/{action}/", AuthNeed::kAnyKey,
-      "An action another plugin provides for identities (provision-phone {country_code?}).",
-      [this](sdk::Request& r) { return action(r); }, identityActionSchema(), {},
-      {{200, identity},  // provision-phone: the identity, with its phone
-       {201, Schema::any().describe("Another plugin's action: its own answer.")}},
-      {{409, "phone_exists", "provision-phone: the identity has a phone number"},
-       missing_action,
-       busy});
+      "Run an action another plugin declares for identities (its plugin documents it); the "
+      "contract's actions have routes of their own.",
+      [this](sdk::Request& r) { return action(r, r.params.at("action")); },
+      extensions_.late(&IdentityShapes::other_action), {},
+      {{200, Schema::any().describe("The action's answer, as its plugin documents it (the "
+                                    "identity, when the action answers with it).")},
+       {201, Schema::any().describe("The action's answer, as its plugin documents it.")}},
+      {{404, "not_found", "no enabled plugin declares the action"}});
 }
 
 Identity IdentityRoutes::target(const sdk::Request& r) {
@@ -152,9 +166,8 @@ sdk::Response IdentityRoutes::one(sdk::Request& r) {
   return sdk::Response::json(200, body);
 }
 
-sdk::Response IdentityRoutes::action(sdk::Request& r) {
+sdk::Response IdentityRoutes::action(sdk::Request& r, const std::string& name) {
   Identity i = target(r);
-  const std::string& name = r.params.at("action");
   auto extension = extensions_.forAction(name);
   if (!extension) extensions_.refuseAction(name);
   sdk::Response answer = extension->act(name, sdk::IdentityInfo{i.uuid, i.account_id, i.name}, r);

@@ -24,7 +24,9 @@ class IdentityRoutes {
   sdk::Response list(sdk::Request& r);
   sdk::Response create(sdk::Request& r);
   sdk::Response one(sdk::Request& r);
-  sdk::Response action(sdk::Request& r);
+  /// Runs the action `name` (a contract action's own route, or the {action} of the generic one)
+  /// through the extension that declares it.
+  sdk::Response action(sdk::Request& r, const std::string& name);
 
  private:
   /// The identity a {uuid} route names, fenced like the kernel fences `identity=`: an identity

@@ -1,5 +1,7 @@
 #include "identity_shapes.h"
 
+#include <stdexcept>
+
 namespace svc::plugins::identities {
 
 using sdk::Schema;
@@ -70,13 +72,30 @@ Schema identityUpdateSchema() {
   return Schema::object("IdentityUpdate").required("name", name());
 }
 
+// The SDK declares no body for an action (IdentityCapability::actions is a list of names), so
+// there is nothing the kernel could check a field against: the route takes no field at all rather
+// than pass unchecked input to a plugin. An action that needs input is its plugin's own route.
+Schema otherActionSchema(const std::vector<std::string>& actions) {
+  std::string declared;
+  for (const auto& a : actions) declared += (declared.empty() ? "" : ", ") + a;
+  return Schema::object("IdentityActionInput")
+      .describe(
+          "No fields (an empty object or no body): the SDK declares no body for another "
+          "plugin's action, so none is checked or passed on. " +
+          (declared.empty() ? std::string("No enabled plugin declares an action on this "
+                                          "server: every name answers 404.")
+                            : "Actions the enabled plugins declare: " + declared + "."));
+}
+
 }  // namespace
 
 IdentityShapes composeShapes(const std::vector<sdk::IdentityCapability>& capabilities) {
   Schema identity = identitySchema(), create = identityCreateSchema(),
          update = identityUpdateSchema();
+  std::vector<std::string> actions;
   for (const auto& c : capabilities) {
     if (contractPart(c.name)) continue;
+    actions.insert(actions.end(), c.actions.begin(), c.actions.end());
     Schema part =
         c.view ? *c.view
                : Schema::any().describe("The part the plugin providing `" + c.name + "` adds.");
@@ -86,7 +105,7 @@ IdentityShapes composeShapes(const std::vector<sdk::IdentityCapability>& capabil
       if (f.updatable) update.optional(f.name, fieldSchema(f));
     }
   }
-  return {identity, create, update, update.partial("IdentityPatch")};
+  return {identity, create, update, update.partial("IdentityPatch"), otherActionSchema(actions)};
 }
 
 Schema voiceAgentInputSchema() {
@@ -106,11 +125,25 @@ Schema voiceAgentSchema() {
       .required("updated_dt", Schema::string().format("date-time").nullable());
 }
 
-Schema identityActionSchema() {
-  return Schema::object("IdentityActionInput")
-      .optional("country_code",
-                Schema::string().nullable().describe(
-                    "provision-phone: the number's country, ISO 3166 alpha-2 (default US)."));
+ContractAction contractAction(const std::string& action) {
+  if (action == "provision-phone") {
+    // The country's rule is the phone plugin's (a 400 naming country_code), as on create: without
+    // that plugin the answer is feature_not_enabled whatever the code.
+    return {"Give an identity a phone number {country_code?}; answers the identity with it.",
+            Schema::object("ProvisionPhoneInput")
+                .optional("country_code",
+                          Schema::string()
+                              .nullable()
+                              .describe("The number's country, ISO 3166 alpha-2 (default US).")
+                              .example("US")),
+            200,
+            {{409, "phone_exists", "the identity has a phone number (it can have one)"},
+             {409, "conflict", "the account holds as many numbers as this server allows"},
+             {503, "service_unavailable",
+              "no phone number can be had now (Retry-After says when to try)"}}};
+  }
+  throw std::logic_error("the contract's identity action '" + action +
+                         "' has no route shape in the identities plugin");
 }
 
 }  // namespace svc::plugins::identities

@@ -11,8 +11,10 @@
 #pragma once
 
 #include <svc/sdk/identity_extensions.h>
+#include <svc/sdk/routes.h>
 #include <svc/sdk/schema.h>
 
+#include <string>
 #include <vector>
 
 namespace svc::plugins::identities {
@@ -23,6 +25,9 @@ struct IdentityShapes {
   sdk::Schema create;    ///< The body of POST /api/identities/.
   sdk::Schema update;    ///< The body of PUT /api/identities/{uuid}/.
   sdk::Schema patch;     ///< The body of PATCH /api/identities/{uuid}/.
+  /// The body of POST /api/identities/{uuid}/{action}/ (an action another plugin declares): no
+  /// fields, and it says which actions this server's plugins declare.
+  sdk::Schema other_action;
 };
 /// @param capabilities the extensions' (the contract's own, `email` and `phone`, are already in
 /// the shapes). @return the shapes with each capability's member and create fields (its
@@ -32,7 +37,18 @@ IdentityShapes composeShapes(const std::vector<sdk::IdentityCapability>& capabil
 sdk::Schema voiceAgentInputSchema();
 /// @return an identity's voice-agent settings.
 sdk::Schema voiceAgentSchema();
-/// @return the body of POST /api/identities/{uuid}/{action}/: the contract's actions' fields.
-sdk::Schema identityActionSchema();
+
+/// A contract action's own route, POST /api/identities/{uuid}/<action>/: what the description
+/// shows an agent. It answers the identity.
+struct ContractAction {
+  std::string summary;
+  sdk::Schema body;
+  int status = 200;                     ///< Its success status.
+  std::vector<sdk::RouteError> errors;  ///< Besides the kernel's and `feature_not_enabled`.
+};
+/// @param action one of contractIdentityCapabilities()' actions. @return its route's shape.
+/// @throws std::logic_error for one this plugin has no shape for (an SDK that added a contract
+/// action): svcd refuses to start rather than serve a contract route undescribed.
+ContractAction contractAction(const std::string& action);
 
 }  // namespace svc::plugins::identities

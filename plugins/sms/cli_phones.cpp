@@ -64,7 +64,7 @@ CliCommand phonesCommand(const sdk::CliOption& identity) {
        CliCommand::leaf("provision", "give an identity a number; prints it", {"IDENTITY"},
                         {{"--country", "CC", "ISO 3166 alpha-2 country (default US)"}},
                         phonesProvision)
-           .calls({"POST /api/identities/{uuid}/{action=provision-phone}/"})});
+           .calls({"POST /api/identities/{uuid}/provision-phone/"})});
 }
 
 }  // namespace svc::plugins::sms

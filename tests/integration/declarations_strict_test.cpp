@@ -189,8 +189,9 @@ class StrictDeclarations : public ::testing::Test {
 Svcd* StrictDeclarations::svcd_ = nullptr;
 std::string StrictDeclarations::key_, StrictDeclarations::access_, StrictDeclarations::identity_;
 
-// @return the path with its parameters filled in: ids a fresh uuid (the kernel checks shapes
-// before any lookup), an identity action one that exists.
+// @return the path with its parameters filled in: ids a fresh uuid, and an {action} a name no
+// plugin declares (the kernel checks shapes before any lookup; a contract action's own route
+// would take the name of the generic one).
 std::string filled(const std::string& path) {
   std::string out;
   std::size_t at = 0;
@@ -203,7 +204,7 @@ std::string filled(const std::string& path) {
     const std::size_t close = path.find('}', open);
     out += path.substr(at, open - at);
     const std::string name = path.substr(open + 1, close - open - 1);
-    out += name == "action" ? "provision-phone" : newUuid();
+    out += name == "action" ? "zz-action" : newUuid();
     at = close + 1;
   }
   return out;
@@ -258,9 +259,10 @@ TEST_F(StrictDeclarations, EveryOperationRefusesAnUnknownParameterAndAnUnknownFi
   EXPECT_GT(passed.size(), 40u);
   for (const std::string mine :
        {"POST /api/identities", "PATCH /api/identities/{uuid}",
-        "POST /api/identities/{uuid}/{action}", "POST /api/auth/keys", "PUT /api/encryption",
-        "POST /api/passwords", "GET /api/passwords/generate-password", "POST /api/secrets",
-        "POST /api/contacts", "GET /api/health/whoami"}) {
+        "POST /api/identities/{uuid}/{action}", "POST /api/identities/{uuid}/provision-phone",
+        "POST /api/auth/keys", "PUT /api/encryption", "POST /api/passwords",
+        "GET /api/passwords/generate-password", "POST /api/secrets", "POST /api/contacts",
+        "GET /api/health/whoami"}) {
     EXPECT_TRUE(passed.count(mine)) << mine << " was not described or did not refuse";
   }
 }

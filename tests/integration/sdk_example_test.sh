@@ -81,6 +81,13 @@ key=$(api /api/auth/device/token/ -d "{\"device_code\":\"$(jq -r .device_code <<
 made=$(api /api/identities/ -H "Authorization: Bearer $key" -d '{"name":"Ada","hello_greeting":"Ahoy"}')
 [ "$(jq -r .hello.greeting <<<"$made")" = Ahoy ] || { echo "identity: $made" >&2; exit 1; }
 [ "$(jq -r .email <<<"$made")" = null ] || { echo "identity without email: $made" >&2; exit 1; }
+# Its action, which no route of the identities plugin names: served by the generic
+# /api/identities/{uuid}/{action}/, whose description names the actions the enabled plugins declare.
+acted=$(api "/api/identities/$(jq -r .uuid <<<"$made")/greet/" -H "Authorization: Bearer $key")
+[ "$(jq -r .message <<<"$acted")" = 'Ahoy, Ada!' ] || { echo "greet action: $acted" >&2; exit 1; }
+actions=$(curl -s "http://127.0.0.1:$port/api/schema/" |
+  jq -r .components.schemas.IdentityActionInput.description)
+grep -q 'declare: greet\.' <<<"$actions" || { echo "described actions: $actions" >&2; exit 1; }
 # hello's dashboard page exists (a signed-out visitor is sent to sign in); an unknown one does not.
 page=$(curl -s -o /dev/null -w '%{http_code} %{redirect_url}' "http://127.0.0.1:$port/dashboard/hello")
 grep -Eq '^30[23] .*/dashboard/login' <<<"$page" || { echo "dashboard/hello: $page" >&2; exit 1; }

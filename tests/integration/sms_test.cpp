@@ -99,6 +99,13 @@ TEST_F(Sms, ProvisioningOnCreateByActionAnd409) {
 
   Ident b = identity("B", false);
   EXPECT_TRUE(call("GET", "/api/identities/" + b.uuid + "/").json()->isNull("phone"));
+  // provision-phone's own body: a field it does not take is refused, named, and nothing is
+  // provisioned (B still gets GB's first number below).
+  auto unknown = call("POST", "/api/identities/" + b.uuid + "/provision-phone/",
+                      R"({"country_code":"GB","area_code":"20"})");
+  EXPECT_EQ(unknown.status, 400) << unknown.body;
+  EXPECT_EQ(unknown.code(), "invalid");
+  EXPECT_TRUE(unknown.json()->getObject("errors")->has("area_code")) << unknown.body;
   auto gb =
       call("POST", "/api/identities/" + b.uuid + "/provision-phone/", R"({"country_code":"gb"})");
   ASSERT_EQ(gb.status, 200) << gb.body;

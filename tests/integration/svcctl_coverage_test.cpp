@@ -58,7 +58,7 @@ bool isParameter(const std::string& segment) {
 
 // Whether a command's operation is the described one: the same method and segments, a parameter
 // written as the route writes it, or with the value the command gives it
-// (`{action=provision-phone}` for `{action}`). `*` as the method and a last `*` segment (exclusions
+// (`{action=greet}` for `{action}`). `*` as the method and a last `*` segment (exclusions
 // only) match anything.
 bool matches(const std::vector<std::string>& named, const std::vector<std::string>& described) {
   if (named[0] != "*" && named[0] != described[0]) return false;

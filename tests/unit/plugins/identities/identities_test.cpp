@@ -495,7 +495,10 @@ TEST(IdentityExtensionsTest, NoExtensionTakesTheIdentitysOwnMembersOrMalformedNa
                                                         {"bad-name", {}, {}},
                                                         {"ok", {{"name", Type::kString}}, {}},
                                                         {"ok", {}, {"a/b"}},
-                                                        {"ok", {}, {"voice-agent"}}};
+                                                        {"ok", {}, {"voice-agent"}},
+                                                        // the contract's action, whose route has
+                                                        // the `phone` capability's shape
+                                                        {"ok", {}, {"provision-phone"}}};
   for (const auto& capability : refused) {
     Probe probe;
     PluginHarness harness;
