@@ -120,46 +120,78 @@ DnsAnswer DnsResolver::query(const std::string& name, int type) {
   if (!plain) return {DnsAnswer::Status::kNotFound, {}, 0, false};
   const std::string lower = Poco::toLower(name);
   const std::string key = std::to_string(type) + " " + lower;
-  if (auto hit = cache_.find(key, now_())) return *hit;
-  if (queryTime(options_.query_timeout).count() == 0) return {};  // the message's time is spent
-  std::promise<DnsAnswer> promise;
-  std::shared_future<DnsAnswer> flight;
-  {
-    std::lock_guard lock(flights_mutex_);
-    auto [it, mine] = flights_.try_emplace(key);
-    if (mine) {
-      it->second = promise.get_future().share();
-    } else {
-      flight = it->second;
-    }
-  }
-  if (flight.valid()) {
-    // Another thread is asking: its answer, if it comes within this thread's time.
-    if (flight.wait_for(queryTime(options_.query_timeout)) != std::future_status::ready) return {};
-    return flight.get();
-  }
-  // The waiting threads get what this thread gets, a failure however it fails (a bad_alloc too).
-  struct Flight {
-    DnsResolver& resolver;
-    const std::string& key;
-    std::promise<DnsAnswer>& promise;
-    void land(const DnsAnswer& answer) {
-      {
-        std::lock_guard lock(resolver.flights_mutex_);
-        resolver.flights_.erase(key);
+  // A few rounds at most: each joins one question or asks one (a thread without a deadline must
+  // not go round for ever behind askers that keep failing for want of time).
+  for (int round = 0; round < 4; ++round) {
+    if (auto hit = cache_.find(key, now_())) return *hit;
+    if (queryTime(options_.query_timeout).count() == 0) return {};  // the message's time is spent
+    std::promise<Landed> promise;
+    std::shared_future<Landed> flight;
+    {
+      std::lock_guard lock(flights_mutex_);
+      auto [it, mine] = flights_.try_emplace(key);
+      if (mine) {
+        it->second = promise.get_future().share();
+      } else {
+        flight = it->second;
       }
-      promise.set_value(answer);
     }
-  } landing{*this, key, promise};
-  DnsAnswer answer;
+    if (!flight.valid()) return askFor(name, type, lower, key, promise);
+    // Another thread is asking: its answer, if it comes within this thread's time.
+    ++joining_;
+    const bool ready =
+        flight.wait_for(queryTime(options_.query_timeout)) == std::future_status::ready;
+    --joining_;
+    if (!ready) return {};
+    Landed landed;
+    try {
+      landed = flight.get();
+    } catch (const std::exception&) {  // the asker could not even say how it ended
+      return {};
+    }
+    // A failure of the asker's own (its time spent, no turn of the zone's for it) is not the
+    // network's answer: with time left, this thread asks (or joins the next asker) itself.
+    if (landed.asked) return landed.answer;
+  }
+  return {};
+}
+
+DnsAnswer DnsResolver::askFor(const std::string& name, int type, const std::string& lower,
+                              const std::string& key, std::promise<Landed>& promise) {
+  // The waiting threads get what this thread gets, a failure however it fails (a bad_alloc too).
+  const auto land = [&](const Landed& landed) {
+    {
+      std::lock_guard lock(flights_mutex_);
+      flights_.erase(key);
+    }
+    promise.set_value(landed);
+  };
+  Landed landed;
+  bool probe = false;
   try {
-    answer = fetch(name, type, lower, key);
+    // The answer may have come between this thread's look at the cache and its flight.
+    if (auto hit = cache_.find(key, now_())) {
+      landed = {*hit, true};
+    } else {
+      landed = fetch(name, type, lower, key, probe);
+    }
   } catch (...) {
-    landing.land(DnsAnswer{});
+    land(Landed{});
     throw;
   }
-  landing.land(answer);
-  return answer;
+  land(landed);
+  if (probe) {
+    // Is the server there at all? Any reply (REFUSED from a server that does not recurse too)
+    // says yes. A second at most, outside the message's own budget: once per silent spell.
+    // After landing: the threads that joined this question do not wait for it.
+    bool answered = false;
+    try {
+      answered = !transport_(".", ns_t_ns, std::min(options_.query_timeout, kProbeTime)).unanswered;
+    } catch (...) {  // only bad_alloc: take the server for silent, as nothing was heard
+    }
+    zones_.probed(answered);
+  }
+  return landed.answer;
 }
 
 std::size_t DnsResolver::inFlight() const {
@@ -167,8 +199,8 @@ std::size_t DnsResolver::inFlight() const {
   return flights_.size();
 }
 
-DnsAnswer DnsResolver::fetch(const std::string& name, int type, const std::string& lower,
-                             const std::string& key) {
+DnsResolver::Landed DnsResolver::fetch(const std::string& name, int type, const std::string& lower,
+                                       const std::string& key, bool& probe) {
   const std::string zone = dnsZone(lower);
   if (zones_.begin(zone, queryTime(options_.query_timeout)) != ZoneGuard::Turn::kGo) return {};
   // The turn is given back however this ends (a bad_alloc included): a turn kept would leave
@@ -186,7 +218,7 @@ DnsAnswer DnsResolver::fetch(const std::string& name, int type, const std::strin
     }
   } turn{zones_, zone};
   // While this question waited for its turn, another may have brought its answer.
-  if (auto hit = cache_.find(key, now_())) return *hit;
+  if (auto hit = cache_.find(key, now_())) return {*hit, true};
   const std::chrono::milliseconds timeout = queryTime(options_.query_timeout);
   DnsAnswer answer;
   if (timeout.count() > 0) answer = transport_(name, type, timeout);
@@ -199,20 +231,10 @@ DnsAnswer DnsResolver::fetch(const std::string& name, int type, const std::strin
     cache_.put(key, answer, now_() + std::chrono::seconds(answer.ttl));
   }
   // Cached first: a question waiting for this turn finds the answer when it gets the turn.
-  const bool probe = turn.end(timeout.count() == 0 ? ZoneGuard::Outcome::kNotAsked
-                              : answer.unanswered  ? ZoneGuard::Outcome::kUnanswered
-                                                   : ZoneGuard::Outcome::kAnswered);
-  if (probe) {
-    // Is the server there at all? Any reply (REFUSED from a server that does not recurse too)
-    // says yes. A second at most, outside the message's own budget: once per silent spell.
-    bool answered = false;
-    try {
-      answered = !transport_(".", ns_t_ns, std::min(options_.query_timeout, kProbeTime)).unanswered;
-    } catch (...) {  // only bad_alloc: take the server for silent, as nothing was heard
-    }
-    zones_.probed(answered);
-  }
-  return answer;
+  probe = turn.end(timeout.count() == 0 ? ZoneGuard::Outcome::kNotAsked
+                   : answer.unanswered  ? ZoneGuard::Outcome::kUnanswered
+                                        : ZoneGuard::Outcome::kAnswered);
+  return {answer, timeout.count() > 0};
 }
 
 DnsAnswer DnsResolver::ask(const std::string& server, const std::string& name, int type,

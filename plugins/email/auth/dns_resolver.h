@@ -19,6 +19,7 @@
 #include "auth/dns_cache.h"
 #include "auth/dns_zones.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -67,6 +68,8 @@ class DnsResolver {
   std::size_t pausedZones() const;
   /// @return questions on their way now (each asked by one thread for every thread wanting it).
   std::size_t inFlight() const;
+  /// @return threads waiting for another's question now.
+  std::size_t joining() const { return joining_.load(); }
 
   /// Bounds the DNS time of everything the calling thread asks while it lives.
   class Deadline {
@@ -87,14 +90,25 @@ class DnsResolver {
                        std::chrono::milliseconds timeout);
 
  private:
+  /// How a question ended for the threads that joined it.
+  struct Landed {
+    DnsAnswer answer;    ///< A failure unless asked.
+    bool asked = false;  ///< From the network (or the cache), not the asker's own lack of time.
+  };
+  /// Asks for the threads joining this question (its flight is `promise`), lands the answer for
+  /// them, then probes the server when the zone guard asks for it.
+  DnsAnswer askFor(const std::string& name, int type, const std::string& lower,
+                   const std::string& key, std::promise<Landed>& promise);
   /// Asks the network (within the zone's bounds) and caches the answer. @param key the cache key.
-  DnsAnswer fetch(const std::string& name, int type, const std::string& lower,
-                  const std::string& key);
+  /// @param probe set when the server should be probed (several zones silent in a row).
+  Landed fetch(const std::string& name, int type, const std::string& lower, const std::string& key,
+               bool& probe);
 
   Options options_;
   Transport transport_;
   mutable std::mutex flights_mutex_;
-  std::unordered_map<std::string, std::shared_future<DnsAnswer>> flights_;  // by cache key
+  std::unordered_map<std::string, std::shared_future<Landed>> flights_;  // by cache key
+  std::atomic<std::size_t> joining_{0};
   std::function<Clock::time_point()> now_;
   DnsCache cache_;
   ZoneGuard zones_;

@@ -407,7 +407,12 @@ TEST(DnsResolverTest, ABurstOfTheSameQuestionIsAskedOnceAndTakesNoTurns) {
     }));
   }
   dns.waitForWaiting(1);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // ten turns' waits
+  // The other seven join the question on its way (none fails its turn meanwhile).
+  for (int i = 0; i < 1000 && r.joining() < 7; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(r.joining(), 7u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // five turns' waits
   EXPECT_EQ(r.inFlight(), 1u);
   dns.release();
   for (auto& f : burst) {
@@ -435,28 +440,58 @@ TEST(DnsResolverTest, AQuestionJoiningAnotherWaitsNoLongerThanItsOwnTime) {
   EXPECT_EQ(dns.count(), 1u);
 }
 
-TEST(DnsResolverTest, ATransportThatThrowsFailsEveryoneWaitingAndLeavesNothingInFlight) {
+TEST(DnsResolverTest, AnAskerThatThrowsLeavesTheQuestionToThoseJoiningIt) {
+  // A thrown asking (bad_alloc) is no answer from the network: the thread that joined it asks
+  // itself, and nothing is left in flight.
   std::atomic<int> asked{0};
   std::promise<void> go;
   std::shared_future<void> gate = go.get_future().share();
   DnsResolver r(
       {},
       [&](const std::string&, int, std::chrono::milliseconds) -> DnsAnswer {
-        ++asked;
-        gate.wait();
-        throw std::bad_alloc();
+        if (++asked == 1) {
+          gate.wait();
+          throw std::bad_alloc();
+        }
+        return txt("answer", 60);
       },
       [] { return DnsResolver::Clock::now(); });
   auto first = std::async(std::launch::async, [&] { return r.query("a.example", ns_t_txt); });
   while (asked.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   auto second = std::async(std::launch::async, [&] { return r.query("a.example", ns_t_txt); });
-  while (r.inFlight() != 1u) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the second joins the first
+  while (r.joining() != 1u) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   go.set_value();
   EXPECT_THROW(first.get(), std::bad_alloc);
-  EXPECT_EQ(second.get().status, DnsAnswer::Status::kFailed);
+  EXPECT_EQ(second.get().records.front(), "answer");
   EXPECT_EQ(r.inFlight(), 0u);
-  EXPECT_EQ(asked.load(), 1);
+  EXPECT_EQ(asked.load(), 2);
+}
+
+TEST(DnsResolverTest, AnAskerOutOfTimeDoesNotFailTheQuestionForThoseJoiningIt) {
+  // The asker waits for a turn of a busy zone with little time left and gives up; the thread
+  // that joined it, with time to spare, asks for itself and gets the answer.
+  BlockingDns dns;
+  DnsResolver::Options o;
+  o.zone_in_flight = 1;
+  o.zone_wait = std::chrono::milliseconds(5000);
+  DnsResolver r = dns.resolver(o);
+  auto busy = std::async(std::launch::async, [&] { return r.query("a.slow.example", ns_t_txt); });
+  dns.waitForWaiting(1);  // the zone's one turn is taken
+  auto hurried = std::async(std::launch::async, [&] {
+    DnsResolver::Deadline d(std::chrono::milliseconds(300));
+    return r.query("b.slow.example", ns_t_txt);
+  });
+  while (r.inFlight() != 2u) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  auto patient = std::async(std::launch::async, [&] {
+    DnsResolver::Deadline d(std::chrono::seconds(8));
+    return r.query("b.slow.example", ns_t_txt);
+  });
+  while (r.joining() != 1u) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(hurried.get().status, DnsAnswer::Status::kFailed);  // its own time ran out
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  dns.release();
+  EXPECT_EQ(busy.get().status, DnsAnswer::Status::kOk);
+  EXPECT_EQ(patient.get().status, DnsAnswer::Status::kOk);
 }
 
 TEST(DnsResolverTest, ADeadlineBoundsEveryQueryOnItsThread) {
