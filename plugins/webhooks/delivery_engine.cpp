@@ -16,7 +16,10 @@ namespace svc::plugins::webhooks {
 
 namespace {
 
-constexpr int kRunBatch = 500;  // deliveries sent between two records of their outcomes
+constexpr int kRunBatch = 500;  // deliveries sent between two records of their outcomes, at most
+// and for so long at most: a lost lease or a disabled webhook is noticed, and what was sent is
+// recorded, within about this.
+constexpr std::chrono::milliseconds kRunTime{1000};
 // How long a drained webhook's lease (and connection) is kept for more deliveries.
 constexpr std::chrono::milliseconds kIdleHold{400};
 // A worker's fair share of a webhook while another is due: so many deliveries, or so long.
@@ -283,13 +286,19 @@ void DeliveryEngine::deliverFor(Lease& lease, Sender& sender) {
   // stops the run and is recorded before anything else is sent, so the order holds).
   std::future<std::optional<std::int64_t>> recording;
   std::unordered_set<std::string> recording_ids;
+  bool lost = false;  // a record found the lease no longer this one's (or the webhook gone)
   // Waits for the batch being recorded. @return false when the lease is no longer this one's.
   const auto settled = [&] {
-    if (!recording.valid()) return true;
-    const std::optional<std::int64_t> until = recording.get();
-    recording_ids.clear();
-    if (until) lease.until_us = std::max(lease.until_us, *until);
-    return until.has_value();
+    if (recording.valid()) {
+      const std::optional<std::int64_t> until = recording.get();
+      recording_ids.clear();
+      if (until) {
+        lease.until_us = std::max(lease.until_us, *until);
+      } else {
+        lost = true;
+      }
+    }
+    return !lost;
   };
   while (running_) {
     std::optional<WebhookRow> hook;
@@ -319,11 +328,19 @@ void DeliveryEngine::deliverFor(Lease& lease, Sender& sender) {
     }
     std::vector<Outcome> outcomes;
     bool stop_run = false;
+    const auto batch_started = std::chrono::steady_clock::now();
     for (const auto& d : pending) {
       if (!running_) {
         stop_run = true;
         break;
       }
+      // The batch before this one recorded meanwhile: a lost lease stops the sending now.
+      if (recording.valid() &&
+          recording.wait_for(std::chrono::seconds(0)) == std::future_status::ready && !settled()) {
+        stop_run = true;
+        break;
+      }
+      if (std::chrono::steady_clock::now() - batch_started > kRunTime) break;  // record, go on
       std::int64_t now_us = sdk::nowMicros();
       if (d.next_attempt_us > now_us) {
         // The oldest waits for its retry, and everything after it waits behind it.
@@ -363,10 +380,11 @@ void DeliveryEngine::deliverFor(Lease& lease, Sender& sender) {
         break;
       }
     }
-    if (!settled()) return;
+    const bool mine = settled();
     if (outcomes.empty()) return;
-    if (stop_run || !running_) {
-      if (auto until = record(lease, outcomes)) lease.until_us = *until;
+    if (!mine || stop_run || !running_) {
+      // What was sent is recorded whatever became of the lease (else it is sent again).
+      if (auto until = record(lease, outcomes); until && mine) lease.until_us = *until;
       return;
     }
     for (const auto& o : outcomes) recording_ids.insert(o.delivery.id);
@@ -386,23 +404,33 @@ std::optional<std::int64_t> DeliveryEngine::record(const Lease& lease,
   db_.transaction([&](Poco::Data::Session& tx) {
     ok = failed = 0;
     std::string id = webhook, owner = lease.token;
-    Poco::Int64 until = renewed_until;
-    Poco::Data::Statement renew =
-        (tx << "UPDATE webhooks SET lease_until_us = ? WHERE id = ? AND lease_owner = ?",
-         use(until), use(id), use(owner));
-    still_mine = renew.execute() == 1;
+    // The lease is only ever extended here: this record may have waited for the writer while the
+    // worker renewed the lease further (renew()), and shortening it would let it lapse mid-run.
+    std::vector<Poco::Int64> held;
+    tx << std::string("SELECT lease_until_us FROM webhooks WHERE id = ? AND lease_owner = ?") +
+              (db_.dialect() == sdk::Dialect::kMysql ? " FOR UPDATE" : ""),
+        use(id), use(owner), into(held), now;
+    still_mine = !held.empty();
+    if (still_mine && held.front() < renewed_until) {
+      Poco::Int64 until = renewed_until;
+      tx << "UPDATE webhooks SET lease_until_us = ? WHERE id = ?", use(until), use(id), now;
+    }
     Poco::Int64 retry_at = 0;
     for (const auto& o : outcomes) {
       std::string did = o.delivery.id, error = o.result.error;
       int status = o.result.status;
       Poco::Int64 at = o.at_us;
       Poco::Int64 first = o.delivery.first_attempt_us ? o.delivery.first_attempt_us : o.at_us;
+      // As read before the send: a replay asked meanwhile moved it, and then the replay stands
+      // (the delivery is sent again) rather than this outcome.
+      Poco::Int64 was_due = o.delivery.next_attempt_us;
       if (o.result.ok()) {
         ++ok;
         tx << "UPDATE webhook_deliveries SET state = 'delivered', attempts = attempts + 1, "
               "last_status = ?, last_error = '', first_attempt_us = ?, last_attempt_us = ?, "
-              "delivered_us = ?, next_attempt_us = 0 WHERE id = ? AND state = 'pending'",
-            use(status), use(first), use(at), bind(at), use(did), now;
+              "delivered_us = ?, next_attempt_us = 0 WHERE id = ? AND state = 'pending' AND "
+              "next_attempt_us = ?",
+            use(status), use(first), use(at), bind(at), use(did), use(was_due), now;
         continue;
       }
       ++failed;
@@ -411,15 +439,15 @@ std::optional<std::int64_t> DeliveryEngine::record(const Lease& lease,
         retry_at = next;
         tx << "UPDATE webhook_deliveries SET attempts = attempts + 1, last_status = ?, "
               "last_error = ?, first_attempt_us = ?, last_attempt_us = ?, next_attempt_us = ? "
-              "WHERE id = ? AND state = 'pending'",
-            use(status), use(error), use(first), use(at), use(next), use(did), now;
+              "WHERE id = ? AND state = 'pending' AND next_attempt_us = ?",
+            use(status), use(error), use(first), use(at), use(next), use(did), use(was_due), now;
         continue;
       }
       // Failing for the whole window: the delivery is failed and the webhook disabled.
       tx << "UPDATE webhook_deliveries SET state = 'failed', attempts = attempts + 1, "
             "last_status = ?, last_error = ?, first_attempt_us = ?, last_attempt_us = ?, "
-            "next_attempt_us = 0 WHERE id = ? AND state = 'pending'",
-          use(status), use(error), use(first), use(at), use(did), now;
+            "next_attempt_us = 0 WHERE id = ? AND state = 'pending' AND next_attempt_us = ?",
+          use(status), use(error), use(first), use(at), use(did), use(was_due), now;
       if (auto hook = store_.find(tx, webhook); hook && hook->enabled) {
         hook->enabled = false;
         hook->disabled_reason =
