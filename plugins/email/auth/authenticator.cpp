@@ -65,7 +65,10 @@ std::string Authenticator::clientKey(const std::string& ip) {
 std::deque<Authenticator::Job>* Authenticator::nextTurn(std::string& client) {
   for (auto it = turns_.begin(); it != turns_.end(); ++it) {
     auto busy = running_.find(*it);
-    if (busy != running_.end() && busy->second >= std::max(1, options_.per_client)) continue;
+    // Stopping, every message is answered as fast as the threads go: no share holds one back.
+    if (!stopping_ && busy != running_.end() && busy->second >= std::max(1, options_.per_client)) {
+      continue;
+    }
     client = *it;
     turns_.erase(it);
     return &waiting_[client];
