@@ -8,6 +8,8 @@
 #include <Poco/JSON/Array.h>
 #include <Poco/String.h>
 
+#include <algorithm>
+
 namespace svc::plugins::identities {
 
 void IdentityRoutes::registerIn(sdk::RouteRegistry& routes) {
@@ -66,7 +68,17 @@ void IdentityRoutes::registerIn(sdk::RouteRegistry& routes) {
   add("POST", "/api/identities/{uuid}/{action}/", AuthNeed::kAnyKey,
       "Run an action another plugin declares for identities (its plugin documents it); the "
       "contract's actions have routes of their own.",
-      [this](sdk::Request& r) { return action(r, r.params.at("action")); },
+      [this](sdk::Request& r) {
+        // A contract action spelled so the router took it here (`provision%2Dphone`) would
+        // skip its own route's shape: only the other plugins' actions are served here.
+        const std::string& name = r.params.at("action");
+        for (const auto& capability : sdk::contractIdentityCapabilities()) {
+          if (std::count(capability.actions.begin(), capability.actions.end(), name)) {
+            throw sdk::HttpError::notFound("action");
+          }
+        }
+        return action(r, name);
+      },
       extensions_.late(&IdentityShapes::other_action), {},
       {{200, Schema::any().describe("The action's answer, as its plugin documents it (the "
                                     "identity, when the action answers with it).")},

@@ -136,6 +136,10 @@ TEST_F(IdentityActions, ProvisionPhoneWithoutItsPluginIsFeatureNotEnabledAndTake
   ASSERT_TRUE(errors) << unknown.body;
   EXPECT_TRUE(errors->has("area")) << unknown.body;
   EXPECT_FALSE(errors->has("country_code")) << unknown.body;
+  // Spelled so that the router takes it to the generic route, it is no action there.
+  auto encoded = call("POST", action("provision%2Dphone"), "{}");
+  EXPECT_EQ(encoded.status, 404) << encoded.body;
+  EXPECT_EQ(encoded.code(), "not_found") << encoded.body;
 }
 
 TEST_F(IdentityActions, AnotherPluginsActionReachesItThroughTheGenericRoute) {

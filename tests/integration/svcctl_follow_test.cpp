@@ -285,7 +285,7 @@ std::pair<std::vector<std::string>, std::vector<std::string>> tailAcrossRestart(
   std::vector<std::string> made;
   // Bounded, so a missed event fails the test instead of leaving it waiting for ever.
   auto tail = std::async(std::launch::async, [&] {
-    return runCommand("timeout 60 '" + binDir() + "/svcctl' --url http://127.0.0.1:" + port +
+    return runCommand("timeout 120 '" + binDir() + "/svcctl' --url http://127.0.0.1:" + port +
                       " --key " + key + " --json events tail --types identity.created --count " +
                       (event_before ? "2" : "1"));
   });
