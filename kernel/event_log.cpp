@@ -484,7 +484,11 @@ void EventLog::run() {
         pinging_.pop_back();
       }
       const auto now_time = Clock::now();
-      const bool ping = now_time - last_ping >= std::chrono::seconds(ping_seconds_);
+      // A round starts only when the last one is done: a round that outlasted the interval (a
+      // slow machine, many streams) must not be joined by the next, whose streams, pinged from
+      // the back, would go first again and again while those at the front waited for good.
+      const bool ping =
+          pinging_.empty() && now_time - last_ping >= std::chrono::seconds(ping_seconds_);
       if (ping || now_time - last_sweep >= std::chrono::seconds(1)) {
         for (auto it = live_.begin(); it != live_.end();) {
           auto& list = it->second;

@@ -217,7 +217,7 @@ class CountingStream : public sdk::Stream {
     return true;
   }
   bool write(const std::string& data) override {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+    const auto until = std::chrono::steady_clock::now() + cost;
     while (std::chrono::steady_clock::now() < until) {
     }
     if (data == ": ping\n\n") {
@@ -235,6 +235,7 @@ class CountingStream : public sdk::Stream {
   const std::string& requestId() const override { return id_; }
   std::size_t queued() const override { return 0; }
   std::atomic<int> pings{0};
+  std::chrono::microseconds cost{20};  ///< What one write takes (busy), set before it is added.
 
  private:
   std::atomic<int>& pings_done_;
@@ -271,6 +272,26 @@ TEST_F(DatabaseTest, EventsAreDeliveredBetweenTheSlicesOfAPingRound) {
   const bool between = std::any_of(seen_at.begin(), seen_at.end(),
                                    [&](int done) { return done > 0 && done < total; });
   EXPECT_TRUE(between) << seen_at.size() << " events seen";
+}
+
+TEST_F(DatabaseTest, APingRoundSlowerThanItsIntervalIsNotOvertakenByTheNext) {
+  // 600 streams whose writes take 3 ms: a round lasts 1.8 s, the interval is 1 s. Rounds that
+  // overlapped pinged the newest entries first again and again; the first streams never.
+  db_->migrate("kernel", eventLogMigrations());
+  EventLog log(*db_, 7, 1);
+  log.start();
+  std::atomic<int> pings_done{0};
+  std::vector<std::shared_ptr<CountingStream>> streams;
+  for (int i = 0; i < 600; ++i) {
+    streams.push_back(std::make_shared<CountingStream>(pings_done, nullptr));
+    streams.back()->cost = std::chrono::milliseconds(3);
+    log.addStream(streams.back(), {"acct", "", {}}, log.newest());
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(5000));
+  log.stop();
+  int never = 0;
+  for (const auto& s : streams) never += s->pings.load() == 0;
+  EXPECT_EQ(never, 0) << "of 600 streams, after " << pings_done.load() << " pings";
 }
 
 TEST(DatabaseErrors, PassingConflictsAreToldFromOtherFailures) {
