@@ -215,6 +215,15 @@ std::optional<std::string> Ingest::refusesSender(const std::string& mail_from,
 std::vector<std::string> Ingest::judgedRecipients(const std::string& mail_from,
                                                   const std::vector<std::string>& recipients,
                                                   const std::string& data) {
+  // Mostly no recipient's account has a rule: then every From is accepted, and the headers are
+  // not even read (parsing the From costs more than the rest of the checks with them off).
+  std::vector<std::optional<Inbox>> inboxes;
+  bool judged = false;
+  for (const auto& rcpt : recipients) {
+    inboxes.push_back(recipientInbox(rcpt));
+    if (inboxes.back() && rules_.hasRules(inboxes.back()->account_id)) judged = true;
+  }
+  if (!judged) return recipients;
   const auto headers = topHeaders(data);
   // A report may be a bounce of our own mail, which is not judged (it is not shown as mail);
   // whether it is one is known when it is filed, where one that is not is judged.
@@ -222,8 +231,9 @@ std::vector<std::string> Ingest::judgedRecipients(const std::string& mail_from,
   const Author from = ruleAuthor(headers);
   std::vector<std::string> kept;
   std::string refusal;
-  for (const auto& rcpt : recipients) {
-    const std::optional<Inbox> inbox = recipientInbox(rcpt);
+  for (std::size_t i = 0; i < recipients.size(); ++i) {
+    const std::string& rcpt = recipients[i];
+    const std::optional<Inbox>& inbox = inboxes[i];
     const SenderVerdict verdict =
         inbox ? rules_.judgeAuthor(inbox->account_id, inbox->identity_uuid, from)
               : SenderVerdict{};  // gone since RCPT: the filer finds no inbox
