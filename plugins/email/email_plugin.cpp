@@ -7,6 +7,7 @@
 // sender rules (rules/: RuleCache for SMTP and local delivery, RuleRoutes for the API).
 #include "attachments.h"
 #include "auth/authenticator.h"
+#include "auth/checks.h"
 #include "auth/dns_resolver.h"
 #include "blob_store.h"
 #include "bounces/bounce_intake.h"
@@ -131,6 +132,12 @@ class EmailPlugin : public sdk::Plugin {
     checks.enforce = config_.dmarc_enforce;
     checks.hostname = config_.smtp.hostname;
     authenticator_ = std::make_unique<Authenticator>(checks, *resolver_);
+    if (auto missing = missingSuffixList(); missing && checks.verify) {
+      context.logger().warning(
+          "email: the public suffix list (%s) cannot be read: DMARC's relaxed alignment is "
+          "strict and each subdomain is a DNS zone of its own; install Debian's publicsuffix",
+          *missing);
+    }
     ingest_ =
         std::make_unique<Ingest>(context, *store_, *blobs_, *rules_, *bounce_intake_, root,
                                  config_.smtp.hostname, config_.max_backlog_bytes, *authenticator_);

@@ -296,7 +296,9 @@ void Ingest::deliverAsync(const SmtpClient& client, const std::string& mail_from
     auto job = [this, record = std::move(*checked), stored]() mutable {
       spool(std::move(record), stored, true);
     };
-    if (!auth_.post(std::move(job), bytes)) stored("too many messages are waiting to be stored");
+    if (!auth_.post(client.ip, std::move(job), bytes)) {
+      stored("too many messages are waiting to be stored");
+    }
     return;
   }
   const std::size_t bytes = data.size();
@@ -311,7 +313,7 @@ void Ingest::deliverAsync(const SmtpClient& client, const std::string& mail_from
     }
     spool(std::move(record), stored, true);
   };
-  if (!auth_.post(std::move(job), bytes)) {
+  if (!auth_.post(client.ip, std::move(job), bytes)) {
     stored("too many messages are waiting for their authentication checks");
   }
 }

@@ -2,6 +2,11 @@
 
 #include "auth/checks.h"
 
+#include <Poco/Net/IPAddress.h>
+
+#include <algorithm>
+#include <cstring>
+
 namespace svc::plugins::email {
 
 Authenticator::Authenticator(Options options, DnsResolver& dns)
@@ -27,36 +32,87 @@ void Authenticator::stop() {
   threads_.clear();
 }
 
-bool Authenticator::post(std::function<void()> job, std::size_t bytes) {
+bool Authenticator::post(const std::string& client, std::function<void()> job, std::size_t bytes) {
   {
     std::lock_guard lock(mutex_);
-    if (stopping_ || threads_.empty() || queue_.size() >= options_.max_queued ||
-        (!queue_.empty() && queued_bytes_ + bytes > options_.max_queued_bytes)) {
+    if (stopping_ || threads_.empty() || queued_ >= options_.max_queued ||
+        (queued_ > 0 && queued_bytes_ + bytes > options_.max_queued_bytes)) {
       return false;
     }
-    queue_.emplace_back(std::move(job), bytes);
+    const std::string key = clientKey(client);
+    auto& jobs = waiting_[key];
+    if (jobs.empty()) turns_.push_back(key);
+    jobs.push_back({std::move(job), bytes});
+    ++queued_;
     queued_bytes_ += bytes;
   }
   cv_.notify_one();
   return true;
 }
 
+std::string Authenticator::clientKey(const std::string& ip) {
+  Poco::Net::IPAddress address;
+  if (!Poco::Net::IPAddress::tryParse(ip, address)) return ip;  // not an address: as written
+  if (address.family() != Poco::Net::IPAddress::IPv6 || address.isIPv4Mapped()) {
+    return address.toString();
+  }
+  // The first 64 bits (Poco's mask() does not take IPv6 addresses).
+  unsigned char prefix[16] = {};
+  std::memcpy(prefix, address.addr(), 8);
+  return Poco::Net::IPAddress(prefix, sizeof prefix).toString() + "/64";
+}
+
+std::deque<Authenticator::Job>* Authenticator::nextTurn(std::string& client) {
+  for (auto it = turns_.begin(); it != turns_.end(); ++it) {
+    auto busy = running_.find(*it);
+    if (busy != running_.end() && busy->second >= std::max(1, options_.per_client)) continue;
+    client = *it;
+    turns_.erase(it);
+    return &waiting_[client];
+  }
+  return nullptr;
+}
+
 void Authenticator::run() {
   for (;;) {
-    std::function<void()> job;
+    Job job;
+    std::string client;
     {
       std::unique_lock lock(mutex_);
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;
-      job = std::move(queue_.front().first);
-      queued_bytes_ -= queue_.front().second;
-      queue_.pop_front();
+      std::deque<Job>* jobs = nullptr;
+      cv_.wait(lock, [&] {
+        jobs = nextTurn(client);
+        return jobs != nullptr || (stopping_ && queued_ == 0);
+      });
+      if (!jobs) return;  // stopping, and every session answered
+      job = std::move(jobs->front());
+      jobs->pop_front();
+      if (jobs->empty()) {
+        waiting_.erase(client);
+      } else {
+        turns_.push_back(client);  // its next job after the other clients' turns
+      }
+      --queued_;
+      queued_bytes_ -= job.bytes;
+      ++running_[client];
     }
     try {
-      job();
+      job.run();
     } catch (...) {
       // A job answers its session itself (Ingest::deliverAsync); what escapes it must not end
       // the thread, or the process.
+    }
+    bool more, stopping;
+    {
+      std::lock_guard lock(mutex_);
+      if (--running_[client] == 0) running_.erase(client);
+      more = waiting_.count(client) > 0;
+      stopping = stopping_;
+    }
+    if (stopping) {
+      cv_.notify_all();  // the threads waiting for the last jobs to end may leave now
+    } else if (more) {
+      cv_.notify_one();  // this client's next job may go now
     }
   }
 }

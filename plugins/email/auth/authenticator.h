@@ -5,7 +5,10 @@
 //
 // Bounded: each message's DNS time is at most Options::dns_budget (then temperror), and at most
 // Options::max_queued messages, Options::max_queued_bytes of them, wait for a thread (beyond:
-// 451, try later): the listener's memory budget let go of them at the end of DATA.
+// 451, try later): the listener's memory budget let go of them at the end of DATA. Shared fairly:
+// at most Options::per_client threads check one client's messages at once (a client is an
+// address, an IPv6 /64 counting as one, as the listeners count connections), and the clients
+// waiting take turns, so a sender whose mail names slow DNS zones holds two threads, not all.
 #pragma once
 
 #include "auth/authentication.h"
@@ -16,6 +19,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -32,6 +36,7 @@ class Authenticator {
     bool enforce = true;   ///< email.inbound.dmarc_enforce.
     std::string hostname;  ///< Names this server in Authentication-Results.
     int threads = 8;
+    int per_client = 2;  ///< Threads one client's messages may hold at once.
     std::size_t max_queued = 1000;
     std::size_t max_queued_bytes = 256u << 20;
     std::chrono::milliseconds dns_budget{8000};
@@ -56,18 +61,30 @@ class Authenticator {
   /// the threads instead (post()).
   std::optional<Decision> checkCached(const SmtpClient& client, const std::string& mail_from,
                                       std::string_view data);
-  /// Runs job on one of the threads. @param bytes what the job holds (its message).
+  /// Runs job on one of the threads, in its client's turn. @param client the sender's address.
+  /// @param bytes what the job holds (its message).
   /// @return false (job dropped) when too many wait already or the threads are stopped.
-  bool post(std::function<void()> job, std::size_t bytes = 0);
+  bool post(const std::string& client, std::function<void()> job, std::size_t bytes = 0);
+  /// @return the key a client's share is counted under: its address, or its IPv6 /64.
+  static std::string clientKey(const std::string& ip);
 
  private:
+  struct Job {
+    std::function<void()> run;
+    std::size_t bytes = 0;
+  };
   void run();
+  /// @return the client whose job goes next (mutex_ held), or nullptr when none may go now.
+  std::deque<Job>* nextTurn(std::string& client);
 
   Options options_;
   DnsResolver& dns_;
   std::mutex mutex_;
   std::condition_variable cv_;
-  std::deque<std::pair<std::function<void()>, std::size_t>> queue_;
+  std::map<std::string, std::deque<Job>> waiting_;  // by client key
+  std::deque<std::string> turns_;                   // clients with jobs waiting, in turn order
+  std::map<std::string, int> running_;              // threads working for each client
+  std::size_t queued_ = 0;
   std::size_t queued_bytes_ = 0;
   bool stopping_ = false;
   std::vector<std::thread> threads_;

@@ -7,6 +7,7 @@
 #include "auth/authentication.h"
 #include "auth/dns_resolver.h"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,5 +38,9 @@ DmarcOutcome checkDmarc(DnsResolver& dns, const std::string& from_domain, const 
 
 /// @return the organizational domain of a domain (the public suffix list's answer).
 std::string organizationalDomain(const std::string& domain);
+/// @return the public suffix list's path when it could not be read (nullopt when loaded):
+/// without it every domain is its own organizational domain, so DMARC's relaxed alignment
+/// becomes strict and each subdomain counts as a DNS zone of its own.
+std::optional<std::string> missingSuffixList();
 
 }  // namespace svc::plugins::email

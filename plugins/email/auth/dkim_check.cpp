@@ -3,8 +3,6 @@
 #include "auth/checks.h"
 #include "auth/dkim_verify.h"
 
-#include <Poco/String.h>
-
 #include <arpa/nameser.h>
 
 #include <ctime>
@@ -17,28 +15,6 @@ namespace {
 // cost the server more than its sender. The first few are checked, the rest ignored.
 constexpr std::size_t kMaxSignatures = 5;
 
-// Past this many DKIM-Signature fields a message is not read at all: it was built to load the
-// server, not to be read.
-constexpr std::size_t kMaxSignatureFields = 50;
-
-// @return how many DKIM-Signature fields the header block holds (stopping past the cap).
-std::size_t signatureFields(std::string_view data) {
-  static constexpr std::string_view kName = "dkim-signature:";
-  std::size_t count = 0;
-  for (std::size_t at = 0; at < data.size() && count <= kMaxSignatureFields;) {
-    const std::size_t end = data.find('\n', at);
-    const std::string_view line = data.substr(at, end == std::string_view::npos ? end : end - at);
-    if (line.empty() || line == "\r") break;  // the blank line: the body starts
-    if (line.size() >= kName.size() &&
-        Poco::icompare(std::string(line.substr(0, kName.size())), std::string(kName)) == 0) {
-      ++count;
-    }
-    if (end == std::string_view::npos) break;
-    at = end + 1;
-  }
-  return count;
-}
-
 DkimKeyCache& keyCache() {
   static DkimKeyCache cache(1000);
   return cache;
@@ -48,10 +24,6 @@ DkimKeyCache& keyCache() {
 
 std::vector<DkimOutcome> checkDkim(DnsResolver& dns, std::string_view data) {
   std::vector<DkimOutcome> out;
-  if (signatureFields(data) > kMaxSignatureFields) {
-    out.push_back({"permerror", "", ""});
-    return out;
-  }
   const DkimKeyLookup lookup = [&dns](const std::string& name) {
     const DnsAnswer a = dns.query(name, ns_t_txt);
     if (a.status == DnsAnswer::Status::kFailed) return DkimKeyAnswer{};

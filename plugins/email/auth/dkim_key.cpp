@@ -82,10 +82,27 @@ std::shared_ptr<const DkimKey> DkimKey::decode(const std::string& record) {
   return key;
 }
 
+namespace {
+
+// The cache's key for a record: its SHA-256, so an entry costs 32 bytes however long the record
+// (a TXT answer may be 16 KiB; a thousand of them twice over was 32 MB).
+std::string recordDigest(const std::string& record) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  if (EVP_Digest(record.data(), record.size(), digest, &size, EVP_sha256(), nullptr) != 1) {
+    return {};
+  }
+  return std::string(reinterpret_cast<const char*>(digest), size);
+}
+
+}  // namespace
+
 std::shared_ptr<const DkimKey> DkimKeyCache::get(const std::string& record) {
+  const std::string digest = recordDigest(record);
+  if (digest.empty()) return DkimKey::decode(record);  // not kept without its key
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = entries_.find(record);
+    auto it = entries_.find(digest);
     if (it != entries_.end()) {
       order_.splice(order_.begin(), order_, it->second.at);
       return it->second.key;
@@ -95,9 +112,9 @@ std::shared_ptr<const DkimKey> DkimKeyCache::get(const std::string& record) {
   // for the other's decode.
   auto key = DkimKey::decode(record);
   std::lock_guard<std::mutex> lock(mutex_);
-  if (entries_.count(record) != 0 || capacity_ == 0) return key;
-  order_.push_front(record);
-  entries_.emplace(record, Entry{key, order_.begin()});
+  if (entries_.count(digest) != 0 || capacity_ == 0) return key;
+  order_.push_front(digest);
+  entries_.emplace(digest, Entry{key, order_.begin()});
   while (entries_.size() > capacity_) {
     entries_.erase(order_.back());
     order_.pop_back();

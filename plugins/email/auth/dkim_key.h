@@ -3,7 +3,8 @@
 // Decoding an RSA key is most of what a DKIM check costs with OpenSSL 3 (its decoder framework
 // takes the better part of a millisecond a key, against some 30 µs for the RSA verify), and a
 // receiver sees the same few signers again and again. So decoded keys are kept, keyed by the
-// record's exact text: a record changed in DNS is a new key, and the old one ages out.
+// record's exact text (its SHA-256): a record changed in DNS is a new key, and the old one ages
+// out.
 #pragma once
 
 #include <cstddef>
@@ -40,7 +41,8 @@ struct DkimKey {
   ~DkimKey();
 };
 
-/// Decoded keys by record text, least recently used dropped first; shared by every thread.
+/// Decoded keys by record text (its digest), least recently used dropped first; shared by every
+/// thread.
 class DkimKeyCache {
  public:
   explicit DkimKeyCache(std::size_t capacity = 1000) : capacity_(capacity) {}

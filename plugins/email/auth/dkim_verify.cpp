@@ -288,6 +288,15 @@ std::vector<DkimVerdict> verifyDkim(std::string_view message, const DkimKeyLooku
     out.push_back({"permerror", "", "", "the header holds over 1,000 fields"});
     return out;
   }
+  const auto signatures =
+      std::count_if(parsed.fields().begin(), parsed.fields().end(),
+                    [](const DkimMessage::Field& f) { return f.key == "dkim-signature"; });
+  if (static_cast<std::size_t>(signatures) > options.max_signature_fields) {
+    out.push_back({"permerror", "", "",
+                   "the header holds over " + std::to_string(options.max_signature_fields) +
+                       " DKIM-Signature fields"});
+    return out;
+  }
   for (const auto& field : parsed.fields()) {
     if (field.key != "dkim-signature") continue;
     if (out.size() >= options.max_signatures) break;

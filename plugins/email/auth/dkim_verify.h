@@ -35,6 +35,9 @@ struct DkimVerdict {
 struct DkimVerifyOptions {
   std::int64_t now = 0;            ///< Seconds since the epoch, for t= and x=.
   std::size_t max_signatures = 5;  ///< Fields past this many are not checked (nor listed).
+  /// A message with more DKIM-Signature fields than this was built to load the server, not to be
+  /// read: one permerror, nothing checked.
+  std::size_t max_signature_fields = 50;
 };
 
 /// @param message the message, CRLF line ends (a bare LF is an ordinary byte, as for

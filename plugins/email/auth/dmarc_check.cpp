@@ -24,6 +24,8 @@ namespace {
 
 constexpr const char* kSuffixList = "/usr/share/publicsuffix/public_suffix_list.dat";
 
+bool suffix_list_loaded = false;
+
 void initLibrary() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -35,6 +37,7 @@ void initLibrary() {
       lib.tld_type = OPENDMARC_TLD_TYPE_MOZILLA;
       std::strncpy(reinterpret_cast<char*>(lib.tld_source_file), kSuffixList,
                    sizeof lib.tld_source_file - 1);
+      suffix_list_loaded = true;
     }
     opendmarc_policy_library_init(&lib);
   });
@@ -94,6 +97,12 @@ u_char* bytes(const std::string& s) {
 }
 
 }  // namespace
+
+std::optional<std::string> missingSuffixList() {
+  initLibrary();
+  if (suffix_list_loaded) return std::nullopt;
+  return std::string(kSuffixList);
+}
 
 std::string organizationalDomain(const std::string& domain) {
   initLibrary();

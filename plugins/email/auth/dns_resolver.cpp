@@ -141,6 +141,53 @@ DnsAnswer DnsResolver::query(const std::string& name, int type) {
     return {};
   }
   if (queryTime(options_.query_timeout).count() == 0) return {};  // the message's time is spent
+  std::promise<DnsAnswer> promise;
+  std::shared_future<DnsAnswer> flight;
+  {
+    std::lock_guard lock(flights_mutex_);
+    auto [it, mine] = flights_.try_emplace(key);
+    if (mine) {
+      it->second = promise.get_future().share();
+    } else {
+      flight = it->second;
+    }
+  }
+  if (flight.valid()) {
+    // Another thread is asking: its answer, if it comes within this thread's time.
+    if (flight.wait_for(queryTime(options_.query_timeout)) != std::future_status::ready) return {};
+    return flight.get();
+  }
+  // The waiting threads get what this thread gets, a failure however it fails (a bad_alloc too).
+  struct Flight {
+    DnsResolver& resolver;
+    const std::string& key;
+    std::promise<DnsAnswer>& promise;
+    void land(const DnsAnswer& answer) {
+      {
+        std::lock_guard lock(resolver.flights_mutex_);
+        resolver.flights_.erase(key);
+      }
+      promise.set_value(answer);
+    }
+  } landing{*this, key, promise};
+  DnsAnswer answer;
+  try {
+    answer = fetch(name, type, lower, key);
+  } catch (...) {
+    landing.land(DnsAnswer{});
+    throw;
+  }
+  landing.land(answer);
+  return answer;
+}
+
+std::size_t DnsResolver::inFlight() const {
+  std::lock_guard lock(flights_mutex_);
+  return flights_.size();
+}
+
+DnsAnswer DnsResolver::fetch(const std::string& name, int type, const std::string& lower,
+                             const std::string& key) {
   const std::string zone = dnsZone(lower);
   if (zones_.begin(zone, queryTime(options_.query_timeout)) != ZoneGuard::Turn::kGo) return {};
   // The turn is given back however this ends (a bad_alloc included): a turn kept would leave

@@ -490,6 +490,13 @@ TEST(DkimVerifyCost, WhatNoSignerWritesIsRefusedBeforeItCosts) {
   EXPECT_EQ(verify(bigMessage(10, 300, 0)), "h= names over 256 fields");
   // Within every bound: checked as far as the signature (b=AAAA is none).
   EXPECT_EQ(verify(bigMessage(990, 250, 100)), "signature mismatch");
+  // Signatures: the first five are checked; over fifty, none is.
+  const std::string one = bigMessage(1, 0, 0);
+  const std::string field = one.substr(0, one.find("\r\n") + 2);
+  std::string forty_nine;
+  for (int i = 0; i < 49; ++i) forty_nine += field;
+  EXPECT_EQ(verify(forty_nine + one), "verdicts: 5");  // fifty
+  EXPECT_EQ(verify(forty_nine + field + one), "the header holds over 50 DKIM-Signature fields");
 }
 
 }  // namespace

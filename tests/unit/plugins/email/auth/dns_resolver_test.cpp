@@ -1,12 +1,14 @@
 // The resolver's cache: answers kept for their TTL (and no longer), failures never kept,
 // negative answers kept briefly, the size bounded (entries and bytes), and a thread's deadline
 // honoured. What a silent or slow zone may cost: a pause of that zone alone (of the server only
-// after several silent zones in a row), and at most two of its questions on the network at once.
+// after several silent zones in a row), and at most two of its questions on the network at once;
+// the same question asked at once goes out once.
 #include "auth/dns_resolver.h"
 
 #include <arpa/nameser.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <future>
 #include <mutex>
@@ -413,6 +415,74 @@ TEST(DnsResolverTest, AQuestionWaitingForATurnTakesTheAnswerAnotherBrought) {
   EXPECT_EQ(first.get().records.front(), "answer");
   EXPECT_EQ(second.get().records.front(), "answer");
   EXPECT_EQ(dns.count(), 1u);  // asked once: the second found the answer in the cache
+}
+
+TEST(DnsResolverTest, ABurstOfTheSameQuestionIsAskedOnceAndTakesNoTurns) {
+  // Eight messages from one domain on a cold cache, its answer slower than a turn's wait: before,
+  // one question went out and the others failed their turn (temperror, 451 under p=reject).
+  BlockingDns dns;
+  DnsResolver::Options o;
+  o.zone_in_flight = 1;
+  o.zone_wait = std::chrono::milliseconds(20);
+  DnsResolver r = dns.resolver(o);
+  std::vector<std::future<DnsAnswer>> burst;
+  for (int i = 0; i < 8; ++i) {
+    burst.push_back(std::async(std::launch::async, [&] {
+      DnsResolver::Deadline d(std::chrono::seconds(5));
+      return r.query("_dmarc.slow.example", ns_t_txt);
+    }));
+  }
+  dns.waitForWaiting(1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // ten turns' waits
+  EXPECT_EQ(r.inFlight(), 1u);
+  dns.release();
+  for (auto& f : burst) {
+    DnsAnswer a = f.get();
+    ASSERT_EQ(a.status, DnsAnswer::Status::kOk);
+    EXPECT_EQ(a.records.front(), "answer");
+  }
+  EXPECT_EQ(dns.count(), 1u);
+  EXPECT_EQ(r.inFlight(), 0u);
+}
+
+TEST(DnsResolverTest, AQuestionJoiningAnotherWaitsNoLongerThanItsOwnTime) {
+  BlockingDns dns;
+  DnsResolver r = dns.resolver({});
+  auto first = std::async(std::launch::async, [&] { return r.query("slow.example", ns_t_txt); });
+  dns.waitForWaiting(1);
+  {
+    DnsResolver::Deadline d(std::chrono::milliseconds(100));
+    const auto started = std::chrono::steady_clock::now();
+    EXPECT_EQ(r.query("slow.example", ns_t_txt).status, DnsAnswer::Status::kFailed);
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
+  }
+  dns.release();
+  EXPECT_EQ(first.get().status, DnsAnswer::Status::kOk);  // the one asking is not cut short
+  EXPECT_EQ(dns.count(), 1u);
+}
+
+TEST(DnsResolverTest, ATransportThatThrowsFailsEveryoneWaitingAndLeavesNothingInFlight) {
+  std::atomic<int> asked{0};
+  std::promise<void> go;
+  std::shared_future<void> gate = go.get_future().share();
+  DnsResolver r(
+      {},
+      [&](const std::string&, int, std::chrono::milliseconds) -> DnsAnswer {
+        ++asked;
+        gate.wait();
+        throw std::bad_alloc();
+      },
+      [] { return DnsResolver::Clock::now(); });
+  auto first = std::async(std::launch::async, [&] { return r.query("a.example", ns_t_txt); });
+  while (asked.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  auto second = std::async(std::launch::async, [&] { return r.query("a.example", ns_t_txt); });
+  while (r.inFlight() != 1u) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the second joins the first
+  go.set_value();
+  EXPECT_THROW(first.get(), std::bad_alloc);
+  EXPECT_EQ(second.get().status, DnsAnswer::Status::kFailed);
+  EXPECT_EQ(r.inFlight(), 0u);
+  EXPECT_EQ(asked.load(), 1);
 }
 
 TEST(DnsResolverTest, ADeadlineBoundsEveryQueryOnItsThread) {
