@@ -215,6 +215,15 @@ std::optional<std::string> Ingest::refusesSender(const std::string& mail_from,
 std::vector<std::string> Ingest::judgedRecipients(const std::string& mail_from,
                                                   const std::vector<std::string>& recipients,
                                                   const std::string& data) {
+  // Mostly no recipient's account has a rule: then every From is accepted, and the headers are
+  // not even read (parsing the From costs more than the rest of the checks with them off).
+  std::vector<std::optional<Inbox>> inboxes;
+  bool judged = false;
+  for (const auto& rcpt : recipients) {
+    inboxes.push_back(recipientInbox(rcpt));
+    if (inboxes.back() && rules_.hasRules(inboxes.back()->account_id)) judged = true;
+  }
+  if (!judged) return recipients;
   const auto headers = topHeaders(data);
   // A report may be a bounce of our own mail, which is not judged (it is not shown as mail);
   // whether it is one is known when it is filed, where one that is not is judged.
@@ -222,8 +231,9 @@ std::vector<std::string> Ingest::judgedRecipients(const std::string& mail_from,
   const Author from = ruleAuthor(headers);
   std::vector<std::string> kept;
   std::string refusal;
-  for (const auto& rcpt : recipients) {
-    const std::optional<Inbox> inbox = recipientInbox(rcpt);
+  for (std::size_t i = 0; i < recipients.size(); ++i) {
+    const std::string& rcpt = recipients[i];
+    const std::optional<Inbox>& inbox = inboxes[i];
     const SenderVerdict verdict =
         inbox ? rules_.judgeAuthor(inbox->account_id, inbox->identity_uuid, from)
               : SenderVerdict{};  // gone since RCPT: the filer finds no inbox
@@ -258,34 +268,58 @@ bool Ingest::refusedWhenFiled(const Inbox& target, const Item& item) {
 void Ingest::deliver(const SmtpClient& client, const std::string& mail_from,
                      const std::vector<std::string>& recipients, const std::string& data) {
   const std::size_t backlog = spool_->backlog();
-  Spool::Position at = spool_->append(checkedRecord(client, mail_from, recipients, data));
+  Spool::Position at = spool_->append(*checkedRecord(client, mail_from, recipients, data));
   if (backlog == 0) spool_->waitFiled(at, 2000);
 }
 
-// The checks may wait on DNS, so they run on the authenticator's threads, never the listener's;
-// the session is answered from there (550 for a DMARC reject), or by the spool's writer.
+// The checks may wait on DNS, and the listener's threads must never wait: a message whose DNS
+// answers are all cached (the usual case: senders write again within their records' TTL), or
+// any message with the checks off, is checked right here and handed to the spool's writer,
+// which answers the session once it is on disk; any other is checked on the authenticator's
+// threads. Handing every message to another thread and back cost more than its check: a
+// futex wake-up and a context switch or two per message, contended locks on the queue.
 void Ingest::deliverAsync(const SmtpClient& client, const std::string& mail_from,
                           const std::vector<std::string>& recipients, std::string data,
                           Stored stored) {
+  std::optional<std::string> checked;
+  try {
+    checked = checkedRecord(client, mail_from, recipients, data, true);
+  } catch (const std::exception& e) {
+    return stored(e.what());
+  } catch (...) {  // every session must be answered, whatever a library threw
+    return stored("the authentication checks failed");
+  }
+  if (checked) {
+    if (spool_->backlog() > 0) return spool(std::move(*checked), std::move(stored), false);
+    // A lone message waits until it is filed: not on this thread.
+    const std::size_t bytes = checked->size();
+    auto job = [this, record = std::move(*checked), stored]() mutable {
+      spool(std::move(record), stored, true);
+    };
+    if (!auth_.post(client.ip, std::move(job), bytes)) {
+      stored("too many messages are waiting to be stored");
+    }
+    return;
+  }
   const std::size_t bytes = data.size();
   auto job = [this, client, mail_from, recipients, data = std::move(data), stored]() {
     std::string record;
     try {
-      record = checkedRecord(client, mail_from, recipients, data);
+      record = *checkedRecord(client, mail_from, recipients, data);
     } catch (const std::exception& e) {
       return stored(e.what());
     } catch (...) {  // every session must be answered, whatever a library threw
       return stored("the authentication checks failed");
     }
-    spool(std::move(record), stored);
+    spool(std::move(record), stored, true);
   };
   if (!auth_.post(client.ip, std::move(job), bytes)) {
     stored("too many messages are waiting for their authentication checks");
   }
 }
 
-void Ingest::spool(std::string record, Stored stored) {
-  if (spool_->backlog() == 0) {  // a lone message: filed before its 250
+void Ingest::spool(std::string record, Stored stored, bool may_wait) {
+  if (may_wait && spool_->backlog() == 0) {  // a lone message: filed before its 250
     std::string error;
     try {
       Spool::Position at = spool_->append(record);
@@ -302,16 +336,20 @@ void Ingest::spool(std::string record, Stored stored) {
 }
 
 // A checked message's spool record. @throws SmtpRefusal when DMARC says reject or defer
-// (enforced), and
-// std::runtime_error when the spool's backlog is at its bound.
-std::string Ingest::checkedRecord(const SmtpClient& client, const std::string& mail_from,
-                                  const std::vector<std::string>& recipients,
-                                  const std::string& data) {
+// (enforced), and std::runtime_error when the spool's backlog is at its bound.
+std::optional<std::string> Ingest::checkedRecord(const SmtpClient& client,
+                                                 const std::string& mail_from,
+                                                 const std::vector<std::string>& recipients,
+                                                 const std::string& data, bool cached_only) {
   if (const std::uint64_t bytes = spool_->backlogBytes(); bytes >= max_backlog_bytes_) {
     throw std::runtime_error("the spool holds " + std::to_string(spool_->backlog()) +
                              " messages (" + std::to_string(bytes) + " bytes) not yet filed");
   }
-  const Authenticator::Decision d = auth_.check(client, mail_from, data);
+  const std::optional<Authenticator::Decision> decided =
+      cached_only ? auth_.checkCached(client, mail_from, data)
+                  : std::optional<Authenticator::Decision>(auth_.check(client, mail_from, data));
+  if (!decided) return std::nullopt;
+  const Authenticator::Decision& d = *decided;
   if (d.action == PolicyAction::kReject || d.action == PolicyAction::kDefer) {
     context_.logger().information("SMTP from %s (%s): %s", client.ip, mail_from, d.refusal);
     throw SmtpRefusal(d.refusal);

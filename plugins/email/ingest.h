@@ -101,11 +101,15 @@ class Ingest : public SmtpDelivery {
   /// Filing mail that was not consumed as a bounce: @return true when target's rules refuse its
   /// From as the views will show it (it is then not filed there).
   bool refusedWhenFiled(const Inbox& target, const Item& item);
-  /// Checks a message. @return its spool record. @throws SmtpRefusal for a DMARC reject.
-  std::string checkedRecord(const SmtpClient& client, const std::string& mail_from,
-                            const std::vector<std::string>& recipients, const std::string& data);
-  /// Spools a record and answers stored (see deliverAsync in ingest.cpp).
-  void spool(std::string record, Stored stored);
+  /// Checks a message. @param cached_only check it only if no DNS answer it needs is missing
+  /// from the cache (Authenticator::checkCached). @return its spool record, or nullopt when
+  /// cached_only and an answer was missing. @throws SmtpRefusal for a DMARC reject.
+  std::optional<std::string> checkedRecord(const SmtpClient& client, const std::string& mail_from,
+                                           const std::vector<std::string>& recipients,
+                                           const std::string& data, bool cached_only = false);
+  /// Spools a record and answers stored (see deliverAsync in ingest.cpp). @param may_wait the
+  /// calling thread may wait for the disk and the filing (not a listener's thread).
+  void spool(std::string record, Stored stored, bool may_wait);
   void fileSpooled(const std::vector<Spool::Record>& records, const Spool::Position& end);
   void fileIncoming(Poco::Data::Session& tx, const Item& item, InboxCache& inboxes);
   void recordPosition(Poco::Data::Session& tx, const Spool::Position& p);

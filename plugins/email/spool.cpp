@@ -147,7 +147,9 @@ void Spool::start(Position filed) {
   written_ = {segment_, 0};
   stopping_ = false;
   accepting_ = true;
+  writing_ = true;
   writer_ = std::thread([this] { write(); });
+  answerer_ = std::thread([this] { answer(); });
   ingester_ = std::thread([this] { ingest(); });
   preparer_ = std::thread([this] { prepare(); });
 }
@@ -160,6 +162,7 @@ void Spool::stop() {
   }
   write_cv_.notify_all();
   if (writer_.joinable()) writer_.join();
+  if (answerer_.joinable()) answerer_.join();  // every session is answered
   ingest_cv_.notify_all();
   filed_cv_.notify_all();
   prepare_cv_.notify_all();
@@ -205,7 +208,11 @@ void Spool::write() {
   for (;;) {
     // Group commit: what was queued while the last batch was being synced is the next batch.
     write_cv_.wait(lock, [&] { return !queue_.empty() || !accepting_; });
-    if (queue_.empty()) return;  // stopped, and everything queued was written
+    if (queue_.empty()) {  // stopped, and everything queued was written
+      writing_ = false;
+      answer_cv_.notify_one();
+      return;
+    }
     std::deque<Pending> batch;
     batch.swap(queue_);
     lock.unlock();
@@ -219,6 +226,18 @@ void Spool::write() {
       }
     }
     ingest_cv_.notify_one();
+    answers_.push_back(std::move(batch));
+    answer_cv_.notify_one();
+  }
+}
+
+void Spool::answer() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    answer_cv_.wait(lock, [&] { return !answers_.empty() || !writing_; });
+    if (answers_.empty()) return;  // the writer has ended, and every batch was answered
+    std::deque<Pending> batch = std::move(answers_.front());
+    answers_.pop_front();
     lock.unlock();
     for (const Pending& p : batch) p.written(p.end, p.error);
     lock.lock();

@@ -120,6 +120,15 @@ void Authenticator::run() {
   }
 }
 
+std::optional<Authenticator::Decision> Authenticator::checkCached(const SmtpClient& client,
+                                                                  const std::string& mail_from,
+                                                                  std::string_view data) {
+  DnsResolver::CacheOnly cache_only;
+  Decision d = check(client, mail_from, data);
+  if (cache_only.missed()) return std::nullopt;
+  return d;
+}
+
 Authenticator::Decision Authenticator::check(const SmtpClient& client, const std::string& mail_from,
                                              std::string_view data) {
   Decision d;

@@ -21,6 +21,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -54,6 +55,12 @@ class Authenticator {
 
   /// Checks a message on the calling thread. @param data the message as received (CRLF).
   Decision check(const SmtpClient& client, const std::string& mail_from, std::string_view data);
+  /// Checks a message on the calling thread without waiting on the network: every DNS answer
+  /// from the cache (as it is for a sender heard from within its records' TTL), or none at all
+  /// when checks are off. @return nullopt when an answer was not cached: check() it on one of
+  /// the threads instead (post()).
+  std::optional<Decision> checkCached(const SmtpClient& client, const std::string& mail_from,
+                                      std::string_view data);
   /// Runs job on one of the threads, in its client's turn. @param client the sender's address.
   /// @param bytes what the job holds (its message).
   /// @return false (job dropped) when too many wait already or the threads are stopped.

@@ -17,6 +17,7 @@ namespace svc::plugins::email {
 namespace {
 
 thread_local std::optional<DnsResolver::Clock::time_point> t_deadline;
+thread_local bool t_cache_only = false, t_missed = false;
 
 // One resource record's data as DnsAnswer keeps it. @return false when it cannot be read.
 bool readRecord(const ns_msg& msg, const ns_rr& rr, std::string& out) {
@@ -64,6 +65,20 @@ std::optional<std::chrono::milliseconds> DnsResolver::Deadline::left() {
   return std::max(
       std::chrono::milliseconds(0),
       std::chrono::duration_cast<std::chrono::milliseconds>(*t_deadline - Clock::now()));
+}
+
+DnsResolver::CacheOnly::CacheOnly() : previous_active_(t_cache_only), previous_missed_(t_missed) {
+  t_cache_only = true;
+  t_missed = false;
+}
+
+DnsResolver::CacheOnly::~CacheOnly() {
+  t_cache_only = previous_active_;
+  t_missed = previous_missed_;
+}
+
+bool DnsResolver::CacheOnly::missed() const {
+  return t_missed;
 }
 
 DnsResolver::DnsResolver(std::string server, Options options)
@@ -124,6 +139,10 @@ DnsAnswer DnsResolver::query(const std::string& name, int type) {
   // not go round for ever behind askers that keep failing for want of time).
   for (int round = 0; round < 4; ++round) {
     if (auto hit = cache_.find(key, now_())) return *hit;
+    if (t_cache_only) {  // nothing asked, joined or waited for: the caller checks elsewhere
+      t_missed = true;
+      return {};
+    }
     if (queryTime(options_.query_timeout).count() == 0) return {};  // the message's time is spent
     std::promise<Landed> promise;
     std::shared_future<Landed> flight;

@@ -85,6 +85,23 @@ class DnsResolver {
     std::optional<Clock::time_point> previous_;
   };
 
+  /// While it lives, the calling thread asks the cache alone: a question the cache cannot answer
+  /// fails at once (kFailed: nothing is sent, cached or paused) and missed() says so, so a check
+  /// made under it is thrown away and made again where waiting is allowed. The SMTP listener's
+  /// threads check mail this way, which must never wait on the network.
+  class CacheOnly {
+   public:
+    CacheOnly();
+    ~CacheOnly();
+    CacheOnly(const CacheOnly&) = delete;
+    CacheOnly& operator=(const CacheOnly&) = delete;
+    /// @return true when a question could not be answered from the cache.
+    bool missed() const;
+
+   private:
+    bool previous_active_, previous_missed_;
+  };
+
   /// The real transport: one query to server (or the system's resolver), within timeout.
   static DnsAnswer ask(const std::string& server, const std::string& name, int type,
                        std::chrono::milliseconds timeout);

@@ -61,6 +61,10 @@ SenderVerdict RuleCache::judge(const std::string& account, const std::string& id
   return judgeSender(*rulesOf(account), identity, sender);
 }
 
+bool RuleCache::hasRules(const std::string& account) {
+  return !rulesOf(account)->empty();
+}
+
 SenderVerdict RuleCache::judgeAuthor(const std::string& account, const std::string& identity,
                                      const Author& from) {
   return email::judgeAuthor(*rulesOf(account), identity, from);

@@ -41,6 +41,9 @@ class RuleCache {
   /// @throws on a database failure.
   SenderVerdict judgeAuthor(const std::string& account, const std::string& identity,
                             const Author& from);
+  /// @return true when the account has any rule (without one, every sender is accepted and
+  /// nothing need be parsed to judge it). @throws on a database failure.
+  bool hasRules(const std::string& account);
   /// Drops an account's rules, read again when next needed.
   void forget(const std::string& account);
 

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <regex>
 
 namespace svc::plugins::email {
@@ -101,6 +103,31 @@ TEST(AuthenticationTest, TheFoldedHeaderKeepsQuotedSemicolons) {
     unfolded.replace(p, 3, " ");
   }
   EXPECT_EQ(unfolded, authenticationResults(a, "mx.agents.test"));
+}
+
+// authenticationText is written by hand for speed: it must say exactly what Poco's objects say,
+// whatever a client put in the strings (quotes, backslashes, control characters, UTF-8, bytes
+// that are not UTF-8) and whichever parts are missing.
+TEST(AuthenticationTest, TheTextIsWhatPocosObjectsSay) {
+  const auto poco = [](const Authentication& a) {
+    std::ostringstream out;
+    authenticationJson(a)->stringify(out);
+    return out.str();
+  };
+  Authentication a = checked("pass", "pass", "reject", true, true);
+  a.header = authenticationResults(a, "mx.agents.test");
+  EXPECT_EQ(authenticationText(a), poco(a));
+  a.spf->helo = "he\"llo\\ \x01\t/x\xc3\xa9\xff";
+  a.spf->mail_from = "\"odd\"@example.org";
+  a.dkim.push_back({"permerror", "d\xe9.example", "s/1"});
+  a.dmarc->policy.clear();
+  a.reason = "line\r\nbreak";
+  EXPECT_EQ(authenticationText(a), poco(a));
+  a.spf.reset();
+  a.dmarc.reset();
+  a.dkim.clear();
+  EXPECT_EQ(authenticationText(a), poco(a));
+  EXPECT_EQ(authenticationText(Authentication{}), poco(Authentication{}));
 }
 
 TEST(AuthenticationTest, TheSpoolKeepsTheVerdict) {

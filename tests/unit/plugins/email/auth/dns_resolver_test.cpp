@@ -59,6 +59,32 @@ TEST(DnsResolverTest, AnswersAreKeptForTheirTtl) {
   EXPECT_EQ(dns.asked, 3);
 }
 
+// The listener's threads check mail asking the cache alone: a miss asks nobody, keeps nothing,
+// and says it missed, so the check is made again where it may wait; a hit is the cached answer.
+TEST(DnsResolverTest, CacheOnlyAsksNobodyAndSaysWhenItMissed) {
+  FakeDns dns;
+  DnsResolver r = dns.resolver();
+  dns.next = txt("v=spf1 -all", 300);
+  {
+    DnsResolver::CacheOnly cache_only;
+    EXPECT_FALSE(cache_only.missed());
+    EXPECT_EQ(r.query("example.org", ns_t_txt).status, DnsAnswer::Status::kFailed);
+    EXPECT_TRUE(cache_only.missed());
+  }
+  EXPECT_EQ(dns.asked, 0);
+  EXPECT_EQ(r.size(), 0u);
+  EXPECT_EQ(r.query("example.org", ns_t_txt).records.front(), "v=spf1 -all");  // asked now
+  EXPECT_EQ(dns.asked, 1);
+  {
+    DnsResolver::CacheOnly cache_only;
+    EXPECT_EQ(r.query("example.org", ns_t_txt).records.front(), "v=spf1 -all");
+    EXPECT_FALSE(cache_only.missed());
+  }
+  // Outside the scope the thread asks the network again.
+  r.query("other.example", ns_t_txt);
+  EXPECT_EQ(dns.asked, 2);
+}
+
 TEST(DnsResolverTest, ATtlOfZeroAndFailuresAreNotKept) {
   FakeDns dns;
   DnsResolver r = dns.resolver();
