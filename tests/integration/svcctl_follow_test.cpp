@@ -31,6 +31,18 @@ Poco::JSON::Object::Ptr parsed(const std::string& text) {
   }
 }
 
+// @return true once svcd counts `n` event streams open (within 30 s).
+bool streamsOpen(Svcd& svcd, int n) {
+  const std::string want = "\nsvc_event_streams_open " + std::to_string(n) + "\n";
+  for (int i = 0; i < 300; ++i) {
+    auto m = http(svcd.adminPort(), "GET", "/metrics", "",
+                  {{"Authorization", "Bearer " + svcd.adminToken()}});
+    if (m.body.find(want) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
 class SvcctlMail : public Email {
  protected:
   std::pair<int, std::string> ctl(const std::string& args, bool stdout_only = false) {
@@ -143,7 +155,8 @@ TEST_F(SvcctlMail, EventsTailPrintsOneLinePerEventAndJsonUnderJson) {
   auto following = std::async(std::launch::async, [&] {
     return ctl("--json events tail --types email.received --count 1", true);
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // The stream starts "from now": mail sent before svcctl is connected is not its to print.
+  ASSERT_TRUE(streamsOpen(*svcd_, 1)) << "the tail never opened its stream";
   codeMail("ann@agents.test", "Code 111222");
   auto [live_rc, live] = following.get();
   EXPECT_EQ(live_rc, 0) << live;
@@ -247,18 +260,6 @@ TEST_F(SvcctlSmsWait, WaitPrintsTheCodeOfAnInjectedSms) {
   EXPECT_EQ(parsed(message)->getValue<std::string>("body"), "Your code is 730521");
   auto [late_rc, late] = ctl("sms wait --identity " + uuid + " --timeout 1");
   EXPECT_EQ(late_rc, 124) << late;
-}
-
-// @return true once svcd counts `n` event streams open (within 30 s).
-bool streamsOpen(Svcd& svcd, int n) {
-  const std::string want = "\nsvc_event_streams_open " + std::to_string(n) + "\n";
-  for (int i = 0; i < 300; ++i) {
-    auto m = http(svcd.adminPort(), "GET", "/metrics", "",
-                  {{"Authorization", "Bearer " + svcd.adminToken()}});
-    if (m.body.find(want) != std::string::npos) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return false;
 }
 
 // svcd stops while a tail follows it and comes back at the same address: the tail reconnects
