@@ -308,7 +308,7 @@ void ApiServer::closeParked(bool drain) {
     std::lock_guard lock(mutex_);
     for (auto& [id, c] : connections_) {
       if (!c->parked) continue;
-      if (drain ? c->http.owesNothing() : c->http.deadline() <= now) closing.push_back(c);
+      if (drain ? c->http.owesNothing() : c->http.expiredAt(now)) closing.push_back(c);
     }
     for (auto& c : closing) unregisterLocked(*c);
   }

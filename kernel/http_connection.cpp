@@ -5,6 +5,8 @@
 #include "pipeline.h"
 #include "socket_io.h"
 
+#include <poll.h>
+
 #include <algorithm>
 #include <memory>
 
@@ -34,9 +36,21 @@ bool HttpConnection::owesNothing() const {
   return (phase_ == Phase::kHead && !head_started_) || phase_ == Phase::kLinger;
 }
 
+bool HttpConnection::expiredAt(Clock::time_point now) {
+  if (deadline_ > now) return false;
+  if (phase_ != Phase::kHead && phase_ != Phase::kBody) return true;  // the client's to take
+  if (reprieved_) return taken_since_;
+  pollfd ready{fd_, POLLIN, 0};
+  if (::poll(&ready, 1, 0) != 1) return true;
+  reprieved_ = true;
+  taken_since_ = false;
+  return false;
+}
+
 void HttpConnection::beginNextRequest(Clock::time_point now) {
   phase_ = Phase::kHead;
   head_started_ = false;
+  reprieved_ = false;
   head_ = http::RequestHead{};
   body_.clear();
   scan_ = pos_;
@@ -145,6 +159,7 @@ void HttpConnection::expire(Pipeline& pipeline) {
 }
 
 HttpConnection::Wait HttpConnection::advance(Pipeline& pipeline, bool stopping) {
+  taken_since_ = true;
   int answered = 0;
   for (;;) {
     switch (phase_) {

@@ -72,8 +72,13 @@ class HttpConnection {
   /// without blocking). The caller then closes the connection.
   void expire(Pipeline& pipeline);
 
-  /// @return when the current wait ends.
-  Clock::time_point deadline() const { return deadline_; }
+  /// @return whether the connection, parked, is late by the client's doing at `now`: its
+  /// deadline has passed, and no bytes it sent wait unread. Bytes waiting mean the server is
+  /// behind (every worker busy), not the client: such a connection is spared until a worker has
+  /// taken it once (then the deadline that reading set, or the old one, holds), so a burst
+  /// larger than the workers can take within the idle timeout is served, not reset, and a client
+  /// trickling a head still meets its deadline. Called with the connection parked only.
+  bool expiredAt(Clock::time_point now);
   /// @return true while no request is under way (before a first byte, between requests, while
   /// lingering): closing now loses nothing.
   bool owesNothing() const;
@@ -124,6 +129,8 @@ class HttpConnection {
   std::size_t scan_ = 0;  ///< where to look for the blank line that ends a head
   bool drained_ = false;  ///< the last read emptied the socket
   bool head_started_ = false;
+  bool reprieved_ = false;    ///< spared past its deadline for bytes the server had not read
+  bool taken_since_ = false;  ///< a worker has advanced it since it was spared
   Clock::time_point request_deadline_;  ///< the body's whole-request deadline
   http::RequestHead head_;
   std::size_t body_limit_ = 0;

@@ -411,5 +411,34 @@ TEST(HttpHardening, AClientThatDoesNotReadItsAnswersHoldsNoWorker) {
   ::close(greedy);
 }
 
+// A request that came whole while every worker was busy is the server's to serve, however long
+// the workers took: the idle timeout is for clients that send nothing, and they are still cut.
+TEST(HttpHardening, ARequestWaitingForABusyServerIsServedNotTimedOut) {
+  Svcd::Options o;
+  o.args = {"--set", "server.threads=1",
+            "--set", "server.concurrency=1",
+            "--set", "server.idle_timeout_seconds=1"};
+  Svcd svcd(o);
+  ASSERT_TRUE(svcd.start());
+  const int busy = connectFrom("127.0.0.1", svcd.port());
+  const std::string slow = "GET /api/testkit/slow/?ms=4000 HTTP/1.1\r\nHost: x\r\n\r\n";
+  ASSERT_EQ(::send(busy, slow.data(), slow.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(slow.size()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the one worker sleeps
+  const int waiting = connectFrom("127.0.0.2", svcd.port());
+  const int silent = connectFrom("127.0.0.3", svcd.port());
+  const std::string health = "GET /api/health/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  ASSERT_EQ(::send(waiting, health.data(), health.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(health.size()));
+  // The silent one is closed at its idle deadline, while the worker is still asleep.
+  const auto start = Clock::now();
+  EXPECT_EQ(readAvailable(silent, 3500), "");
+  EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(3000));
+  const std::string answer = readAvailable(waiting, 8000);
+  EXPECT_EQ(answer.rfind("HTTP/1.1 200 ", 0), 0u) << answer;
+  EXPECT_NE(readAvailable(busy, 8000).find("\"slept_ms\":4000"), std::string::npos);
+  for (int fd : {busy, waiting, silent}) ::close(fd);
+}
+
 }  // namespace
 }  // namespace svc::testing
