@@ -115,8 +115,8 @@ std::optional<sdk::Response> MessageWait::offer(const sdk::Event& event,
     Poco::Data::Session s = db_.session();
     auto m = store_.message(s, event.object ? event.object->optValue<std::string>("id", "") : "");
     if (!m) return std::nullopt;
-    auto json = store_.messageJson(s, *m, true);
-    return Offered{std::move(*m), json};
+    auto answer = sdk::Response::json(200, store_.messageJson(s, *m, true));
+    return Offered{std::move(*m), std::move(answer)};
   });
   if (!offered) return std::nullopt;
   const MessageRow& m = offered->row;
@@ -124,7 +124,7 @@ std::optional<sdk::Response> MessageWait::offer(const sdk::Event& event,
       !window.admits(m.created_us, m.id) || !isWanted(m, wanted)) {
     return std::nullopt;
   }
-  return sdk::Response::json(200, offered->json);
+  return offered->answer;
 }
 
 }  // namespace svc::plugins::email

@@ -45,7 +45,7 @@ class MessageWait {
 
   struct Offered {
     MessageRow row;
-    Poco::JSON::Object::Ptr json;
+    sdk::Response answer;  // written once for every waiter it answers
   };
 
   sdk::Database& db_;

@@ -89,15 +89,20 @@ sdk::Response SmsWait::wait(sdk::Request& r) {
 
 std::optional<sdk::Response> SmsWait::offer(const sdk::Event& event, const sdk::WaitWindow& window,
                                             const SmsWanted& wanted) {
-  auto m = offered_.get(event, [&] {
+  auto offered = offered_.get(event, [&]() -> std::optional<Offered> {
     Poco::Data::Session s = store_.database().session();
-    return store_.message(s, event.object ? event.object->optValue<std::string>("id", "") : "");
+    auto m = store_.message(s, event.object ? event.object->optValue<std::string>("id", "") : "");
+    if (!m) return std::nullopt;
+    auto answer = sdk::Response::json(200, SmsStore::messageJson(*m, true));
+    return Offered{std::move(*m), std::move(answer)};
   });
-  if (!m || m->account_id != window.account || m->identity_uuid != window.identity ||
-      !window.admits(m->created_us, m->id) || !isWanted(*m, wanted)) {
+  if (!offered) return std::nullopt;
+  const SmsRow& m = offered->row;
+  if (m.account_id != window.account || m.identity_uuid != window.identity ||
+      !window.admits(m.created_us, m.id) || !isWanted(m, wanted)) {
     return std::nullopt;
   }
-  return sdk::Response::json(200, SmsStore::messageJson(*m, true));
+  return offered->answer;
 }
 
 }  // namespace svc::plugins::sms

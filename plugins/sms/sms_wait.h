@@ -36,7 +36,11 @@ class SmsWait {
                                      const SmsWanted& wanted);
 
   SmsStore& store_;
-  sdk::EventMemo<SmsRow> offered_;  // before waits_: its thread may use it until waits_ is gone
+  struct Offered {
+    SmsRow row;
+    sdk::Response answer;  // written once for every waiter it answers
+  };
+  sdk::EventMemo<Offered> offered_;  // before waits_: its thread may use it until waits_ is gone
   sdk::HeldWaits waits_;
 };
 
