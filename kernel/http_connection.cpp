@@ -38,11 +38,12 @@ bool HttpConnection::owesNothing() const {
 
 bool HttpConnection::expiredAt(Clock::time_point now) {
   if (deadline_ > now) return false;
-  if (phase_ != Phase::kHead && phase_ != Phase::kBody) return true;  // the client's to take
-  if (reprieved_) return taken_since_;
+  // Only a wait for the client's bytes: one for room to write, or a linger, is the client's.
+  if (!waits_to_read_ || (phase_ != Phase::kHead && phase_ != Phase::kBody)) return true;
+  if (reprieved_for_ == deadline_) return taken_since_;  // this deadline had its reprieve
   pollfd ready{fd_, POLLIN, 0};
-  if (::poll(&ready, 1, 0) != 1) return true;
-  reprieved_ = true;
+  if (::poll(&ready, 1, 0) != 1 || !(ready.revents & POLLIN)) return true;
+  reprieved_for_ = deadline_;
   taken_since_ = false;
   return false;
 }
@@ -50,7 +51,6 @@ bool HttpConnection::expiredAt(Clock::time_point now) {
 void HttpConnection::beginNextRequest(Clock::time_point now) {
   phase_ = Phase::kHead;
   head_started_ = false;
-  reprieved_ = false;
   head_ = http::RequestHead{};
   body_.clear();
   scan_ = pos_;
@@ -131,6 +131,7 @@ void HttpConnection::queueResponse(const sdk::Response& response, bool close, bo
 
 void HttpConnection::refuseWith(const sdk::Response& response) {
   queueResponse(response, true, false);
+  waits_to_read_ = false;
   linger_ = true;
   brief_linger_ = true;  // refused connections must not pile up while they linger
   phase_ = Phase::kWrite;
@@ -160,6 +161,12 @@ void HttpConnection::expire(Pipeline& pipeline) {
 
 HttpConnection::Wait HttpConnection::advance(Pipeline& pipeline, bool stopping) {
   taken_since_ = true;
+  const Wait wait = step(pipeline, stopping);
+  waits_to_read_ = wait == Wait::kRead;
+  return wait;
+}
+
+HttpConnection::Wait HttpConnection::step(Pipeline& pipeline, bool stopping) {
   int answered = 0;
   for (;;) {
     switch (phase_) {

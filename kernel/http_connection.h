@@ -75,9 +75,10 @@ class HttpConnection {
   /// @return whether the connection, parked, is late by the client's doing at `now`: its
   /// deadline has passed, and no bytes it sent wait unread. Bytes waiting mean the server is
   /// behind (every worker busy), not the client: such a connection is spared until a worker has
-  /// taken it once (then the deadline that reading set, or the old one, holds), so a burst
-  /// larger than the workers can take within the idle timeout is served, not reset, and a client
-  /// trickling a head still meets its deadline. Called with the connection parked only.
+  /// taken it once (then the deadline that reading set, or the old one, holds): each deadline is
+  /// spared once. So a burst larger than the workers can take within the idle timeout is served,
+  /// not reset, and a client trickling a head still meets its deadline. Only a wait for bytes
+  /// is spared (a client that reads no answers is not). Called with the connection parked only.
   bool expiredAt(Clock::time_point now);
   /// @return true while no request is under way (before a first byte, between requests, while
   /// lingering): closing now loses nothing.
@@ -114,6 +115,8 @@ class HttpConnection {
   /// Drops consumed bytes from the front of the buffer when that is cheap enough.
   void compact();
   void beginNextRequest(Clock::time_point now);
+  /// advance()'s work; advance() notes what it waits for.
+  Wait step(Pipeline& pipeline, bool stopping);
 
   Poco::Net::StreamSocket socket_;
   std::function<void()> held_closed_;
@@ -129,8 +132,11 @@ class HttpConnection {
   std::size_t scan_ = 0;  ///< where to look for the blank line that ends a head
   bool drained_ = false;  ///< the last read emptied the socket
   bool head_started_ = false;
-  bool reprieved_ = false;    ///< spared past its deadline for bytes the server had not read
-  bool taken_since_ = false;  ///< a worker has advanced it since it was spared
+  bool waits_to_read_ = true;  ///< parked for bytes (not for room to write)
+  /// The deadline it was last spared past, for bytes the server had not read, and whether a
+  /// worker has advanced it since: each deadline is spared once, until a worker takes it.
+  Clock::time_point reprieved_for_ = Clock::time_point::min();
+  bool taken_since_ = false;
   Clock::time_point request_deadline_;  ///< the body's whole-request deadline
   http::RequestHead head_;
   std::size_t body_limit_ = 0;
