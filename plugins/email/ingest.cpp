@@ -217,17 +217,26 @@ std::vector<std::string> Ingest::judgedRecipients(const std::string& mail_from,
                                                   const std::string& data) {
   // Mostly no recipient's account has a rule: then every From is accepted, and the headers are
   // not even read (parsing the From costs more than the rest of the checks with them off).
-  std::vector<std::optional<Inbox>> inboxes;
+  // A VERP address's inbox is a database query: it is read only once the message is known to
+  // be no delivery report (which is judged when filed).
+  std::vector<std::optional<Inbox>> inboxes(recipients.size());
   bool judged = false;
-  for (const auto& rcpt : recipients) {
-    inboxes.push_back(recipientInbox(rcpt));
-    if (inboxes.back() && rules_.hasRules(inboxes.back()->account_id)) judged = true;
+  for (std::size_t i = 0; i < recipients.size(); ++i) {
+    if (verpToken(recipients[i])) {
+      judged = true;
+      continue;
+    }
+    inboxes[i] = recipientInbox(recipients[i]);
+    if (!judged && inboxes[i] && rules_.hasRules(inboxes[i]->account_id)) judged = true;
   }
   if (!judged) return recipients;
   const auto headers = topHeaders(data);
   // A report may be a bounce of our own mail, which is not judged (it is not shown as mail);
   // whether it is one is known when it is filed, where one that is not is judged.
   if (claimsDeliveryReport(headers)) return recipients;
+  for (std::size_t i = 0; i < recipients.size(); ++i) {
+    if (verpToken(recipients[i])) inboxes[i] = recipientInbox(recipients[i]);
+  }
   const Author from = ruleAuthor(headers);
   std::vector<std::string> kept;
   std::string refusal;
@@ -272,18 +281,25 @@ void Ingest::deliver(const SmtpClient& client, const std::string& mail_from,
   if (backlog == 0) spool_->waitFiled(at, 2000);
 }
 
-// The checks may wait on DNS, and the listener's threads must never wait: a message whose DNS
-// answers are all cached (the usual case: senders write again within their records' TTL), or
-// any message with the checks off, is checked right here and handed to the spool's writer,
-// which answers the session once it is on disk; any other is checked on the authenticator's
-// threads. Handing every message to another thread and back cost more than its check: a
-// futex wake-up and a context switch or two per message, contended locks on the queue.
+// The checks may wait on DNS, and the listener's threads must never wait: a message (not a
+// large one) whose DNS answers are all cached (the usual case: senders write again within their
+// records' TTL), or any with the checks off, is checked right here; under a burst it is then
+// handed to the spool's writer, which answers the session once it is on disk, while a lone one
+// goes to a checking thread, which also waits until it is filed. Any other is checked on the
+// authenticator's threads. Handing every message to another thread and back cost more than its
+// check: a futex wake-up and a context switch or two per message, contended locks on the queue.
 void Ingest::deliverAsync(const SmtpClient& client, const std::string& mail_from,
                           const std::vector<std::string>& recipients, std::string data,
                           Stored stored) {
+  // A large message's checks (its body hashed per signature) would hold the listener's thread,
+  // which serves every session, as long as its client likes: a checking thread takes it, in
+  // that client's turn.
+  constexpr std::size_t kCheckedHereBytes = 256 * 1024;
   std::optional<std::string> checked;
   try {
-    checked = checkedRecord(client, mail_from, recipients, data, true);
+    if (data.size() <= kCheckedHereBytes) {
+      checked = checkedRecord(client, mail_from, recipients, data, true);
+    }
   } catch (const std::exception& e) {
     return stored(e.what());
   } catch (...) {  // every session must be answered, whatever a library threw

@@ -218,12 +218,13 @@ void Spool::write() {
     lock.unlock();
     writeBatch(batch);
     lock.lock();
-    for (const Pending& p : batch) {
+    for (Pending& p : batch) {
       if (p.error.empty()) {
         ++unfiled_;
         unfiled_bytes_ += p.payload.size();
         if (before(written_, p.end)) written_ = p.end;
       }
+      std::string().swap(p.payload);  // on disk: answering needs none of it
     }
     ingest_cv_.notify_one();
     answers_.push_back(std::move(batch));

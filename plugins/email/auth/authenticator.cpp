@@ -139,7 +139,11 @@ Authenticator::Decision Authenticator::check(const SmtpClient& client, const std
     DnsResolver::Deadline deadline(options_.dns_budget);
     const std::string from_domain = fromDomain(data);
     prefetchDmarc(dns_, from_domain);  // the policy first, whatever the sender's zones cost
+    // From the cache only, a miss means the message is checked again on a checking thread:
+    // the costly parts (the body's hash, RSA) are not done twice.
+    if (DnsResolver::CacheOnly::missedHere()) return d;
     a.spf = checkSpf(dns_, client.ip, client.helo, mail_from);
+    if (DnsResolver::CacheOnly::missedHere()) return d;
     a.dkim = checkDkim(dns_, data);
     a.dmarc = checkDmarc(dns_, from_domain, *a.spf, a.dkim);
   }

@@ -74,11 +74,16 @@ DnsResolver::CacheOnly::CacheOnly() : previous_active_(t_cache_only), previous_m
 
 DnsResolver::CacheOnly::~CacheOnly() {
   t_cache_only = previous_active_;
-  t_missed = previous_missed_;
+  // An outer scope learns of this one's miss: it missed too.
+  t_missed = previous_missed_ || (previous_active_ && t_missed);
 }
 
 bool DnsResolver::CacheOnly::missed() const {
   return t_missed;
+}
+
+bool DnsResolver::CacheOnly::missedHere() {
+  return t_cache_only && t_missed;
 }
 
 DnsResolver::DnsResolver(std::string server, Options options)

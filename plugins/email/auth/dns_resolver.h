@@ -97,6 +97,9 @@ class DnsResolver {
     CacheOnly& operator=(const CacheOnly&) = delete;
     /// @return true when a question could not be answered from the cache.
     bool missed() const;
+    /// @return true when this thread is in a scope that has missed already: the rest of its
+    /// work would be thrown away.
+    static bool missedHere();
 
    private:
     bool previous_active_, previous_missed_;

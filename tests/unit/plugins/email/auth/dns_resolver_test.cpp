@@ -85,6 +85,23 @@ TEST(DnsResolverTest, CacheOnlyAsksNobodyAndSaysWhenItMissed) {
   EXPECT_EQ(dns.asked, 2);
 }
 
+// A check stops early once its scope has missed (its work would be thrown away), and a scope
+// inside another tells the outer one of its miss.
+TEST(DnsResolverTest, AMissIsSeenWhileInTheScopeAndByAnOuterScope) {
+  FakeDns dns;
+  DnsResolver r = dns.resolver();
+  EXPECT_FALSE(DnsResolver::CacheOnly::missedHere());  // no scope
+  DnsResolver::CacheOnly outer;
+  EXPECT_FALSE(DnsResolver::CacheOnly::missedHere());
+  {
+    DnsResolver::CacheOnly inner;
+    r.query("example.org", ns_t_txt);
+    EXPECT_TRUE(DnsResolver::CacheOnly::missedHere());
+  }
+  EXPECT_TRUE(outer.missed());
+  EXPECT_TRUE(DnsResolver::CacheOnly::missedHere());
+}
+
 TEST(DnsResolverTest, ATtlOfZeroAndFailuresAreNotKept) {
   FakeDns dns;
   DnsResolver r = dns.resolver();
