@@ -118,6 +118,17 @@ class Email : public ::testing::Test {
     return r.json()->getArray("results");
   }
 
+  /// The list once it holds at least `count` messages (mail acknowledged is filed a moment
+  /// later when the filer is busy or slow), or as it is after 30 s.
+  Poco::JSON::Array::Ptr messagesOnce(const std::string& query, std::size_t count) {
+    auto list = messages(query);
+    for (int i = 0; i < 300 && list->size() < count; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      list = messages(query);
+    }
+    return list;
+  }
+
   Poco::JSON::Object::Ptr message(const std::string& id) {
     auto r = call("GET", "/api/email-messages/" + id + "/");
     EXPECT_EQ(r.status, 200) << r.body;

@@ -78,7 +78,7 @@ TEST_F(Email, MessagesStoredBeforeCodesWereFoundHaveNone) {
   startSvcd({"--set", "data.dir=" + older->dataDir()});
   ASSERT_NE(smtp(envelope("a@example.com", "sink@agents.test", code_mail)).find("250 2.0.0"),
             std::string::npos);
-  auto list = messages("identity=" + sink.uuid);
+  auto list = messagesOnce("identity=" + sink.uuid, 2);
   ASSERT_EQ(list->size(), 2u);
   EXPECT_TRUE(list->getObject(0)->isNull("extracted_code")) << "no backfill";
   EXPECT_EQ(list->getObject(1)->getValue<std::string>("extracted_code"), "482913");

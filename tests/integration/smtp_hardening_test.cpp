@@ -72,7 +72,8 @@ std::string firstLine(int fd) {
 }
 
 // 1,000 sessions that never speak cost no thread: each is greeted, and with all of them open a
-// real sender still delivers within a second.
+// real sender still delivers at once (within seconds even under the sanitizers; a server with a
+// thread per session would have none left).
 TEST_F(Email, AThousandIdleSessionsDoNotStopMail) {
   if (!raiseFileLimit(3000)) GTEST_SKIP() << "open-files limit too low";
   svcd_.reset();
@@ -92,8 +93,8 @@ TEST_F(Email, AThousandIdleSessionsDoNotStopMail) {
   auto start = std::chrono::steady_clock::now();
   auto a = smtp(envelope("x@example.com", "flood@agents.test", "Subject: through\r\n\r\nhi"));
   EXPECT_NE(a.find("250 2.0.0 Ok: stored"), std::string::npos) << a;
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
-  EXPECT_EQ(messages("")->size(), 1u);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(messagesOnce("", 1)->size(), 1u);
   for (int fd : idle) ::close(fd);
 }
 
