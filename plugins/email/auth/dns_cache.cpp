@@ -22,8 +22,24 @@ std::optional<DnsAnswer> DnsCache::find(const std::string& key, Clock::time_poin
     erase(it->second);
     return std::nullopt;
   }
-  lru_.splice(lru_.begin(), lru_, it->second);  // now the most recently used
-  return it->second->answer;
+  Entry& e = *it->second;
+  // Now the most recently used of the hot: used again, a cold one becomes hot.
+  hot_.splice(hot_.begin(), e.hot ? hot_ : cold_, it->second);
+  if (!e.hot) {
+    e.hot = true;
+    hot_bytes_ += e.bytes;
+    coolDown();
+  }
+  return e.answer;
+}
+
+void DnsCache::coolDown() {
+  while (!hot_.empty() && (hot_.size() > max_entries_ * 4 / 5 || hot_bytes_ > max_bytes_ / 5 * 4)) {
+    auto last = std::prev(hot_.end());
+    last->hot = false;
+    hot_bytes_ -= last->bytes;
+    cold_.splice(cold_.begin(), hot_, last);
+  }
 }
 
 void DnsCache::put(const std::string& key, const DnsAnswer& answer, Clock::time_point expires) {
@@ -31,21 +47,25 @@ void DnsCache::put(const std::string& key, const DnsAnswer& answer, Clock::time_
   std::lock_guard lock(mutex_);
   if (auto it = index_.find(key); it != index_.end()) erase(it->second);
   if (bytes > max_bytes_ || max_entries_ == 0) return;
-  lru_.push_front(Entry{key, answer, expires, bytes});
-  index_.emplace(key, lru_.begin());
+  cold_.push_front(Entry{key, answer, expires, bytes});
+  index_.emplace(key, cold_.begin());
   bytes_ += bytes;
-  while (lru_.size() > max_entries_ || bytes_ > max_bytes_) erase(std::prev(lru_.end()));
+  // The cold go first: a hot answer goes only when no cold one is left.
+  while (cold_.size() + hot_.size() > max_entries_ || bytes_ > max_bytes_) {
+    erase(std::prev(cold_.empty() ? hot_.end() : cold_.end()));
+  }
 }
 
 void DnsCache::erase(Lru::iterator it) {
   bytes_ -= it->bytes;
+  if (it->hot) hot_bytes_ -= it->bytes;
   index_.erase(it->key);
-  lru_.erase(it);
+  (it->hot ? hot_ : cold_).erase(it);
 }
 
 std::size_t DnsCache::size() const {
   std::lock_guard lock(mutex_);
-  return lru_.size();
+  return cold_.size() + hot_.size();
 }
 
 std::size_t DnsCache::bytes() const {

@@ -3,6 +3,11 @@
 // (DKIM keys, long SPF records, or an attacker's names made to be large) would be over 300 MiB.
 // When either bound is passed the least recently used answers go first; an answer larger than the
 // whole byte bound is not kept at all.
+//
+// Segmented (SLRU, as in Caffeine's and memcached's caches): a new answer starts "cold" and is
+// evicted first; one used again becomes "hot", and hot answers take at most four fifths of each
+// bound. So a flood of names asked once (an attacker's mail from ever new domains, with large
+// records) churns the cold answers only, and the senders' answers in use stay cached.
 #pragma once
 
 #include "auth/dns_answer.h"
@@ -40,15 +45,19 @@ class DnsCache {
     DnsAnswer answer;
     Clock::time_point expires;
     std::size_t bytes;
+    bool hot = false;  // used again since it was kept: in hot_
   };
   using Lru = std::list<Entry>;  // most recently used first
-  void erase(Lru::iterator it);  // mutex_ held
+  // mutex_ held for these:
+  void erase(Lru::iterator it);
+  /// Moves the least recently used hot answers to the cold ones while hot ones pass their share.
+  void coolDown();
 
   const std::size_t max_entries_, max_bytes_;
   mutable std::mutex mutex_;
-  Lru lru_;
+  Lru cold_, hot_;  // an iterator stays valid when its entry is spliced to the other list
   std::unordered_map<std::string, Lru::iterator> index_;
-  std::size_t bytes_ = 0;
+  std::size_t bytes_ = 0, hot_bytes_ = 0;
 };
 
 }  // namespace svc::plugins::email

@@ -353,6 +353,39 @@ TEST(DnsResolverTest, TheLeastRecentlyUsedGoFirst) {
   EXPECT_EQ(r.size(), 3u);
 }
 
+// Names asked once (a flood of mail from ever new domains) churn only the answers not used
+// again: the senders' answers in use stay cached, as long as they are used.
+TEST(DnsResolverTest, AFloodOfNamesAskedOnceLeavesTheAnswersInUse) {
+  FakeDns dns;
+  DnsResolver::Options o;
+  o.max_entries = 10;
+  DnsResolver r = dns.resolver(o);
+  dns.next = txt("x", 3600);
+  for (const char* n : {"a.example", "b.example"}) {
+    r.query(n, ns_t_txt);
+    r.query(n, ns_t_txt);  // used again
+  }
+  EXPECT_EQ(dns.asked, 2);
+  for (int i = 0; i < 100; ++i) r.query("flood" + std::to_string(i) + ".example", ns_t_txt);
+  EXPECT_EQ(dns.asked, 102);
+  r.query("a.example", ns_t_txt);
+  r.query("b.example", ns_t_txt);
+  EXPECT_EQ(dns.asked, 102);
+  EXPECT_EQ(r.size(), 10u);
+  // Used answers take at most four fifths: the rest is left for new ones to prove themselves.
+  for (int i = 0; i < 20; ++i) {
+    const std::string n = "used" + std::to_string(i) + ".example";
+    r.query(n, ns_t_txt);
+    r.query(n, ns_t_txt);
+  }
+  const int before = dns.asked;
+  r.query("new.example", ns_t_txt);
+  r.query("new2.example", ns_t_txt);
+  r.query("new.example", ns_t_txt);  // still there
+  EXPECT_EQ(dns.asked, before + 2);
+  EXPECT_EQ(r.size(), 10u);
+}
+
 // A transport whose questions under slow.example wait until released; the rest answer at once.
 struct BlockingDns {
   std::mutex mutex;
