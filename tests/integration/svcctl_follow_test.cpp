@@ -151,7 +151,10 @@ TEST_F(SvcctlMail, EventsTailPrintsOneLinePerEventAndJsonUnderJson) {
   EXPECT_EQ(event->getValue<std::string>("type"), "identity.created");
   EXPECT_EQ(event->getObject("object")->getValue<std::string>("uuid"), bob.uuid);
 
-  // A live event reaches a tail that is already following.
+  // A live event reaches a tail that is already following. The tails before it are gone first:
+  // the server counts a stream open until it notices its client left, and the count must be
+  // the new tail's.
+  ASSERT_TRUE(streamsOpen(*svcd_, 0)) << "the earlier tails' streams stayed open";
   auto following = std::async(std::launch::async, [&] {
     return ctl("--json events tail --types email.received --count 1", true);
   });
