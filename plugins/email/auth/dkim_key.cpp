@@ -3,9 +3,11 @@
 #include "auth/dkim_tags.h"
 
 #include <openssl/evp.h>
+#include <openssl/rsa.h>
 #include <openssl/x509.h>
 
 #include <algorithm>
+#include <memory>
 
 namespace svc::plugins::email {
 
@@ -26,7 +28,18 @@ std::shared_ptr<DkimKey> invalid(std::shared_ptr<DkimKey> key, std::string why) 
 }  // namespace
 
 DkimKey::~DkimKey() {
+  EVP_PKEY_CTX_free(rsa_sha256);
   EVP_PKEY_free(pkey);
+}
+
+bool DkimKey::verifiesSha256(const unsigned char* digest, std::size_t size,
+                             const std::string& signature) const {
+  if (rsa_sha256 == nullptr) return false;
+  // A copy per call: a context is one thread's at a time, and copying reads the original only.
+  std::unique_ptr<EVP_PKEY_CTX, decltype(&EVP_PKEY_CTX_free)> ctx(EVP_PKEY_CTX_dup(rsa_sha256),
+                                                                  EVP_PKEY_CTX_free);
+  return ctx && EVP_PKEY_verify(ctx.get(), reinterpret_cast<const unsigned char*>(signature.data()),
+                                signature.size(), digest, size) == 1;
 }
 
 bool DkimKey::allowsHash(std::string_view hash) const {
@@ -77,6 +90,12 @@ std::shared_ptr<const DkimKey> DkimKey::decode(const std::string& record) {
     const int bits = EVP_PKEY_get_bits(key->pkey);
     if (bits < kMinRsaBits) return invalid(key, "RSA key under 1024 bits");
     if (bits > kMaxRsaBits) return invalid(key, "RSA key over 4096 bits");
+    key->rsa_sha256 = EVP_PKEY_CTX_new_from_pkey(nullptr, key->pkey, nullptr);
+    if (key->rsa_sha256 == nullptr || EVP_PKEY_verify_init(key->rsa_sha256) != 1 ||
+        EVP_PKEY_CTX_set_rsa_padding(key->rsa_sha256, RSA_PKCS1_PADDING) != 1 ||
+        EVP_PKEY_CTX_set_signature_md(key->rsa_sha256, EVP_sha256()) != 1) {
+      return invalid(key, "OpenSSL cannot verify with this RSA key");
+    }
   }
   key->state = State::kUsable;
   return key;

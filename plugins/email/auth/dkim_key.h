@@ -17,6 +17,7 @@
 #include <vector>
 
 using EVP_PKEY = struct evp_pkey_st;
+using EVP_PKEY_CTX = struct evp_pkey_ctx_st;
 
 namespace svc::plugins::email {
 
@@ -28,12 +29,19 @@ struct DkimKey {
   std::vector<std::string> hashes;  ///< h=, lower-case; empty: any.
   bool strict = false;              ///< t=s: i= must be in d= itself, not a subdomain.
   EVP_PKEY* pkey = nullptr;
+  EVP_PKEY_CTX* rsa_sha256 =
+      nullptr;  ///< An RSA key's verify context, initialized; copied per use.
 
   /// @param record the TXT record as served (its strings joined). @return it decoded; never
   /// throws.
   static std::shared_ptr<const DkimKey> decode(const std::string& record);
   /// @return whether h= allows hash (e.g. "sha256").
   bool allowsHash(std::string_view hash) const;
+  /// @return whether signature is this RSA key's PKCS #1 v1.5 signature of a SHA-256 digest.
+  /// The verify context is set up once per key and copied per call: OpenSSL 3's
+  /// EVP_DigestVerifyInit looks the algorithm up by name each time (a walk of its name map).
+  bool verifiesSha256(const unsigned char* digest, std::size_t size,
+                      const std::string& signature) const;
 
   DkimKey() = default;
   DkimKey(const DkimKey&) = delete;

@@ -71,20 +71,16 @@ std::string withoutSignature(std::string_view value) {
 
 bool verifySignature(const DkimKey& key, bool ed25519, const std::string& data,
                      const std::string& signature) {
+  // Both sign the SHA-256 of the canonical data: rsa-sha256 in a PKCS #1 DigestInfo, ed25519 as
+  // its message (RFC 8463 section 3, "PureEdDSA").
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (EVP_Digest(data.data(), data.size(), digest, &len, sha256(), nullptr) != 1) return false;
+  if (!ed25519) return key.verifiesSha256(digest, len, signature);
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  if (!ctx) return false;
-  const auto* sig = reinterpret_cast<const unsigned char*>(signature.data());
-  if (ed25519) {
-    // RFC 8463 section 3: ed25519 signs the SHA-256 of the canonical data ("PureEdDSA").
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int len = 0;
-    return EVP_Digest(data.data(), data.size(), digest, &len, sha256(), nullptr) == 1 &&
-           EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, key.pkey) == 1 &&
-           EVP_DigestVerify(ctx.get(), sig, signature.size(), digest, len) == 1;
-  }
-  return EVP_DigestVerifyInit(ctx.get(), nullptr, sha256(), nullptr, key.pkey) == 1 &&
-         EVP_DigestVerify(ctx.get(), sig, signature.size(),
-                          reinterpret_cast<const unsigned char*>(data.data()), data.size()) == 1;
+  return ctx && EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, key.pkey) == 1 &&
+         EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(signature.data()),
+                          signature.size(), digest, len) == 1;
 }
 
 // @return the SHA-256 of the canonical body's first `length` bytes (all without l=); "" when
