@@ -294,6 +294,9 @@ class EmailBounces : public Email {
     auto out = runCommand("swaks --server 127.0.0.1:" + std::to_string(smtp_port_) + " --from '" +
                           from + "' --to " + rcpt + " --data @" + file);
     Poco::File(file).remove();
+    if (out.first == 0) {
+      EXPECT_TRUE(allFiled()) << "the message acknowledged was never filed";
+    }
     return out;
   }
 

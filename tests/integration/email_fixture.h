@@ -129,6 +129,19 @@ class Email : public ::testing::Test {
     return list;
   }
 
+  /// Waits (30 s at most) until svcd has filed every message it acknowledged: a 250 comes once
+  /// a message is on disk, its filing (a bounce matched, a rule applied) a moment later when the
+  /// filer is busy or slow. @return true when it has.
+  bool allFiled() {
+    for (int i = 0; i < 300; ++i) {
+      auto m = http(svcd_->adminPort(), "GET", "/metrics", "",
+                    {{"Authorization", "Bearer " + svcd_->adminToken()}});
+      if (m.body.find("\nsvc_email_spool_backlog_messages 0\n") != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  }
+
   Poco::JSON::Object::Ptr message(const std::string& id) {
     auto r = call("GET", "/api/email-messages/" + id + "/");
     EXPECT_EQ(r.status, 200) << r.body;

@@ -166,6 +166,11 @@ Svcd::Svcd(Options options) : options_(std::move(options)) {
   data_dir_ = root_ + "/data";
   plugin_dir_ = root_ + "/plugins";
   log_file_ = root_ + "/svcd.log";
+  // A test that restarts on another's data names it with --set data.dir=...: that is where the
+  // operator token (and everything else) is.
+  for (const auto& a : options_.args) {
+    if (a.rfind("data.dir=", 0) == 0) data_dir_ = a.substr(9);
+  }
   Poco::File(data_dir_).createDirectories();
   Poco::File(plugin_dir_).createDirectories();
   for (const auto& p : options_.plugins) {
