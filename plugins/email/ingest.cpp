@@ -23,6 +23,14 @@ using namespace Poco::Data::Keywords;
 namespace svc::plugins::email {
 
 namespace {
+
+// Filing waits out a burst while the backlog is under half its bound (the other half is left
+// for the burst to go on while filing catches up).
+Spool::Options spoolOptions(std::uint64_t max_backlog_bytes) {
+  Spool::Options o;
+  o.defer_below_bytes = max_backlog_bytes / 2;
+  return o;
+}
 constexpr std::string_view kAuthLine = "SVC-AUTH ";
 
 // A mailbox as a block rule sees it: lower-case, a quoted local part unquoted, a trailing dot of
@@ -141,8 +149,11 @@ Ingest::Ingest(sdk::PluginContext& context, MailStore& store, BlobStore& blobs, 
       rules_(rules),
       auth_(auth),
       spool_(std::make_unique<Spool>(
-          spool_dir_, [this](const std::vector<Spool::Record>& records,
-                             const Spool::Position& end) { fileSpooled(records, end); })) {}
+          spool_dir_,
+          [this](const std::vector<Spool::Record>& records, const Spool::Position& end) {
+            fileSpooled(records, end);
+          },
+          spoolOptions(max_backlog_bytes))) {}
 
 void Ingest::start() {
   Spool::Position filed;

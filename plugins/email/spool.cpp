@@ -28,6 +28,12 @@ constexpr std::uint32_t kMaxRecord = 256u << 20;
 constexpr const char* kSpare = "/spare";
 constexpr const char* kSpareTemp = "/spare.tmp";
 
+std::int64_t steadyMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 bool before(const Spool::Position& a, const Spool::Position& b) {
   return a.segment < b.segment || (a.segment == b.segment && a.offset < b.offset);
 }
@@ -216,6 +222,7 @@ void Spool::write() {
     std::deque<Pending> batch;
     batch.swap(queue_);
     lock.unlock();
+    last_append_us_ = steadyMicros();
     writeBatch(batch);
     lock.lock();
     for (Pending& p : batch) {
@@ -284,9 +291,13 @@ void Spool::writeBatch(std::deque<Pending>& batch) {
 
 bool Spool::waitFiled(const Position& position, int timeout_ms) {
   std::unique_lock lock(mutex_);
-  return filed_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] {
+  ++waiting_filed_;
+  ingest_cv_.notify_one();  // a filing that waits for a lull goes on at once
+  const bool filed = filed_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] {
     return stopping_ || !before(filed_, position);
   }) && !before(filed_, position);
+  --waiting_filed_;
+  return filed;
 }
 
 std::size_t Spool::backlog() const {
@@ -318,6 +329,13 @@ void Spool::ingest() {
         return stopping_ || before(pos, written_) || pos.segment < segment_;
       });
       if (stopping_) return;  // what is left is filed at the next start
+      // A burst: wait for a lull, within the bounds (Options::defer_below_bytes).
+      if (options_.defer_below_bytes > 0 && waiting_filed_ == 0 &&
+          unfiled_bytes_ < options_.defer_below_bytes &&
+          steadyMicros() - last_append_us_ < std::chrono::microseconds(kBurstGap).count()) {
+        ingest_cv_.wait_for(lock, kBurstGap, [&] { return stopping_ || waiting_filed_ > 0; });
+        continue;
+      }
       limit = written_;
       current = segment_;
     }

@@ -52,7 +52,13 @@ class Spool {
     std::int64_t segment_bytes = 64LL << 20;
     /// The spare is prepared once the current segment holds this much.
     std::int64_t prepare_after = 1LL << 20;
+    /// Under a burst (an append in the last kBurstGap), filing waits for a lull while fewer
+    /// bytes than this wait to be filed and no session waits for its message to be: its
+    /// database commits share the disk with the appends' fdatasync, which paces every
+    /// acknowledgement. 0: filing never waits.
+    std::uint64_t defer_below_bytes = 0;
   };
+  static constexpr std::chrono::milliseconds kBurstGap{20};
 
   /// @param dir the spool directory (created; locked against a second process).
   /// @param filer files batches (on the ingester thread); throws to have the batch retried.
@@ -133,6 +139,8 @@ class Spool {
   std::atomic<std::size_t> unfiled_{0};
   std::atomic<std::uint64_t> unfiled_bytes_{0};
   std::atomic<bool> stopping_{false};
+  std::atomic<std::int64_t> last_append_us_{0};  // steady clock, when the writer last wrote
+  std::atomic<int> waiting_filed_{0};            // sessions in waitFiled()
   std::thread writer_, answerer_, ingester_;
 };
 

@@ -106,6 +106,41 @@ TEST(Spool, BacklogCountsWhatIsNotYetFiled) {
   Poco::File(dir).remove(true);
 }
 
+// Under a burst filing waits for a lull (its commits would share the disk with the appends'
+// fdatasync), unless a session waits for its message to be filed or the backlog passes its
+// bound; once the burst ends, everything is filed.
+TEST(Spool, FilingWaitsOutABurstWithinItsBounds) {
+  const std::string dir = Poco::TemporaryFile::tempName("/tmp/") + "-spool";
+  Filed filed;
+  Spool::Options options;
+  options.defer_below_bytes = 1 << 20;
+  {
+    Spool spool(dir, filed.filer(), options);
+    spool.start({});
+    Spool::Position last;
+    for (int i = 0; i < 20; ++i) last = spool.append("burst " + std::to_string(i));
+    EXPECT_GT(spool.backlog(), 0u) << "filed while the appends went on";
+    // A session waiting for its message ends the wait at once.
+    ASSERT_TRUE(spool.waitFiled(last, 5000));
+    EXPECT_EQ(spool.backlog(), 0u);
+    // Past the bound, filing goes on under the burst.
+    const std::string big(600 << 10, 'b');
+    last = spool.append(big);
+    last = spool.append(big);
+    for (int i = 0; i < 100 && spool.backlogBytes() >= options.defer_below_bytes; ++i) {
+      spool.append("small");
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    EXPECT_LT(spool.backlogBytes(), options.defer_below_bytes);
+    // The lull: the rest is filed without anyone waiting.
+    for (int i = 0; i < 100 && spool.backlog() > 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_EQ(spool.backlog(), 0u);
+  }
+  Poco::File(dir).remove(true);
+}
+
 // appendAsync returns at once; the writer thread says when each record is on disk, once, in the
 // order they were queued, and the bytes are in the segment when it says so.
 TEST(Spool, AsynchronousAppendsAreAnsweredOnceTheyAreOnDisk) {
