@@ -227,6 +227,7 @@ void Spool::write() {
     lock.lock();
     for (Pending& p : batch) {
       if (p.error.empty()) {
+        if (unfiled_ == 0) oldest_unfiled_us_ = last_append_us_.load();
         ++unfiled_;
         unfiled_bytes_ += p.payload.size();
         if (before(written_, p.end)) written_ = p.end;
@@ -330,9 +331,11 @@ void Spool::ingest() {
       });
       if (stopping_) return;  // what is left is filed at the next start
       // A burst: wait for a lull, within the bounds (Options::defer_below_bytes).
+      const std::int64_t now_us = steadyMicros();
       if (options_.defer_below_bytes > 0 && waiting_filed_ == 0 &&
           unfiled_bytes_ < options_.defer_below_bytes &&
-          steadyMicros() - last_append_us_ < std::chrono::microseconds(kBurstGap).count()) {
+          now_us - last_append_us_ < std::chrono::microseconds(kBurstGap).count() &&
+          now_us - oldest_unfiled_us_ < std::chrono::microseconds(kMaxFilingLag).count()) {
         ingest_cv_.wait_for(lock, kBurstGap, [&] { return stopping_ || waiting_filed_ > 0; });
         continue;
       }

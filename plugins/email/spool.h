@@ -53,12 +53,15 @@ class Spool {
     /// The spare is prepared once the current segment holds this much.
     std::int64_t prepare_after = 1LL << 20;
     /// Under a burst (an append in the last kBurstGap), filing waits for a lull while fewer
-    /// bytes than this wait to be filed and no session waits for its message to be: its
-    /// database commits share the disk with the appends' fdatasync, which paces every
-    /// acknowledgement. 0: filing never waits.
+    /// bytes than this wait to be filed, none has waited longer than kMaxFilingLag, and no
+    /// session waits for its message to be: its database commits share the disk with the
+    /// appends' fdatasync, which paces every acknowledgement. 0: filing never waits.
     std::uint64_t defer_below_bytes = 0;
   };
   static constexpr std::chrono::milliseconds kBurstGap{20};
+  /// How long mail acknowledged may wait for a lull before it is filed anyway: an agent waiting
+  /// for a code sees it within this (and filing's own time) however busy the listener.
+  static constexpr std::chrono::milliseconds kMaxFilingLag{1000};
 
   /// @param dir the spool directory (created; locked against a second process).
   /// @param filer files batches (on the ingester thread); throws to have the batch retried.
@@ -140,7 +143,9 @@ class Spool {
   std::atomic<std::uint64_t> unfiled_bytes_{0};
   std::atomic<bool> stopping_{false};
   std::atomic<std::int64_t> last_append_us_{0};  // steady clock, when the writer last wrote
-  std::atomic<int> waiting_filed_{0};            // sessions in waitFiled()
+  // Steady clock: when the oldest record not yet filed was written (set as the backlog leaves 0).
+  std::atomic<std::int64_t> oldest_unfiled_us_{0};
+  std::atomic<int> waiting_filed_{0};  // sessions in waitFiled()
   std::thread writer_, answerer_, ingester_;
 };
 

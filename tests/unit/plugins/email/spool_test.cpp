@@ -132,6 +132,15 @@ TEST(Spool, FilingWaitsOutABurstWithinItsBounds) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     EXPECT_LT(spool.backlogBytes(), options.defer_below_bytes);
+    ASSERT_TRUE(spool.waitFiled(last, 5000));
+    // A burst longer than kMaxFilingLag: what waited that long is filed under it.
+    std::size_t appended = 0;
+    for (const auto until = std::chrono::steady_clock::now() + Spool::kMaxFilingLag * 2;
+         std::chrono::steady_clock::now() < until; ++appended) {
+      spool.append("steady");
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    EXPECT_LT(spool.backlog(), appended / 2) << "filing waited past its lag";
     // The lull: the rest is filed without anyone waiting.
     for (int i = 0; i < 100 && spool.backlog() > 0; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
