@@ -24,20 +24,6 @@ std::string streamFrom(Svcd& svcd, const std::string& query, int timeout_ms = 12
                      timeout_ms);
 }
 
-std::string metricsOf(Svcd& svcd) {
-  auto m = http(svcd.adminPort(), "GET", "/metrics", "",
-                {{"Authorization", "Bearer " + svcd.adminToken()}});
-  EXPECT_EQ(m.status, 200) << m.body;
-  return m.body;
-}
-
-// @return the value of an unlabelled sample, or NaN when absent.
-double sample(const std::string& text, const std::string& name) {
-  std::smatch m;
-  if (!std::regex_search(text, m, std::regex("(^|\n)" + name + " ([^\n]+)\n"))) return NAN;
-  return std::stod(m[2]);
-}
-
 std::size_t occurrences(const std::string& text, const std::string& needle) {
   std::size_t n = 0;
   for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;

@@ -134,9 +134,7 @@ class Email : public ::testing::Test {
   /// filer is busy or slow. @return true when it has.
   bool allFiled() {
     for (int i = 0; i < 300; ++i) {
-      auto m = http(svcd_->adminPort(), "GET", "/metrics", "",
-                    {{"Authorization", "Bearer " + svcd_->adminToken()}});
-      if (m.body.find("\nsvc_email_spool_backlog_messages 0\n") != std::string::npos) return true;
+      if (sample(metricsOf(*svcd_), "svc_email_spool_backlog_messages") == 0) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     return false;

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <iterator>
 #include <regex>
@@ -131,6 +132,19 @@ std::string readAvailable(int fd, int timeout_ms) {
   ssize_t n;
   while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) out.append(buf, static_cast<std::size_t>(n));
   return out;
+}
+
+std::string metricsOf(Svcd& svcd) {
+  auto m = http(svcd.adminPort(), "GET", "/metrics", "",
+                {{"Authorization", "Bearer " + svcd.adminToken()}});
+  EXPECT_EQ(m.status, 200) << m.body;
+  return m.body;
+}
+
+double sample(const std::string& text, const std::string& name) {
+  std::smatch m;
+  if (!std::regex_search(text, m, std::regex("(^|\n)" + name + " ([^\n]+)\n"))) return NAN;
+  return std::stod(m[2]);
 }
 
 bool raiseFileLimit(unsigned long want) {

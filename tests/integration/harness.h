@@ -111,6 +111,11 @@ class Svcd {
   int admin_port_ = 0;
 };
 
+/// @return svcd's admin /metrics text (a failure to read it fails the test).
+std::string metricsOf(Svcd& svcd);
+/// @return the value of an unlabelled sample in a /metrics text, or NaN when absent.
+double sample(const std::string& text, const std::string& name);
+
 /// A new account the way an installation without a browser makes one: the operator adds a local
 /// user and approves a device login for them. @return the device-token answer (access, refresh,
 /// management_key...), or an empty object after reporting a failure.

@@ -33,11 +33,8 @@ Poco::JSON::Object::Ptr parsed(const std::string& text) {
 
 // @return true once svcd counts `n` event streams open (within 30 s).
 bool streamsOpen(Svcd& svcd, int n) {
-  const std::string want = "\nsvc_event_streams_open " + std::to_string(n) + "\n";
   for (int i = 0; i < 300; ++i) {
-    auto m = http(svcd.adminPort(), "GET", "/metrics", "",
-                  {{"Authorization", "Bearer " + svcd.adminToken()}});
-    if (m.body.find(want) != std::string::npos) return true;
+    if (sample(metricsOf(svcd), "svc_event_streams_open") == n) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return false;

@@ -146,12 +146,7 @@ TEST_F(EmailWait, AThousandWaitersHoldNoWorkerThread) {
   }
   // Every wait is held before the message comes (else a late one would count it as already
   // there): the hub's gauge says so.
-  const auto held = [&] {
-    const std::string text =
-        http(svcd_->adminPort(), "GET", "/metrics", "", bearer(svcd_->adminToken())).body;
-    const auto at = text.find("\nsvc_held_responses_open ");
-    return at == std::string::npos ? 0 : static_cast<int>(std::stod(text.substr(at + 25)));
-  };
+  const auto held = [&] { return sample(metricsOf(*svcd_), "svc_held_responses_open"); };
   for (const auto until = Clock::now() + std::chrono::seconds(100);
        held() < 1000 && Clock::now() < until;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
