@@ -34,6 +34,10 @@ std::int64_t steadyMicros() {
       .count();
 }
 
+std::int64_t micros(std::chrono::milliseconds d) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(d).count();
+}
+
 bool before(const Spool::Position& a, const Spool::Position& b) {
   return a.segment < b.segment || (a.segment == b.segment && a.offset < b.offset);
 }
@@ -224,6 +228,7 @@ void Spool::write() {
     lock.unlock();
     last_append_us_ = steadyMicros();
     writeBatch(batch);
+    last_append_us_ = steadyMicros();  // a lull counts from when the disk was free again
     lock.lock();
     for (Pending& p : batch) {
       if (p.error.empty()) {
@@ -331,12 +336,14 @@ void Spool::ingest() {
       });
       if (stopping_) return;  // what is left is filed at the next start
       // A burst: wait for a lull, within the bounds (Options::defer_below_bytes).
+      const auto bounded = [&] {
+        return stopping_ || waiting_filed_ > 0 || unfiled_bytes_ >= options_.defer_below_bytes;
+      };
       const std::int64_t now_us = steadyMicros();
-      if (options_.defer_below_bytes > 0 && waiting_filed_ == 0 &&
-          unfiled_bytes_ < options_.defer_below_bytes &&
-          now_us - last_append_us_ < std::chrono::microseconds(kBurstGap).count() &&
-          now_us - oldest_unfiled_us_ < std::chrono::microseconds(kMaxFilingLag).count()) {
-        ingest_cv_.wait_for(lock, kBurstGap, [&] { return stopping_ || waiting_filed_ > 0; });
+      const std::int64_t lull_us = last_append_us_ + micros(options_.burst_gap) - now_us;
+      const std::int64_t lag_us = oldest_unfiled_us_ + micros(options_.max_filing_lag) - now_us;
+      if (options_.defer_below_bytes > 0 && !bounded() && lull_us > 0 && lag_us > 0) {
+        ingest_cv_.wait_for(lock, std::chrono::microseconds(std::min(lull_us, lag_us)), bounded);
         continue;
       }
       limit = written_;

@@ -52,16 +52,16 @@ class Spool {
     std::int64_t segment_bytes = 64LL << 20;
     /// The spare is prepared once the current segment holds this much.
     std::int64_t prepare_after = 1LL << 20;
-    /// Under a burst (an append in the last kBurstGap), filing waits for a lull while fewer
-    /// bytes than this wait to be filed, none has waited longer than kMaxFilingLag, and no
-    /// session waits for its message to be: its database commits share the disk with the
+    /// Under a burst (appends written in the last burst_gap), filing waits for a lull while
+    /// fewer bytes than this wait to be filed, none has waited longer than max_filing_lag, and
+    /// no session waits for its message to be: its database commits share the disk with the
     /// appends' fdatasync, which paces every acknowledgement. 0: filing never waits.
     std::uint64_t defer_below_bytes = 0;
+    std::chrono::milliseconds burst_gap{20};
+    /// How long mail acknowledged may wait for a lull before it is filed anyway: an agent
+    /// waiting for a code sees it within this (and filing's own time) however busy the listener.
+    std::chrono::milliseconds max_filing_lag{1000};
   };
-  static constexpr std::chrono::milliseconds kBurstGap{20};
-  /// How long mail acknowledged may wait for a lull before it is filed anyway: an agent waiting
-  /// for a code sees it within this (and filing's own time) however busy the listener.
-  static constexpr std::chrono::milliseconds kMaxFilingLag{1000};
 
   /// @param dir the spool directory (created; locked against a second process).
   /// @param filer files batches (on the ingester thread); throws to have the batch retried.
