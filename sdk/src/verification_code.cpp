@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <iterator>
+#include <string_view>
 #include <vector>
 
 // One pass splits the text into tokens (runs of letters and digits; URLs and e-mail addresses
@@ -169,9 +171,63 @@ std::vector<Token> tokenize(std::string_view text) {
   return tokens;
 }
 
-// Whether tokens[i] names a one-time code (see the header for the languages).
+// The words that name a one-time code (see the header for the languages), by how they are
+// matched. namesCode() reads them; mayNameCode() rules most words out from the same lists.
+constexpr std::string_view kCodeEndings[] = {"code", "codes", "codice", "codici"};
+constexpr std::string_view kCodeStems[] = {"código", "codigo", "kod", "kód", "код"};
+constexpr std::string_view kCodeWords[] = {
+    "koodi",  "tan",     "pin",     "pins",     "totp", "2fa",   "mfa", "mtan",
+    "smstan", "pushtan", "chiptan", "phototan", "itan", "passe", "time"};  // time: one-time
+constexpr std::string_view kCodePrefixes[] = {
+    "otp",      "verif",    "vérif",      "authent",   "autent",     "password",
+    "passwort", "kennwort", "wachtwoord", "senha",     "contraseña", "contrasena",
+    "clave",    "einmal",   "hasło",      "doğrulama", "пароль"};
+constexpr std::string_view kCodeInWords[] = {"码",   "碼",   "認証", "コード",
+                                             "인증", "验证", "驗證", "暗証"};
+
+template <std::size_t N>
+bool anyEndsWith(std::string_view w, const std::string_view (&list)[N]) {
+  return std::any_of(std::begin(list), std::end(list),
+                     [&](std::string_view e) { return endsWith(w, e); });
+}
+template <std::size_t N>
+bool anyStartsWith(std::string_view w, const std::string_view (&list)[N]) {
+  return std::any_of(std::begin(list), std::end(list),
+                     [&](std::string_view p) { return startsWith(w, p); });
+}
+template <std::size_t N>
+bool anyIs(std::string_view w, const std::string_view (&list)[N]) {
+  return std::find(std::begin(list), std::end(list), w) != std::end(list);
+}
+
+// False only for a word namesCode() is sure to refuse, at the cost of a few byte compares: most
+// words of a message. Every word it looks for is 3 bytes or more; those matched from their start
+// are known by their first two bytes (a bitmap built from the lists), the endings are few, and a
+// word with a byte past ASCII (where the CJK words can sit anywhere) is looked at in full.
+bool mayNameCode(std::string_view w) {
+  static const std::vector<bool> first_two = [] {
+    std::vector<bool> bits(1 << 16);
+    auto add = [&](std::string_view k) {
+      bits[static_cast<unsigned char>(k[0]) << 8 | static_cast<unsigned char>(k[1])] = true;
+    };
+    for (auto k : kCodeStems) add(k);
+    for (auto k : kCodeWords) add(k);
+    for (auto k : kCodePrefixes) add(k);
+    return bits;
+  }();
+  if (w.size() < 3) return false;
+  if (first_two[static_cast<unsigned char>(w[0]) << 8 | static_cast<unsigned char>(w[1])]) {
+    return true;
+  }
+  if (anyEndsWith(w, kCodeEndings)) return true;
+  return std::any_of(w.begin(), w.end(),
+                     [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
+}
+
+// Whether tokens[i] names a one-time code.
 bool namesCode(const std::vector<Token>& tokens, std::size_t i) {
   const std::string& w = tokens[i].lower;
+  if (!mayNameCode(w)) return false;
   const std::string_view previous = i > 0 ? std::string_view(tokens[i - 1].lower) : "";
   auto next = [&](std::size_t k) {
     // The k-th word after w, past the little words that join "code" to what kind it is.
@@ -180,27 +236,16 @@ bool namesCode(const std::vector<Token>& tokens, std::size_t i) {
     j += k;
     return j < tokens.size() ? std::string_view(tokens[j].lower) : std::string_view();
   };
-  if (endsWith(w, "code") || endsWith(w, "codes") || endsWith(w, "codice") ||
-      endsWith(w, "codici") || startsWith(w, "código") || startsWith(w, "codigo") ||
-      startsWith(w, "kod") || startsWith(w, "kód") || w == "koodi" || startsWith(w, "код")) {
+  if (anyEndsWith(w, kCodeEndings) || anyStartsWith(w, kCodeStems) || w == "koodi") {
     if ((endsWith(w, "code") || endsWith(w, "codes")) && isOtherCodeCompound(w)) return false;
     return !namesOtherCodeBefore(previous) && !namesOtherCodeAfter(next(0));
   }
   if (w == "tan") return tokens[i].all_upper;  // the German banks' TAN, not the colour
-  if (oneOf(w, {"pin", "pins", "totp", "2fa", "mfa", "mtan", "smstan", "pushtan", "chiptan",
-                "phototan", "itan", "passe"})) {
-    return true;
-  }
-  if (w == "time" && previous == "one") return true;  // one-time, one time
-  if (startsWithOneOf(w, {"otp", "verif", "vérif", "authent", "autent", "password", "passwort",
-                          "kennwort", "wachtwoord", "senha", "contraseña", "contrasena", "clave",
-                          "einmal", "hasło", "doğrulama", "пароль"})) {
-    return true;
-  }
-  for (std::string_view cjk : {"码", "碼", "認証", "コード", "인증", "验证", "驗證", "暗証"}) {
-    if (w.find(cjk) != std::string::npos) return true;
-  }
-  return false;
+  if (w == "time") return previous == "one";   // one-time, one time
+  if (anyIs(w, kCodeWords)) return true;
+  if (anyStartsWith(w, kCodePrefixes)) return true;
+  return std::any_of(std::begin(kCodeInWords), std::end(kCodeInWords),
+                     [&](std::string_view k) { return w.find(k) != std::string::npos; });
 }
 
 std::string_view withoutOneSpace(std::string_view s, bool at_end) {
