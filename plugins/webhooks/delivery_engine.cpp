@@ -107,8 +107,8 @@ void DeliveryEngine::fanOutLoop() {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     sweep();
-    // Retries come due and other processes make deliveries: the workers look every round.
-    wakeWorkers();
+    // Retries come due and other processes make deliveries: the workers look for those every
+    // poll interval by themselves (woken each round, they queried the database per event).
   }
 }
 

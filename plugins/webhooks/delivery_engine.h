@@ -1,7 +1,8 @@
 // The background work of the webhooks plugin: the fan-out thread and the delivery workers.
 //
 // The fan-out thread runs FanOut rounds when an event arrives (the bus calls back on its thread,
-// which only wakes this one) and every poll interval, then wakes the workers.
+// which only wakes this one) and every poll interval, and wakes the workers when it made
+// deliveries; the workers also look every poll interval (retries come due, other svcds' work).
 //
 // A worker leases one webhook at a time (webhooks.lease_owner/lease_until_us, taken with a
 // compare-and-set under a token fresh for every lease, so one worker of one svcd process delivers

@@ -52,6 +52,12 @@ std::size_t FanOut::runOnce() {
   more_ = false;
   Poco::Int64 cursor = 0, newest = 0;
   Poco::Data::Session s = db_.session();
+  // None at the last look (most installs, most of the time): one read says whether there is one
+  // now; the cursor and the newest event are read when there is, or when the idle cursor is due.
+  const auto now_time = std::chrono::steady_clock::now();
+  const bool advance_due = idle_advanced_ == std::chrono::steady_clock::time_point{} ||
+                           now_time - idle_advanced_ >= kIdleAdvance;
+  if (!had_hooks_ && !advance_due && store_.enabled(s).empty()) return 0;
   s << "SELECT seq FROM webhook_cursor WHERE name = 'fanout'", into(cursor), now;
   // The newest sequence before the webhooks: a webhook this read misses was made by a later
   // commit, so its own event (after_seq) is after `newest` and it wants nothing up to it. Read
@@ -59,15 +65,12 @@ std::size_t FanOut::runOnce() {
   s << "SELECT COALESCE(MAX(seq), 0) FROM svc_events", into(newest), now;
   if (newest <= cursor) return 0;
   const std::vector<WebhookRow> hooks = store_.enabled(s);
+  had_hooks_ = !hooks.empty();
   if (hooks.empty()) {
     // Nothing to deliver: no event is read. The cursor jumps to the newest event (now and
     // then, not a write per event), so a new install, or one whose webhooks were all disabled,
     // does not page through history when a webhook comes.
-    const auto now_time = std::chrono::steady_clock::now();
-    if (idle_advanced_ != std::chrono::steady_clock::time_point{} &&
-        now_time - idle_advanced_ < kIdleAdvance) {
-      return 0;
-    }
+    if (!advance_due) return 0;
     idle_advanced_ = now_time;
     Poco::Int64 from = cursor, to = newest;
     db_.transaction([&](Poco::Data::Session& tx) {

@@ -43,6 +43,7 @@ class FanOut {
   sdk::EventBus& events_;
   WebhookStore& store_;
   bool more_ = false;
+  bool had_hooks_ = true;  // at the last look; true at first, so the first round reads all
   std::chrono::steady_clock::time_point idle_advanced_{};
 };
 
