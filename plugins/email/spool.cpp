@@ -341,7 +341,11 @@ void Spool::ingest() {
       };
       const std::int64_t now_us = steadyMicros();
       const std::int64_t lull_us = last_append_us_ + micros(options_.burst_gap) - now_us;
-      const std::int64_t lag_us = oldest_unfiled_us_ + micros(options_.max_filing_lag) - now_us;
+      std::int64_t lag_us = oldest_unfiled_us_ + micros(options_.max_filing_lag) - now_us;
+      if (lag_us <= 0 && filing_rate_ > 0 &&
+          static_cast<double>(unfiled_) > filing_rate_ * options_.max_filing_lag.count() / 1000) {
+        lag_us = lull_us;  // a flood: filing could not catch up within the lag
+      }
       if (options_.defer_below_bytes > 0 && !bounded() && lull_us > 0 && lag_us > 0) {
         ingest_cv_.wait_for(lock, std::chrono::microseconds(std::min(lull_us, lag_us)), bounded);
         continue;
@@ -360,6 +364,7 @@ void Spool::ingest() {
       continue;
     }
     // Read what follows the position in its segment (up to what was acknowledged there).
+    const std::int64_t began_us = steadyMicros();
     int fd = ::open(segmentPath(pos.segment).c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
       pause(std::chrono::milliseconds(100));
@@ -405,7 +410,10 @@ void Spool::ingest() {
         continue;
       }
       pos = batch.back().end;
+      const double seconds = std::max<std::int64_t>(steadyMicros() - began_us, 1) / 1e6;
       std::lock_guard lock(mutex_);
+      const double rate = static_cast<double>(batch.size()) / seconds;
+      filing_rate_ = filing_rate_ == 0 ? rate : 0.7 * filing_rate_ + 0.3 * rate;
       filed_ = pos;
       // Records of an earlier run were never counted: the counts stop at zero.
       unfiled_ = unfiled_ - std::min(unfiled_.load(), batch.size());

@@ -58,8 +58,11 @@ class Spool {
     /// appends' fdatasync, which paces every acknowledgement. 0: filing never waits.
     std::uint64_t defer_below_bytes = 0;
     std::chrono::milliseconds burst_gap{20};
-    /// How long mail acknowledged may wait for a lull before it is filed anyway: an agent
-    /// waiting for a code sees it within this (and filing's own time) however busy the listener.
+    /// How long mail acknowledged may wait for a lull before it is filed anyway, while filing
+    /// can catch up within it (at the rate it has filed lately): under steady mail an agent
+    /// waiting for a code sees it within about this. A flood that filing cannot keep up with
+    /// is not filed under the burst (the lag would only grow, and filing would take CPU from
+    /// the acknowledgements): it is filed in the lull, or once half the backlog bound is used.
     std::chrono::milliseconds max_filing_lag{1000};
   };
 
@@ -146,6 +149,7 @@ class Spool {
   // Steady clock: when the oldest record not yet filed was written (set as the backlog leaves 0).
   std::atomic<std::int64_t> oldest_unfiled_us_{0};
   std::atomic<int> waiting_filed_{0};  // sessions in waitFiled()
+  double filing_rate_ = 0;             // records a second, lately (0: not known yet)
   std::thread writer_, answerer_, ingester_;
 };
 

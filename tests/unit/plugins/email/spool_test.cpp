@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <fstream>
 #include <functional>
@@ -166,6 +167,51 @@ TEST(Spool, FilingWaitsOutABurstWithinItsBounds) {
       return !steady.payloads.empty();
     })) << "filing waited past its lag";
     EXPECT_GE(std::chrono::steady_clock::now() - began, options.max_filing_lag);
+  }
+  Poco::File(dir).remove(true);
+}
+
+// A flood that filing cannot catch up with within the lag (at the rate it filed lately) is not
+// filed under the burst, where it would take CPU from the acknowledgements and the lag would
+// grow all the same: it is filed in the lull.
+TEST(Spool, AFloodIsFiledInTheLull) {
+  const std::string dir = Poco::TemporaryFile::tempName("/tmp/") + "-spool";
+  Filed filed;
+  Spool::Options options;
+  options.defer_below_bytes = 1 << 20;
+  options.burst_gap = std::chrono::milliseconds(300);
+  options.max_filing_lag = std::chrono::milliseconds(500);
+  {
+    // At most 500 records a second: 2 ms each.
+    Spool spool(
+        dir,
+        [&](const std::vector<Spool::Record>& records, const Spool::Position& end) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(2) * records.size());
+          filed.filer()(records, end);
+        },
+        options);
+    spool.start({});
+    Spool::Position last;
+    for (int i = 0; i < 20; ++i) last = spool.append("known " + std::to_string(i));
+    ASSERT_TRUE(spool.waitFiled(last, 20000));  // the filing rate is known now
+    const auto count = [&] {
+      std::lock_guard lock(filed.mutex);
+      return filed.payloads.size();
+    };
+    const std::size_t before = count();
+    // 400 records at once (more than the 250 filing could do in the lag), then the burst goes on.
+    std::atomic<int> written{0};
+    for (int i = 0; i < 400; ++i) {
+      spool.appendAsync("flood", [&](const Spool::Position&, const std::string&) { ++written; });
+    }
+    ASSERT_TRUE(within(std::chrono::seconds(20), [&] { return written == 400; }));
+    for (const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+         std::chrono::steady_clock::now() < until;) {
+      spool.append("more");
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_EQ(count(), before) << "filed under the flood";
+    EXPECT_TRUE(within(std::chrono::seconds(30), [&] { return spool.backlog() == 0; }));
   }
   Poco::File(dir).remove(true);
 }
