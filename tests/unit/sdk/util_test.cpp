@@ -66,6 +66,7 @@ TEST(Base64, EncodesPaddedOnOneLineAndDecodesBack) {
   EXPECT_EQ(sdk::base64Decode(encoded), long_input);
   EXPECT_EQ(sdk::base64Decode("Zm9v\r\nYmFy"), "foobar");
   EXPECT_EQ(sdk::base64Decode("Zg=="), "f");
+  EXPECT_EQ(sdk::base64Decode("Zm8="), "fo");
   EXPECT_EQ(sdk::base64Decode(""), "");
 }
 
@@ -74,6 +75,8 @@ TEST(Base64, DecodingRefusesWhatIsNotBase64) {
   EXPECT_FALSE(sdk::base64Decode("Zm9vY"));
   EXPECT_FALSE(sdk::base64Decode("Zm9*"));
   EXPECT_FALSE(sdk::base64Decode("Zm9v-_=="));  // base64url is another alphabet
+  EXPECT_FALSE(sdk::base64Decode("Zg==Zm9v"));  // padding ends the text
+  EXPECT_FALSE(sdk::base64Decode("Z==="));
 }
 
 TEST(Hex, EncodesLowerCaseTwoDigitsAByte) {
