@@ -344,7 +344,9 @@ void Spool::ingest() {
       std::int64_t lag_us = oldest_unfiled_us_ + micros(options_.max_filing_lag) - now_us;
       if (lag_us <= 0 && filing_rate_ > 0 &&
           static_cast<double>(unfiled_) > filing_rate_ * options_.max_filing_lag.count() / 1000) {
-        lag_us = lull_us;  // a flood: filing could not catch up within the lag
+        // A flood: filing could not catch up within the lag. One batch a lag still goes, which
+        // keeps the rate this is judged by current (a slow moment must not stop filing).
+        lag_us = last_filed_us_ + micros(options_.max_filing_lag) - now_us;
       }
       if (options_.defer_below_bytes > 0 && !bounded() && lull_us > 0 && lag_us > 0) {
         ingest_cv_.wait_for(lock, std::chrono::microseconds(std::min(lull_us, lag_us)), bounded);
@@ -414,6 +416,7 @@ void Spool::ingest() {
       std::lock_guard lock(mutex_);
       const double rate = static_cast<double>(batch.size()) / seconds;
       filing_rate_ = filing_rate_ == 0 ? rate : 0.7 * filing_rate_ + 0.3 * rate;
+      last_filed_us_ = steadyMicros();
       filed_ = pos;
       // Records of an earlier run were never counted: the counts stop at zero.
       unfiled_ = unfiled_ - std::min(unfiled_.load(), batch.size());

@@ -61,8 +61,8 @@ class Spool {
     /// How long mail acknowledged may wait for a lull before it is filed anyway, while filing
     /// can catch up within it (at the rate it has filed lately): under steady mail an agent
     /// waiting for a code sees it within about this. A flood that filing cannot keep up with
-    /// is not filed under the burst (the lag would only grow, and filing would take CPU from
-    /// the acknowledgements): it is filed in the lull, or once half the backlog bound is used.
+    /// is filed one batch a lag under the burst (the lag would only grow, and filing would take
+    /// CPU from the acknowledgements), the rest in the lull or once past defer_below_bytes.
     std::chrono::milliseconds max_filing_lag{1000};
   };
 
@@ -150,6 +150,7 @@ class Spool {
   std::atomic<std::int64_t> oldest_unfiled_us_{0};
   std::atomic<int> waiting_filed_{0};  // sessions in waitFiled()
   double filing_rate_ = 0;             // records a second, lately (0: not known yet)
+  std::int64_t last_filed_us_ = 0;     // steady clock, when the last batch was filed
   std::thread writer_, answerer_, ingester_;
 };
 

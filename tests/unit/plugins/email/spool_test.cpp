@@ -171,16 +171,16 @@ TEST(Spool, FilingWaitsOutABurstWithinItsBounds) {
   Poco::File(dir).remove(true);
 }
 
-// A flood that filing cannot catch up with within the lag (at the rate it filed lately) is not
-// filed under the burst, where it would take CPU from the acknowledgements and the lag would
-// grow all the same: it is filed in the lull.
+// A flood that filing cannot catch up with within the lag (at the rate it filed lately) is filed
+// one batch a lag under the burst (where filing would take CPU from the acknowledgements and the
+// lag would grow all the same), and the rest in the lull.
 TEST(Spool, AFloodIsFiledInTheLull) {
   const std::string dir = Poco::TemporaryFile::tempName("/tmp/") + "-spool";
   Filed filed;
   Spool::Options options;
   options.defer_below_bytes = 1 << 20;
   options.burst_gap = std::chrono::milliseconds(300);
-  options.max_filing_lag = std::chrono::milliseconds(500);
+  options.max_filing_lag = std::chrono::milliseconds(1000);
   {
     // At most 500 records a second: 2 ms each.
     Spool spool(
@@ -199,18 +199,19 @@ TEST(Spool, AFloodIsFiledInTheLull) {
       return filed.payloads.size();
     };
     const std::size_t before = count();
-    // 400 records at once (more than the 250 filing could do in the lag), then the burst goes on.
+    // 1,000 records at once (filing does at most 500 in the lag), and the burst goes on 2 s:
+    // filing all along would file ~500; one batch (at most 256) a lag files at most that.
     std::atomic<int> written{0};
-    for (int i = 0; i < 400; ++i) {
+    for (int i = 0; i < 1000; ++i) {
       spool.appendAsync("flood", [&](const Spool::Position&, const std::string&) { ++written; });
     }
-    ASSERT_TRUE(within(std::chrono::seconds(20), [&] { return written == 400; }));
-    for (const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+    ASSERT_TRUE(within(std::chrono::seconds(20), [&] { return written == 1000; }));
+    for (const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
          std::chrono::steady_clock::now() < until;) {
       spool.append("more");
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    EXPECT_EQ(count(), before) << "filed under the flood";
+    EXPECT_LE(count() - before, 256u) << "filed all along under the flood";
     EXPECT_TRUE(within(std::chrono::seconds(30), [&] { return spool.backlog() == 0; }));
   }
   Poco::File(dir).remove(true);
