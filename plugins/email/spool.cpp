@@ -227,13 +227,16 @@ void Spool::write() {
     batch.swap(queue_);
     lock.unlock();
     last_append_us_ = steadyMicros();
+    in_write_ = true;  // a write (its fdatasync) may outlast burst_gap: it is no lull
     writeBatch(batch);
     last_append_us_ = steadyMicros();  // a lull counts from when the disk was free again
+    in_write_ = false;
     lock.lock();
     for (Pending& p : batch) {
       if (p.error.empty()) {
         if (unfiled_ == 0) oldest_unfiled_us_ = last_append_us_.load();
         ++unfiled_;
+        ++appended_;
         unfiled_bytes_ += p.payload.size();
         if (before(written_, p.end)) written_ = p.end;
       }
@@ -326,6 +329,10 @@ void Spool::ingest() {
   }
   auto& log = Poco::Logger::get("plugin.email");
   std::vector<char> chunk;
+  // Records arriving a second, over the last lag or more (the ingester's own view).
+  double arrival_rate = 0;
+  std::uint64_t arrivals_mark = 0;
+  std::int64_t arrivals_mark_us = steadyMicros();
   for (;;) {
     Position limit;
     std::int64_t current;
@@ -340,13 +347,22 @@ void Spool::ingest() {
         return stopping_ || waiting_filed_ > 0 || unfiled_bytes_ >= options_.defer_below_bytes;
       };
       const std::int64_t now_us = steadyMicros();
-      const std::int64_t lull_us = last_append_us_ + micros(options_.burst_gap) - now_us;
-      std::int64_t lag_us = oldest_unfiled_us_ + micros(options_.max_filing_lag) - now_us;
-      if (lag_us <= 0 && filing_rate_ > 0 &&
-          static_cast<double>(unfiled_) > filing_rate_ * options_.max_filing_lag.count() / 1000) {
-        // A flood: filing could not catch up within the lag. One batch a lag still goes, which
-        // keeps the rate this is judged by current (a slow moment must not stop filing).
-        lag_us = last_filed_us_ + micros(options_.max_filing_lag) - now_us;
+      const std::int64_t lag = micros(options_.max_filing_lag);
+      if (now_us - arrivals_mark_us >= lag) {
+        arrival_rate = static_cast<double>(appended_ - arrivals_mark) * 1e6 /
+                       static_cast<double>(now_us - arrivals_mark_us);
+        arrivals_mark = appended_;
+        arrivals_mark_us = now_us;
+      }
+      const std::int64_t lull_us = in_write_
+                                       ? micros(options_.burst_gap)
+                                       : last_append_us_ + micros(options_.burst_gap) - now_us;
+      std::int64_t lag_us = oldest_unfiled_us_ + lag - now_us;
+      if (lag_us <= 0 && filing_rate_ > 0 && arrival_rate > filing_rate_ &&
+          static_cast<double>(unfiled_) > filing_rate_ * static_cast<double>(lag) / 1e6) {
+        // A flood: mail comes faster than filing goes, and filing could not catch up within the
+        // lag. One batch a lag still goes, which keeps the rates current.
+        lag_us = last_filed_us_ + lag - now_us;
       }
       if (options_.defer_below_bytes > 0 && !bounded() && lull_us > 0 && lag_us > 0) {
         ingest_cv_.wait_for(lock, std::chrono::microseconds(std::min(lull_us, lag_us)), bounded);

@@ -58,11 +58,12 @@ class Spool {
     /// appends' fdatasync, which paces every acknowledgement. 0: filing never waits.
     std::uint64_t defer_below_bytes = 0;
     std::chrono::milliseconds burst_gap{20};
-    /// How long mail acknowledged may wait for a lull before it is filed anyway, while filing
-    /// can catch up within it (at the rate it has filed lately): under steady mail an agent
-    /// waiting for a code sees it within about this. A flood that filing cannot keep up with
-    /// is filed one batch a lag under the burst (the lag would only grow, and filing would take
-    /// CPU from the acknowledgements), the rest in the lull or once past defer_below_bytes.
+    /// How long mail acknowledged may wait for a lull before it is filed anyway: while mail
+    /// comes no faster than filing goes, an agent waiting for a code sees it within about this.
+    /// A flood (mail faster than filing, which then cannot catch up within the lag) is filed one
+    /// batch a lag under the burst (filing all along would take CPU from the acknowledgements
+    /// and the lag would grow all the same), the rest in the lull or once past
+    /// defer_below_bytes.
     std::chrono::milliseconds max_filing_lag{1000};
   };
 
@@ -149,7 +150,9 @@ class Spool {
   // Steady clock: when the oldest record not yet filed was written (set as the backlog leaves 0).
   std::atomic<std::int64_t> oldest_unfiled_us_{0};
   std::atomic<int> waiting_filed_{0};  // sessions in waitFiled()
-  double filing_rate_ = 0;             // records a second, lately (0: not known yet)
+  double filing_rate_ = 0;             // records filed a second, lately (0: not known yet)
+  std::uint64_t appended_ = 0;         // records written since start
+  std::atomic<bool> in_write_{false};  // the writer is writing (and syncing) a batch
   std::int64_t last_filed_us_ = 0;     // steady clock, when the last batch was filed
   std::thread writer_, answerer_, ingester_;
 };

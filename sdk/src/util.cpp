@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -277,7 +278,12 @@ std::optional<std::string> base64Decode(std::string_view text) {
   if (clean.size() % 4 != 0) return std::nullopt;
   std::size_t pad = 0;
   while (pad < 2 && pad < clean.size() && clean[clean.size() - 1 - pad] == '=') ++pad;
-  if (clean.find('=') < clean.size() - pad) return std::nullopt;
+  const auto alphabet = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '+' || c == '/';
+  };
+  if (!std::all_of(clean.begin(), clean.end() - static_cast<std::ptrdiff_t>(pad), alphabet)) {
+    return std::nullopt;  // OpenSSL's decoder would end quietly at some of these
+  }
   std::string out(clean.size() / 4 * 3, '\0');
   const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
                                 reinterpret_cast<const unsigned char*>(clean.data()),

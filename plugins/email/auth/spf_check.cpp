@@ -114,6 +114,7 @@ SpfOutcome checkSpf(DnsResolver& dns, const std::string& client_ip, const std::s
   const std::size_t at = mail_from.rfind('@');
   out.domain = Poco::toLower(at == std::string::npos ? helo : mail_from.substr(at + 1));
   thread_local ThreadServer mine;
+  if (mine.server == nullptr) mine.server = SPF_server_new_dns(&mine.layer, 0);  // failed before
   mine.layer.hook = &dns;
   SPF_server_t* server = mine.server;
   if (server == nullptr) {

@@ -77,6 +77,7 @@ TEST(Base64, DecodingRefusesWhatIsNotBase64) {
   EXPECT_FALSE(sdk::base64Decode("Zm9v-_=="));  // base64url is another alphabet
   EXPECT_FALSE(sdk::base64Decode("Zg==Zm9v"));  // padding ends the text
   EXPECT_FALSE(sdk::base64Decode("Z==="));
+  EXPECT_FALSE(sdk::base64Decode("QUJD----"));  // not ABC and an end
 }
 
 TEST(Hex, EncodesLowerCaseTwoDigitsAByte) {
