@@ -14,7 +14,9 @@
 #include <condition_variable>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 namespace svc::plugins::email {
@@ -171,92 +173,78 @@ TEST(Spool, FilingWaitsOutABurstWithinItsBounds) {
   Poco::File(dir).remove(true);
 }
 
-// A flood (mail faster than filing goes, and more waiting than filing does in the lag) is filed
-// one batch a lag under the burst, where filing all along would take CPU from the
-// acknowledgements and the lag would grow all the same; the rest is filed in the lull.
-TEST(Spool, AFloodIsFiledABatchALagThenInTheLull) {
+// A spool whose filing takes `per_record` a record (burst gap 300 ms, lag 1 s), started with its
+// filing rate known: `known` records appended and filed.
+struct SlowlyFiled {
   const std::string dir = Poco::TemporaryFile::tempName("/tmp/") + "-spool";
   Filed filed;
   std::atomic<int> written{0};
   Spool::Options options;
-  options.defer_below_bytes = 1 << 20;
-  options.burst_gap = std::chrono::milliseconds(300);
-  options.max_filing_lag = std::chrono::milliseconds(1000);
-  {
-    // At most 500 records a second: 2 ms each.
-    Spool spool(
+  std::unique_ptr<Spool> spool;
+  SlowlyFiled(std::chrono::microseconds per_record, int known) {
+    options.defer_below_bytes = 1 << 20;
+    options.burst_gap = std::chrono::milliseconds(300);
+    options.max_filing_lag = std::chrono::milliseconds(1000);
+    spool = std::make_unique<Spool>(
         dir,
-        [&](const std::vector<Spool::Record>& records, const Spool::Position& end) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(2) * records.size());
+        [this, per_record](const std::vector<Spool::Record>& records, const Spool::Position& end) {
+          std::this_thread::sleep_for(per_record * records.size());
           filed.filer()(records, end);
         },
         options);
-    spool.start({});
+    spool->start({});
     Spool::Position last;
-    for (int i = 0; i < 20; ++i) last = spool.append("known " + std::to_string(i));
-    ASSERT_TRUE(spool.waitFiled(last, 20000));  // the filing rate is known now
-    const auto count = [&] {
-      std::lock_guard lock(filed.mutex);
-      return filed.payloads.size();
-    };
-    const std::size_t before = count();
-    // 1,000 records a second for 2.4 s: the first batch (256 records) goes a lag after the
-    // flood began and is filed by ~1.5 s, the next not before ~2.5 s. Filing all along would
-    // file ~1,000 in the burst.
-    const auto began = std::chrono::steady_clock::now();
-    while (std::chrono::steady_clock::now() < began + std::chrono::milliseconds(2400)) {
-      for (int i = 0; i < 100; ++i) {
-        spool.appendAsync("flood", [&](const Spool::Position&, const std::string&) { ++written; });
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    const std::size_t under_burst = count() - before;
-    EXPECT_GE(under_burst, 1u) << "nothing filed under the flood";
-    EXPECT_LE(under_burst, 256u) << "filed all along under the flood";
-    EXPECT_TRUE(within(std::chrono::seconds(60), [&] { return spool.backlog() == 0; }));
+    for (int i = 0; i < known; ++i) last = spool->append("known " + std::to_string(i));
+    if (!spool->waitFiled(last, 20000)) throw std::runtime_error("the first records not filed");
   }
-  Poco::File(dir).remove(true);
+  ~SlowlyFiled() {
+    spool.reset();
+    Poco::File(dir).remove(true);
+  }
+  void append(const char* what) {
+    spool->appendAsync(what, [this](const Spool::Position&, const std::string&) { ++written; });
+  }
+  std::size_t count() {
+    std::lock_guard lock(filed.mutex);
+    return filed.payloads.size();
+  }
+};
+
+// A flood (mail faster than filing goes, and more waiting than filing does in the lag) is filed
+// one batch a lag under the burst, where filing all along would take CPU from the
+// acknowledgements and the lag would grow all the same; the rest is filed in the lull.
+TEST(Spool, AFloodIsFiledABatchALagThenInTheLull) {
+  SlowlyFiled s(std::chrono::milliseconds(2), 20);  // at most 500 records a second
+  const std::size_t before = s.count();
+  // 1,000 records a second for 2.4 s: the first batch (256 records) goes a lag after the flood
+  // began and is filed by ~1.5 s, the next not before ~2.5 s. Filing all along would file
+  // ~1,000 in the burst.
+  const auto began = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() < began + std::chrono::milliseconds(2400)) {
+    for (int i = 0; i < 100; ++i) s.append("flood");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const std::size_t under_burst = s.count() - before;
+  EXPECT_GE(under_burst, 1u) << "nothing filed under the flood";
+  EXPECT_LE(under_burst, 256u) << "filed all along under the flood";
+  EXPECT_TRUE(within(std::chrono::seconds(60), [&] { return s.spool->backlog() == 0; }));
 }
 
 // A spike in steady mail that filing keeps up with is no flood: once the spike has passed,
 // filing goes on under the stream (a lag at a time) and catches up; an agent's code is not
 // left behind it at a batch a lag.
 TEST(Spool, ASpikeInSteadyMailIsCaughtUpUnderTheStream) {
-  const std::string dir = Poco::TemporaryFile::tempName("/tmp/") + "-spool";
-  Filed filed;
-  std::atomic<int> written{0};
-  Spool::Options options;
-  options.defer_below_bytes = 1 << 20;
-  options.burst_gap = std::chrono::milliseconds(300);
-  options.max_filing_lag = std::chrono::milliseconds(1000);
-  {
-    // At most 2,000 records a second.
-    Spool spool(
-        dir,
-        [&](const std::vector<Spool::Record>& records, const Spool::Position& end) {
-          std::this_thread::sleep_for(std::chrono::microseconds(500) * records.size());
-          filed.filer()(records, end);
-        },
-        options);
-    spool.start({});
-    Spool::Position last;
-    for (int i = 0; i < 100; ++i) last = spool.append("known " + std::to_string(i));
-    ASSERT_TRUE(spool.waitFiled(last, 20000));
-    // A spike of 3,000 (more than filing does in the lag), then 400 a second for 5.5 s: caught
-    // up within ~4.5 s, then what a lag brings (~400) waits at most. A batch a lag (256)
-    // would leave thousands.
-    auto append = [&](const char* what) {
-      spool.appendAsync(what, [&](const Spool::Position&, const std::string&) { ++written; });
-    };
-    for (int i = 0; i < 3000; ++i) append("spike");
-    const auto began = std::chrono::steady_clock::now();
-    while (std::chrono::steady_clock::now() < began + std::chrono::milliseconds(5500)) {
-      for (int i = 0; i < 40; ++i) append("steady");
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    EXPECT_LT(spool.backlog(), 1000u) << "the stream was taken for a flood";
+  SlowlyFiled s(std::chrono::microseconds(500), 100);  // at most 2,000 records a second
+  // A spike of 3,000 (more than filing does in the lag), then 400 a second for 5.5 s: caught up
+  // within ~4.5 s, then what a lag brings (~400) waits at most. A batch a lag (256) would leave
+  // thousands.
+  for (int i = 0; i < 3000; ++i) s.append("spike");
+  const auto began = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() < began + std::chrono::milliseconds(5500)) {
+    for (int i = 0; i < 40; ++i) s.append("steady");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  Poco::File(dir).remove(true);
+  EXPECT_LT(s.spool->backlog(), 1000u) << "the stream was taken for a flood";
 }
 
 // appendAsync returns at once; the writer thread says when each record is on disk, once, in the
