@@ -56,15 +56,15 @@ SPF_dns_rr_t* lookup(SPF_dns_server_t* layer, const char* domain, ns_type type, 
 
 void quiet(const char*, int, const char*) {}
 
-// One libspf2 server per thread, made once: making one asks the host's name and compiles the
-// default explanation, a tenth of an SPF check. Each check points the DNS layer at its resolver.
+// One libspf2 server per thread, made at its first check (again if that failed): making one asks
+// the host's name and compiles the default explanation, a tenth of an SPF check. Each check
+// points the DNS layer at its resolver.
 struct ThreadServer {
   SPF_dns_server_t layer{};
   SPF_server_t* server = nullptr;
   ThreadServer() {
     layer.lookup = lookup;
     layer.name = "svc";
-    server = SPF_server_new_dns(&layer, 0);
   }
   ~ThreadServer() {
     if (server != nullptr) SPF_server_free(server);  // the layer has no destroy: it is ours
@@ -114,7 +114,7 @@ SpfOutcome checkSpf(DnsResolver& dns, const std::string& client_ip, const std::s
   const std::size_t at = mail_from.rfind('@');
   out.domain = Poco::toLower(at == std::string::npos ? helo : mail_from.substr(at + 1));
   thread_local ThreadServer mine;
-  if (mine.server == nullptr) mine.server = SPF_server_new_dns(&mine.layer, 0);  // failed before
+  if (mine.server == nullptr) mine.server = SPF_server_new_dns(&mine.layer, 0);
   mine.layer.hook = &dns;
   SPF_server_t* server = mine.server;
   if (server == nullptr) {
