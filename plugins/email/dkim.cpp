@@ -2,6 +2,7 @@
 
 #include <svc/sdk/util.h>
 
+#include <Poco/Ascii.h>
 #include <Poco/String.h>
 
 #include <openssl/evp.h>
@@ -22,20 +23,8 @@ std::string sha256(const std::string& text) {
   return std::string(reinterpret_cast<char*>(digest), len);
 }
 
-// Runs of spaces and tabs become one space; trailing ones go.
-std::string squeeze(const std::string& s) {
-  std::string out;
-  bool space = false;
-  for (char c : s) {
-    if (c == ' ' || c == '\t') {
-      space = true;
-      continue;
-    }
-    if (space && !out.empty()) out += ' ';
-    space = false;
-    out += c;
-  }
-  return out;
+bool isWsp(char c) {
+  return c == ' ' || c == '\t';
 }
 
 struct Field {
@@ -49,54 +38,72 @@ struct DkimSigner::Key {
   ~Key() { EVP_PKEY_free(pkey); }
 };
 
-std::string relaxedBody(const std::string& body) {
-  // One pass, no copy per line: a body of millions of empty lines costs its own size.
+std::string relaxedBody(std::string_view body) {
+  // One pass, written straight into the result: a body of millions of empty lines costs its own
+  // size, and a line is copied a run of non-blanks at a time.
   std::string out;
-  out.reserve(body.size());
+  out.reserve(body.size() + 2);
   std::size_t empty_lines = 0;  // seen but not written: those at the end go
   std::size_t pos = 0;
-  std::string line;
   while (pos < body.size()) {
     const std::size_t eol = body.find("\r\n", pos);
-    const std::size_t end = eol == std::string::npos ? body.size() : eol;
+    const std::size_t end = eol == std::string_view::npos ? body.size() : eol;
     // Inner runs of whitespace become one space; whitespace at the end of a line goes.
-    line.clear();
-    bool space = false;
-    for (std::size_t i = pos; i < end; ++i) {
-      const char c = body[i];
-      if (c == ' ' || c == '\t') {
-        space = true;
-        continue;
-      }
-      if (space) line += ' ';
-      space = false;
-      line += c;
+    const std::size_t line = out.size();
+    for (std::size_t i = pos; i < end;) {
+      std::size_t word = i;
+      while (word < end && isWsp(body[word])) ++word;
+      if (word == end) break;
+      if (word > i) out += ' ';
+      std::size_t after = word;
+      while (after < end && !isWsp(body[after])) ++after;
+      out.append(body, word, after - word);
+      i = after;
     }
-    if (line.empty()) {
+    if (out.size() == line) {
       ++empty_lines;
     } else {
-      for (; empty_lines > 0; --empty_lines) out += "\r\n";
-      out += line;
+      if (empty_lines > 0) {  // the empty lines before it stay: they are not at the end
+        std::string breaks;
+        breaks.reserve(2 * empty_lines);
+        for (; empty_lines > 0; --empty_lines) breaks += "\r\n";
+        out.insert(line, breaks);
+      }
       out += "\r\n";
     }
-    if (eol == std::string::npos) break;
+    if (eol == std::string_view::npos) break;
     pos = eol + 2;
   }
   return out;
 }
 
-std::string relaxedHeader(const std::string& name, const std::string& value) {
-  std::string unfolded;
+std::string relaxedHeader(std::string_view name, std::string_view value) {
+  // The name lower-cased without the whitespace around it, a colon, then the value unfolded,
+  // its runs of whitespace one space, none at either end.
+  std::size_t first = 0, last = name.size();
+  while (first < last && Poco::Ascii::isSpace(name[first])) ++first;
+  while (last > first && Poco::Ascii::isSpace(name[last - 1])) --last;
+  std::string out;
+  out.reserve(last - first + 1 + value.size());
+  for (std::size_t i = first; i < last; ++i) out += Poco::Ascii::toLower(name[i]);
+  out += ':';
+  const std::size_t start = out.size();
+  bool space = false;
   for (std::size_t i = 0; i < value.size(); ++i) {
-    if (value[i] == '\r' && i + 1 < value.size() && value[i + 1] == '\n') {
+    const char c = value[i];
+    if (c == '\r' && i + 1 < value.size() && value[i + 1] == '\n') {
       ++i;
       continue;
     }
-    unfolded += value[i];
+    if (isWsp(c)) {
+      space = true;
+      continue;
+    }
+    if (space && out.size() > start) out += ' ';
+    space = false;
+    out += c;
   }
-  std::string v = squeeze(unfolded);
-  // squeeze() keeps no leading space: whitespace after the colon is removed too.
-  return Poco::toLower(Poco::trim(name)) + ":" + v;
+  return out;
 }
 
 DkimSigner::DkimSigner(std::string selector, const std::string& pem_key_file)

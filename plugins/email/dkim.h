@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace svc::plugins::email {
 
@@ -27,9 +28,9 @@ class DkimSigner {
 
 /// Relaxed body canonicalization (RFC 6376 section 3.4.4). @param body the body after the blank
 /// line. @return its canonical form.
-std::string relaxedBody(const std::string& body);
+std::string relaxedBody(std::string_view body);
 /// Relaxed header canonicalization (section 3.4.2) of one field. @param name its name.
 /// @param value its value as received, folding included. @return `name:value` (no CRLF).
-std::string relaxedHeader(const std::string& name, const std::string& value);
+std::string relaxedHeader(std::string_view name, std::string_view value);
 
 }  // namespace svc::plugins::email

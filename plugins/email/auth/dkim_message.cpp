@@ -48,7 +48,7 @@ DkimMessage::DkimMessage(std::string_view message, std::size_t max_fields) {
 
 const std::string& DkimMessage::canonicalBody(bool relaxed) {
   if (relaxed) {
-    if (!relaxed_) relaxed_ = relaxedBody(std::string(body_));
+    if (!relaxed_) relaxed_ = relaxedBody(body_);
     return *relaxed_;
   }
   if (!simple_) {
@@ -61,7 +61,11 @@ const std::string& DkimMessage::canonicalBody(bool relaxed) {
 }
 
 std::string DkimMessage::canonicalField(const Field& field, std::string_view value, bool relaxed) {
-  if (relaxed) return relaxedHeader(std::string(field.name), std::string(value)) + "\r\n";
+  if (relaxed) {
+    std::string out = relaxedHeader(field.name, value);
+    out += "\r\n";
+    return out;
+  }
   std::string out(field.name);
   out += ':';
   out += value;

@@ -2,6 +2,7 @@
 
 #include <svc/sdk/util.h>
 
+#include <algorithm>
 #include <cctype>
 
 namespace svc::plugins::email {
@@ -12,19 +13,28 @@ bool isFws(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
+bool isAlpha(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+bool isAlnum(char c) {
+  return isAlpha(c) || (c >= '0' && c <= '9');
+}
+
 std::string withoutFws(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
+  std::string out(s.size(), '\0');
+  std::size_t n = 0;
   for (char c : s) {
-    if (!isFws(c)) out += c;
+    if (!isFws(c)) out[n++] = c;
   }
+  out.resize(n);
   return out;
 }
 
-bool validName(const std::string& name) {
-  if (name.empty() || std::isalpha(static_cast<unsigned char>(name[0])) == 0) return false;
+bool validName(std::string_view name) {
+  if (name.empty() || !isAlpha(name[0])) return false;
   for (char c : name) {
-    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '_') return false;
+    if (!isAlnum(c) && c != '_') return false;
   }
   return true;
 }
@@ -43,7 +53,7 @@ std::optional<DkimTags> DkimTags::parse(std::string_view text) {
     if (end == std::string_view::npos) end = text.size();
     const std::string_view spec = text.substr(at, end - at);
     at = end + 1;
-    if (withoutFws(spec).empty()) continue;  // an empty spec: after the last `;`, or `;;`
+    if (std::all_of(spec.begin(), spec.end(), isFws)) continue;  // after the last `;`, or `;;`
     const std::size_t eq = spec.find('=');
     if (eq == std::string_view::npos) return std::nullopt;
     const std::string_view raw_name = spec.substr(0, eq);
@@ -51,18 +61,22 @@ std::optional<DkimTags> DkimTags::parse(std::string_view text) {
     std::size_t first = 0, last = raw_name.size();
     while (first < last && isFws(raw_name[first])) ++first;
     while (last > first && isFws(raw_name[last - 1])) --last;
-    std::string name(raw_name.substr(first, last - first));
+    const std::string_view name = raw_name.substr(first, last - first);
     if (!validName(name)) return std::nullopt;
-    if (!out.tags_.emplace(std::move(name), withoutFws(spec.substr(eq + 1))).second) {
-      return std::nullopt;  // a name given twice
-    }
+    out.tags_.emplace_back(name, withoutFws(spec.substr(eq + 1)));
   }
+  std::sort(out.tags_.begin(), out.tags_.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  const auto twice = std::adjacent_find(out.tags_.begin(), out.tags_.end(),
+                                        [](const auto& a, const auto& b) { return a.first == b.first; });
+  if (twice != out.tags_.end()) return std::nullopt;  // a name given twice
   return out;
 }
 
 const std::string* DkimTags::find(std::string_view name) const {
-  const auto it = tags_.find(name);
-  return it == tags_.end() ? nullptr : &it->second;
+  const auto it = std::lower_bound(tags_.begin(), tags_.end(), name,
+                                   [](const auto& tag, std::string_view n) { return tag.first < n; });
+  return it == tags_.end() || it->first != name ? nullptr : &it->second;
 }
 
 std::optional<std::string> decodeDkimBase64(std::string_view text) {
@@ -73,9 +87,7 @@ std::optional<std::string> decodeDkimBase64(std::string_view text) {
     ++pad;
   }
   for (char c : clean) {
-    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '+' && c != '/') {
-      return std::nullopt;
-    }
+    if (!isAlnum(c) && c != '+' && c != '/') return std::nullopt;
   }
   if (clean.size() % 4 == 1) return std::nullopt;
   clean.append((4 - clean.size() % 4) % 4, '=');

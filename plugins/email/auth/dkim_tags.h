@@ -3,11 +3,10 @@
 // and values; so does this one, so `h=From : To` and a b= folded over lines read the same.
 #pragma once
 
-#include <functional>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace svc::plugins::email {
@@ -23,7 +22,9 @@ class DkimTags {
   const std::string* find(std::string_view name) const;
 
  private:
-  std::map<std::string, std::string, std::less<>> tags_;  // by name: a long list stays cheap
+  // Sorted by name once parsed: a long list stays cheap (n log n), and most names and values
+  // are short enough to need no allocation of their own.
+  std::vector<std::pair<std::string, std::string>> tags_;
 };
 
 /// RFC 6376's base64string (b=, bh=, p=): the base64 alphabet, FWS anywhere, padding optional.
