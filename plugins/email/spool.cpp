@@ -25,8 +25,6 @@ namespace svc::plugins::email {
 namespace {
 
 constexpr std::uint32_t kMaxRecord = 256u << 20;
-// Records filed in one transaction (at most).
-constexpr std::size_t kBatch = 256;
 constexpr const char* kSpare = "/spare";
 constexpr const char* kSpareTemp = "/spare.tmp";
 
@@ -339,7 +337,6 @@ void Spool::ingest() {
   for (;;) {
     Position limit;
     std::int64_t current;
-    bool flood = false;
     {
       std::unique_lock lock(mutex_);
       ingest_cv_.wait_for(lock, std::chrono::seconds(1), [&] {
@@ -362,21 +359,16 @@ void Spool::ingest() {
                                        ? micros(options_.burst_gap)
                                        : last_append_us_ + micros(options_.burst_gap) - now_us;
       std::int64_t lag_us = oldest_unfiled_us_ + lag - now_us;
-      flood = lag_us <= 0 && filing_rate_ > 0 && arrival_rate > filing_rate_ &&
-              static_cast<double>(unfiled_) > filing_rate_ * static_cast<double>(lag) / 1e6;
-      if (flood) {
+      if (lag_us <= 0 && filing_rate_ > 0 && arrival_rate > filing_rate_ &&
+          static_cast<double>(unfiled_) > filing_rate_ * static_cast<double>(lag) / 1e6) {
         // A flood: mail comes faster than filing goes, and filing could not catch up within the
-        // lag. A small batch a lag still goes, which keeps the oldest mail moving.
+        // lag. One batch a lag still goes, which keeps the rates current.
         lag_us = last_filed_us_ + lag - now_us;
       }
-      const bool deferring = options_.defer_below_bytes > 0 && !bounded() && lull_us > 0;
-      if (deferring && lag_us > 0) {
+      if (options_.defer_below_bytes > 0 && !bounded() && lull_us > 0 && lag_us > 0) {
         ingest_cv_.wait_for(lock, std::chrono::microseconds(std::min(lull_us, lag_us)), bounded);
         continue;
       }
-      // Filing for the lag alone, under a flood: a small batch. In the lull, for a session
-      // waiting or past the bound, whole batches.
-      flood = flood && deferring;
       limit = written_;
       current = segment_;
     }
@@ -402,8 +394,7 @@ void Spool::ingest() {
     std::size_t batch_bytes = 0;
     std::int64_t offset = pos.offset;
     bool torn = false, ended = false;
-    const std::size_t most = flood ? std::max<std::size_t>(options_.flood_batch, 1) : kBatch;
-    while (offset < end && batch.size() < most && batch_bytes < (8u << 20)) {
+    while (offset < end && batch.size() < 256 && batch_bytes < (8u << 20)) {
       unsigned char head[8];
       if (end - offset < 8 || ::pread(fd, head, 8, offset) != 8) {
         torn = true;
@@ -440,11 +431,8 @@ void Spool::ingest() {
       pos = batch.back().end;
       const double seconds = std::max<std::int64_t>(steadyMicros() - began_us, 1) / 1e6;
       std::lock_guard lock(mutex_);
-      // A flood's small batch is mostly its commit: the rate is measured on the others.
-      if (!flood) {
-        const double rate = static_cast<double>(batch.size()) / seconds;
-        filing_rate_ = filing_rate_ == 0 ? rate : 0.7 * filing_rate_ + 0.3 * rate;
-      }
+      const double rate = static_cast<double>(batch.size()) / seconds;
+      filing_rate_ = filing_rate_ == 0 ? rate : 0.7 * filing_rate_ + 0.3 * rate;
       last_filed_us_ = steadyMicros();
       filed_ = pos;
       // Records of an earlier run were never counted: the counts stop at zero.

@@ -60,14 +60,11 @@ class Spool {
     std::chrono::milliseconds burst_gap{20};
     /// How long mail acknowledged may wait for a lull before it is filed anyway: while mail
     /// comes no faster than filing goes, an agent waiting for a code sees it within about this.
-    /// A flood (mail faster than filing, which then cannot catch up within the lag) is filed
-    /// flood_batch records a lag under the burst (filing all along would take CPU from the
-    /// acknowledgements and the lag would grow all the same), the rest in the lull or once past
+    /// A flood (mail faster than filing, which then cannot catch up within the lag) is filed one
+    /// batch a lag under the burst (filing all along would take CPU from the acknowledgements
+    /// and the lag would grow all the same), the rest in the lull or once past
     /// defer_below_bytes.
     std::chrono::milliseconds max_filing_lag{1000};
-    /// Records filed a lag under a flood: the oldest mail keeps moving, at a cost the
-    /// acknowledgements do not feel (a full batch, 256, took a tenth of svcd's CPU under one).
-    std::size_t flood_batch = 32;
   };
 
   /// @param dir the spool directory (created; locked against a second process).
@@ -153,7 +150,7 @@ class Spool {
   // Steady clock: when the oldest record not yet filed was written (set as the backlog leaves 0).
   std::atomic<std::int64_t> oldest_unfiled_us_{0};
   std::atomic<int> waiting_filed_{0};  // sessions in waitFiled()
-  double filing_rate_ = 0;  // records filed a second by whole batches, lately (0: not known yet)
+  double filing_rate_ = 0;             // records filed a second, lately (0: not known yet)
   std::uint64_t appended_ = 0;         // records written since start
   std::atomic<bool> in_write_{false};  // the writer is writing (and syncing) a batch
   std::int64_t last_filed_us_ = 0;     // steady clock, when the last batch was filed
