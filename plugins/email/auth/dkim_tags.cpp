@@ -67,15 +67,17 @@ std::optional<DkimTags> DkimTags::parse(std::string_view text) {
   }
   std::sort(out.tags_.begin(), out.tags_.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
-  const auto twice = std::adjacent_find(out.tags_.begin(), out.tags_.end(),
-                                        [](const auto& a, const auto& b) { return a.first == b.first; });
+  const auto twice =
+      std::adjacent_find(out.tags_.begin(), out.tags_.end(),
+                         [](const auto& a, const auto& b) { return a.first == b.first; });
   if (twice != out.tags_.end()) return std::nullopt;  // a name given twice
   return out;
 }
 
 const std::string* DkimTags::find(std::string_view name) const {
-  const auto it = std::lower_bound(tags_.begin(), tags_.end(), name,
-                                   [](const auto& tag, std::string_view n) { return tag.first < n; });
+  const auto it =
+      std::lower_bound(tags_.begin(), tags_.end(), name,
+                       [](const auto& tag, std::string_view n) { return tag.first < n; });
   return it == tags_.end() || it->first != name ? nullptr : &it->second;
 }
 
