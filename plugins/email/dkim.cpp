@@ -39,8 +39,8 @@ struct DkimSigner::Key {
 };
 
 std::string relaxedBody(std::string_view body) {
-  // One pass, written straight into the result: a body of millions of empty lines costs its own
-  // size, and a line is copied a run of non-blanks at a time.
+  // One pass, written straight into the result a run of non-blanks at a time: a body of millions
+  // of empty lines costs its own size.
   std::string out;
   out.reserve(body.size() + 2);
   std::size_t empty_lines = 0;  // seen but not written: those at the end go
@@ -48,26 +48,22 @@ std::string relaxedBody(std::string_view body) {
   while (pos < body.size()) {
     const std::size_t eol = body.find("\r\n", pos);
     const std::size_t end = eol == std::string_view::npos ? body.size() : eol;
-    // Inner runs of whitespace become one space; whitespace at the end of a line goes.
-    const std::size_t line = out.size();
-    for (std::size_t i = pos; i < end;) {
-      std::size_t word = i;
-      while (word < end && isWsp(body[word])) ++word;
-      if (word == end) break;
-      if (word > i) out += ' ';
-      std::size_t after = word;
-      while (after < end && !isWsp(body[after])) ++after;
-      out.append(body, word, after - word);
-      i = after;
-    }
-    if (out.size() == line) {
+    // A line of whitespace alone is empty; empty lines are written once a line follows them.
+    std::size_t i = pos;
+    while (i < end && isWsp(body[i])) ++i;
+    if (i == end) {
       ++empty_lines;
     } else {
-      if (empty_lines > 0) {  // the empty lines before it stay: they are not at the end
-        std::string breaks;
-        breaks.reserve(2 * empty_lines);
-        for (; empty_lines > 0; --empty_lines) breaks += "\r\n";
-        out.insert(line, breaks);
+      for (; empty_lines > 0; --empty_lines) out += "\r\n";
+      // Inner runs of whitespace become one space; whitespace at the end of a line goes.
+      if (i > pos) out += ' ';
+      while (i < end) {
+        std::size_t after = i;
+        while (after < end && !isWsp(body[after])) ++after;
+        out.append(body, i, after - i);
+        i = after;
+        while (i < end && isWsp(body[i])) ++i;
+        if (i < end && i > after) out += ' ';
       }
       out += "\r\n";
     }

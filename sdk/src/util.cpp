@@ -1,5 +1,6 @@
 #include <svc/sdk/util.h>
 
+#include <Poco/Ascii.h>
 #include <Poco/Base64Decoder.h>
 #include <Poco/Base64Encoder.h>
 #include <Poco/DateTimeFormat.h>
@@ -15,7 +16,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -279,7 +279,7 @@ std::optional<std::string> base64Decode(std::string_view text) {
   std::size_t pad = 0;
   while (pad < 2 && pad < clean.size() && clean[clean.size() - 1 - pad] == '=') ++pad;
   const auto alphabet = [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '+' || c == '/';
+    return Poco::Ascii::isAlphaNumeric(c) || c == '+' || c == '/';
   };
   if (!std::all_of(clean.begin(), clean.end() - static_cast<std::ptrdiff_t>(pad), alphabet)) {
     return std::nullopt;  // OpenSSL's decoder would end quietly at some of these

@@ -2,6 +2,8 @@
 
 #include <svc/sdk/util.h>
 
+#include <Poco/Ascii.h>
+
 #include <algorithm>
 #include <cctype>
 
@@ -11,14 +13,6 @@ namespace {
 
 bool isFws(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
-bool isAlpha(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-bool isAlnum(char c) {
-  return isAlpha(c) || (c >= '0' && c <= '9');
 }
 
 std::string withoutFws(std::string_view s) {
@@ -32,9 +26,9 @@ std::string withoutFws(std::string_view s) {
 }
 
 bool validName(std::string_view name) {
-  if (name.empty() || !isAlpha(name[0])) return false;
+  if (name.empty() || !Poco::Ascii::isAlpha(name[0])) return false;
   for (char c : name) {
-    if (!isAlnum(c) && c != '_') return false;
+    if (!Poco::Ascii::isAlphaNumeric(c) && c != '_') return false;
   }
   return true;
 }
@@ -89,7 +83,7 @@ std::optional<std::string> decodeDkimBase64(std::string_view text) {
     ++pad;
   }
   for (char c : clean) {
-    if (!isAlnum(c) && c != '+' && c != '/') return std::nullopt;
+    if (!Poco::Ascii::isAlphaNumeric(c) && c != '+' && c != '/') return std::nullopt;
   }
   if (clean.size() % 4 == 1) return std::nullopt;
   clean.append((4 - clean.size() % 4) % 4, '=');
