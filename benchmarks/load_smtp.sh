@@ -87,20 +87,28 @@ wait_filed() {  # wait_filed N: until svcd has filed N messages; prints the seco
   echo "$waited"
 }
 steal() { awk '/^cpu /{print $9 + 0}' /proc/stat; }
-run_round() {  # run_round NAME PORT: one round; prints its line and adds to NAME's totals
-  local s0 s1 out
+# CPU ticks (user + system) a process has used: the server's cost of a round, which the VM's
+# speed swings move less than its rate.
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+run_round() {  # run_round NAME PORT SERVER_PID: one round; prints its line and adds to NAME's totals
+  local s0 s1 c0 c1 out us
   s0=$(steal)
+  c0=$(ticks "$3")
   out=$("$build/bin/svc_bench_smtp" "$2" "$clients" "$secs" sink@bench.test "$body" "${message[@]}")
+  c1=$(ticks "$3")
   s1=$(steal)
+  us=$(awk -v t=$((c1 - c0)) -v n="${out%% *}" -v hz="$(getconf CLK_TCK)" \
+    'BEGIN {printf "%.0f", n > 0 ? t * 1e6 / hz / n : 0}')
   # CPU steal over the round: stolen jiffies of all cores, as a share of their time.
-  printf "round %d %-10s %s, steal %d%%\n" "$round" "$1:" "$out" \
+  printf "round %d %-10s %s, server CPU %d us/msg, steal %d%%\n" "$round" "$1:" "$out" "$us" \
     $(((s1 - s0) * 100 / ($(getconf CLK_TCK) * secs * $(nproc))))
   echo "$out" >>"$work/$1.out"
+  echo "${out%% *} $((c1 - c0))" >>"$work/$1.cpu"
 }
 acked=0
 for round in $(seq 1 "$rounds"); do
-  run_round smtp-sink "$sink_port"
-  run_round svcd "$smtp"
+  run_round smtp-sink "$sink_port" "$sink"
+  run_round svcd "$smtp" "$pid"
   acked=$(awk '{n += $1} END {print n}' "$work/svcd.out")
   waited=$(wait_filed "$acked")
 done
@@ -110,6 +118,8 @@ echo "smtp-sink: $(total smtp-sink)"
 a=$(total svcd | awk '{print $7}')
 b=$(total smtp-sink | awk '{print $7}')
 awk -v a="$a" -v b="$b" 'BEGIN {printf "ratio svcd/smtp-sink: %.3f (target >= 0.5)\n", a/b}'
+cpu() { awk -v hz="$(getconf CLK_TCK)" '{n += $1; t += $2} END {printf "%.0f", t * 1e6 / hz / n}' "$work/$1.cpu"; }
+echo "server CPU per message: svcd $(cpu svcd) us, smtp-sink $(cpu smtp-sink) us"
 echo "acknowledged $acked, stored $(stored) (the last round's backlog filed $waited s after it)"
 if [ "$auth" = on ]; then  # every message was judged, and judged pass
   verdicts=$(curl -sf "http://127.0.0.1:$port/api/email-messages/?identity=$identity&authenticated=true&limit=1" \
