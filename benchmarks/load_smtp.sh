@@ -98,7 +98,7 @@ run_round() {  # run_round NAME PORT SERVER_PID: one round; prints its line and 
   c1=$(ticks "$3")
   s1=$(steal)
   us=$(awk -v t=$((c1 - c0)) -v n="${out%% *}" -v hz="$(getconf CLK_TCK)" \
-    'BEGIN {printf "%.0f", n > 0 ? t * 1e6 / hz / n : 0}')
+    'BEGIN {printf "%.0f", (n > 0 ? t * 1e6 / hz / n : 0)}')
   # CPU steal over the round: stolen jiffies of all cores, as a share of their time.
   printf "round %d %-10s %s, server CPU %d us/msg, steal %d%%\n" "$round" "$1:" "$out" "$us" \
     $(((s1 - s0) * 100 / ($(getconf CLK_TCK) * secs * $(nproc))))
