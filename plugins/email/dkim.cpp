@@ -27,6 +27,18 @@ bool isWsp(char c) {
   return c == ' ' || c == '\t';
 }
 
+// A line the relaxed body canonicalization leaves as it is (most lines of most mail): something
+// in it, no tab, no two spaces in a row, no space at its end.
+bool canonicalLine(std::string_view line) {
+  if (line.empty() || line.back() == ' ') return false;
+  char previous = 0;
+  for (char c : line) {
+    if (c == '\t' || (c == ' ' && previous == ' ')) return false;
+    previous = c;
+  }
+  return true;
+}
+
 struct Field {
   std::string name, value;  // value as received after the colon, folding included
 };
@@ -39,8 +51,8 @@ struct DkimSigner::Key {
 };
 
 std::string relaxedBody(std::string_view body) {
-  // One pass, written straight into the result a run of non-blanks at a time: a body of millions
-  // of empty lines costs its own size.
+  // One pass, written straight into the result a line (or a run of non-blanks) at a time: a body
+  // of millions of empty lines costs its own size.
   std::string out;
   out.reserve(body.size() + 2);
   std::size_t empty_lines = 0;  // seen but not written: those at the end go
@@ -55,8 +67,13 @@ std::string relaxedBody(std::string_view body) {
       ++empty_lines;
     } else {
       for (; empty_lines > 0; --empty_lines) out += "\r\n";
-      // Inner runs of whitespace become one space; whitespace at the end of a line goes.
-      if (i > pos) out += ' ';
+      if (canonicalLine(body.substr(pos, end - pos))) {
+        out.append(body, pos, end - pos);
+        i = end;
+      } else if (i > pos) {
+        out += ' ';  // inner runs of whitespace become one space
+      }
+      // Whitespace at the end of a line goes.
       while (i < end) {
         std::size_t after = i;
         while (after < end && !isWsp(body[after])) ++after;
