@@ -9,11 +9,13 @@
 
 #include <Poco/Data/Statement.h>
 #include <Poco/File.h>
+#include <Poco/NumberParser.h>
 #include <Poco/String.h>
 #include <Poco/StringTokenizer.h>
 #include <Poco/Tuple.h>
 
 #include <algorithm>
+#include <ctime>
 #include <fstream>
 #include <set>
 #include <stdexcept>
@@ -32,6 +34,7 @@ Spool::Options spoolOptions(std::uint64_t max_backlog_bytes) {
   return o;
 }
 constexpr std::string_view kAuthLine = "SVC-AUTH ";
+constexpr std::string_view kPending = "later";  // in place of a verdict: see pendingVerdict
 
 // A mailbox as a block rule sees it: lower-case, a quoted local part unquoted, a trailing dot of
 // its domain dropped (`"ceo"@evil.example.` is ceo@evil.example).
@@ -65,7 +68,11 @@ std::string spoolPayload(const std::string& mail_from, const std::vector<std::st
   std::string payload;
   payload.reserve(data.size() + prefix.size() + 256 +
                   (verdict ? verdict->authentication.size() : 0));
-  if (verdict) {
+  if (verdict && verdict->checks_pending) {
+    payload.append(kAuthLine);
+    payload += std::string(kPending) + " " + std::to_string(verdict->arrived) + " ";
+    payload += verdict->authentication + "\n";
+  } else if (verdict) {
     payload.append(kAuthLine);
     payload += verdict->verdict + (verdict->quarantined ? " 1 " : " 0 ");
     payload += verdict->authentication + "\n";
@@ -82,6 +89,10 @@ SpooledVerdict spooledVerdict(const Authentication& a, bool quarantine) {
   return {authenticationText(a), a.verdict, quarantine};
 }
 
+SpooledVerdict pendingVerdict(const Authentication& a, std::int64_t arrived) {
+  return {authenticationText(a), "", false, true, arrived};
+}
+
 std::optional<SpooledMail> readSpoolPayload(std::string_view payload) {
   SpooledMail m;
   if (payload.substr(0, kAuthLine.size()) == kAuthLine) {
@@ -92,7 +103,14 @@ std::optional<SpooledMail> readSpoolPayload(std::string_view payload) {
     const std::size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
     if (sp2 == std::string_view::npos) return std::nullopt;
     m.verdict = std::string(line.substr(0, sp1));
-    m.quarantined = line.substr(sp1 + 1, sp2 - sp1 - 1) == "1";
+    const std::string_view second = line.substr(sp1 + 1, sp2 - sp1 - 1);
+    if (m.verdict == kPending) {
+      m.verdict.clear();
+      m.checks_pending = true;
+      if (!Poco::NumberParser::tryParse64(std::string(second), m.arrived)) return std::nullopt;
+    } else {
+      m.quarantined = second == "1";
+    }
     m.authentication = std::string(line.substr(sp2 + 1));
     payload = payload.substr(eol + 1);
   }
@@ -129,6 +147,7 @@ NewMessage incomingMessage(const ParsedMessage& parsed, const std::string& mail_
 
 struct Ingest::Item {
   SpooledMail mail;
+  std::string completed;  ///< The data with its header, when its checks were done at filing.
   ParsedMessage parsed;
   std::vector<std::string> blobs;
   Spool::Position end;
@@ -372,9 +391,15 @@ std::optional<std::string> Ingest::checkedRecord(const SmtpClient& client,
     throw std::runtime_error("the spool holds " + std::to_string(spool_->backlog()) +
                              " messages (" + std::to_string(bytes) + " bytes) not yet filed");
   }
+  // Checked as it arrived; stored without Authentication-Results fields claiming to be ours.
+  // Such a message is checked before its answer: left for filing, its checks would see it
+  // without them.
+  const std::optional<std::string> cleaned = withoutOwnResults(data, hostname_);
+  const bool may_defer = !cleaned;
   const std::optional<Authenticator::Decision> decided =
-      cached_only ? auth_.checkCached(client, mail_from, data)
-                  : std::optional<Authenticator::Decision>(auth_.check(client, mail_from, data));
+      cached_only
+          ? auth_.checkCached(client, mail_from, data, may_defer)
+          : std::optional<Authenticator::Decision>(auth_.check(client, mail_from, data, may_defer));
   if (!decided) return std::nullopt;
   const Authenticator::Decision& d = *decided;
   if (d.action == PolicyAction::kReject || d.action == PolicyAction::kDefer) {
@@ -383,10 +408,13 @@ std::optional<std::string> Ingest::checkedRecord(const SmtpClient& client,
   }
   // Only the recipients whose rules accept the From get it.
   const std::vector<std::string> accepted = judgedRecipients(mail_from, recipients, data);
+  if (d.deferred) {
+    const SpooledVerdict pending =
+        pendingVerdict(d.authentication, static_cast<std::int64_t>(std::time(nullptr)));
+    return spoolPayload(mail_from, accepted, data, &pending);
+  }
   const SpooledVerdict verdict =
       spooledVerdict(d.authentication, d.action == PolicyAction::kQuarantine);
-  // Checked as it arrived; stored without Authentication-Results fields claiming to be ours.
-  const std::optional<std::string> cleaned = withoutOwnResults(data, hostname_);
   if (cleaned) {
     context_.logger().information(
         "SMTP from %s (%s): removed Authentication-Results naming this server (%s), which it "
@@ -413,18 +441,19 @@ void Ingest::recordPosition(Poco::Data::Session& tx, const Spool::Position& p) {
 // transaction. A message that cannot be filed alone is kept in unfiled/ and skipped.
 void Ingest::fileSpooled(const std::vector<Spool::Record>& records, const Spool::Position& end) {
   std::vector<Item> items;
+  items.reserve(records.size());  // never moved: mail.data may view completed
   for (const auto& r : records) {
     auto mail = readSpoolPayload(r.payload);
     if (!mail) continue;  // not one of ours: nothing to file
-    Item it;
+    Item& it = items.emplace_back();
     it.payload = &r.payload;
     it.end = r.end;
     it.mail = std::move(*mail);
+    if (it.mail.checks_pending) completeChecks(it);
     it.parsed = parseMessage(it.mail.data);
     for (const auto& p : it.parsed.problems) context_.logger().debug("incoming mail: %s", p);
     // Attachment bytes are stored (and fsynced) before the rows that name them commit.
     for (const auto& att : it.parsed.attachments) it.blobs.push_back(blobs_.put(att.data));
-    items.push_back(std::move(it));
   }
   sdk::Database& db = context_.database();
   try {
@@ -458,6 +487,19 @@ void Ingest::fileSpooled(const std::vector<Spool::Record>& records, const Spool:
     }
   }
   db.transaction([&](Poco::Data::Session& tx) { recordPosition(tx, end); });
+}
+
+void Ingest::completeChecks(Item& item) {
+  SpfOutcome spf;
+  if (auto given = spfOutcomeOf(item.mail.authentication)) spf = std::move(*given);
+  const Authenticator::Decision d = auth_.complete(spf, item.mail.data, item.mail.arrived);
+  item.mail.checks_pending = false;
+  item.mail.authentication = authenticationText(d.authentication);
+  item.mail.verdict = d.authentication.verdict;
+  item.mail.quarantined = d.action == PolicyAction::kQuarantine;
+  item.completed = foldHeader(d.authentication.header);
+  item.completed.append(item.mail.data);
+  item.mail.data = item.completed;
 }
 
 void Ingest::fileIncoming(Poco::Data::Session& tx, const Item& item, InboxCache& inboxes) {

@@ -117,6 +117,24 @@ class EmailAuth : public Email {
                        1500);
   }
 
+  // Every spool segment's bytes, in no particular order: the records of recent mail.
+  std::string spool() {
+    auto [rc, spools] = runCommand("find " + svcd_->dataDir() + " -type d -name spool");
+    EXPECT_EQ(rc, 0);
+    EXPECT_FALSE(spools.empty());
+    std::string spooled;
+    std::istringstream dirs(spools);
+    for (std::string d; std::getline(dirs, d);) {
+      std::vector<std::string> files;
+      Poco::File(d).list(files);
+      for (const auto& f : files) {
+        std::ifstream in(d + "/" + f, std::ios::binary);
+        spooled += std::string(std::istreambuf_iterator<char>(in), {});
+      }
+    }
+    return spooled;
+  }
+
   Poco::Net::DatagramSocket silent_{Poco::Net::SocketAddress("127.0.0.1", 0)};
   std::string dir_;
   int dns_port_ = 0;
@@ -311,19 +329,7 @@ TEST_F(EmailAuth, ForgedAuthenticationResultsNamingThisServerAreRemoved) {
   EXPECT_EQ(a->getValue<std::string>("header").find("forged.example"), std::string::npos);
   // The plugin keeps no raw copy of filed mail; the spool record holds the message as received
   // until a new segment starts: ours above the message, the relay's kept, the forgery gone.
-  auto [frc, spools] = runCommand("find " + svcd_->dataDir() + " -type d -name spool");
-  ASSERT_EQ(frc, 0);
-  ASSERT_FALSE(spools.empty());
-  std::string spooled;
-  std::istringstream dirs(spools);
-  for (std::string d; std::getline(dirs, d);) {
-    std::vector<std::string> files;
-    Poco::File(d).list(files);
-    for (const auto& f : files) {
-      std::ifstream in(d + "/" + f, std::ios::binary);
-      spooled += std::string(std::istreambuf_iterator<char>(in), {});
-    }
-  }
+  const std::string spooled = spool();
   const std::size_t at = spooled.find("Subject: forged-ar");
   ASSERT_NE(at, std::string::npos);
   const std::size_t record = spooled.rfind("SVC-AUTH ", at);
@@ -335,6 +341,45 @@ TEST_F(EmailAuth, ForgedAuthenticationResultsNamingThisServerAreRemoved) {
       << head;
   EXPECT_EQ(head.find("header.d=forged.example"), std::string::npos) << head;
   EXPECT_EQ(head.find("dmarc=pass"), std::string::npos) << head;
+}
+
+// SPF passed for the From's own domain, so DMARC passes whatever DKIM says: the signature is
+// verified when the message is filed, not before its 250, and the message is filed with the same
+// verdict and header as one checked at once.
+TEST_F(EmailAuth, DkimThatCannotChangeTheAnswerIsVerifiedWhenFiled) {
+  auto [rc, out] = send("127.0.0.2", "a@pass.test", "A <a@pass.test>", "spf-aligned", 1);
+  ASSERT_EQ(rc, 0) << out;
+  const std::string spooled = spool();
+  const std::size_t at = spooled.find("Subject: spf-aligned");
+  ASSERT_NE(at, std::string::npos);
+  const std::size_t record = spooled.rfind("SVC-AUTH ", at);
+  ASSERT_NE(record, std::string::npos);
+  const std::string head = spooled.substr(record, at - record);
+  EXPECT_EQ(head.rfind("SVC-AUTH later ", 0), 0u) << head;
+  EXPECT_EQ(head.find("Authentication-Results:"), std::string::npos) << head;
+
+  auto a = only("spf-aligned")->getObject("authentication");
+  EXPECT_EQ(a->getValue<std::string>("verdict"), "pass");
+  EXPECT_EQ(a->getObject("spf")->getValue<std::string>("result"), "pass");
+  auto dkim = a->getArray("dkim");
+  ASSERT_EQ(dkim->size(), 1u);
+  EXPECT_EQ(dkim->getObject(0)->getValue<std::string>("result"), "pass");
+  EXPECT_EQ(a->getObject("dmarc")->getValue<std::string>("result"), "pass");
+  EXPECT_TRUE(a->getObject("dmarc")->getValue<bool>("dkim_aligned"));
+  EXPECT_NE(a->getValue<std::string>("header").find("; dkim=pass header.d=pass.test"),
+            std::string::npos)
+      << a->getValue<std::string>("header");
+
+  // Without SPF's pass, DKIM decides whether p=reject refuses it: checked before the answer.
+  auto [rc2, out2] = send("127.0.0.3", "a@pass.test", "A <a@pass.test>", "dkim-decides", 1);
+  ASSERT_EQ(rc2, 0) << out2;
+  const std::string later = spool();
+  const std::size_t at2 = later.find("Subject: dkim-decides");
+  ASSERT_NE(at2, std::string::npos);
+  const std::size_t record2 = later.rfind("SVC-AUTH ", at2);
+  ASSERT_NE(record2, std::string::npos);
+  const std::string head2 = later.substr(record2, at2 - record2);
+  EXPECT_EQ(head2.rfind("SVC-AUTH pass 0 ", 0), 0u) << head2;
 }
 
 TEST_F(EmailAuth, SoftfailAndNeutralAreNeitherPassNorFail) {

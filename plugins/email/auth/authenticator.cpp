@@ -122,31 +122,68 @@ void Authenticator::run() {
 
 std::optional<Authenticator::Decision> Authenticator::checkCached(const SmtpClient& client,
                                                                   const std::string& mail_from,
-                                                                  std::string_view data) {
+                                                                  std::string_view data,
+                                                                  bool may_defer) {
   DnsResolver::CacheOnly cache_only;
-  Decision d = check(client, mail_from, data);
+  Decision d = check(client, mail_from, data, may_defer);
   if (cache_only.missed()) return std::nullopt;
   return d;
 }
 
+// SPF passed for the From's own domain (the envelope sender's, not the HELO name's): aligned
+// however the record asks (strict or relaxed), so DMARC passes whatever DKIM says.
+bool Authenticator::dmarcPassesBySpf(const std::string& from_domain, const SpfOutcome& spf) {
+  return !from_domain.empty() && spf.result == "pass" && !spf.mail_from.empty() &&
+         spf.domain == from_domain;
+}
+
 Authenticator::Decision Authenticator::check(const SmtpClient& client, const std::string& mail_from,
-                                             std::string_view data) {
+                                             std::string_view data, bool may_defer) {
   Decision d;
   Authentication& a = d.authentication;
   if (!options_.verify) {
     a.reason = "not checked: email.inbound.verify is off";
-  } else {
-    DnsResolver::Deadline deadline(options_.dns_budget);
-    const std::string from_domain = fromDomain(data);
-    prefetchDmarc(dns_, from_domain);  // the policy first, whatever the sender's zones cost
-    // From the cache only, a miss means the message is checked again on a checking thread:
-    // the costly parts (the body's hash, RSA) are not done twice.
-    if (DnsResolver::CacheOnly::missedHere()) return d;
-    a.spf = checkSpf(dns_, client.ip, client.helo, mail_from);
-    if (DnsResolver::CacheOnly::missedHere()) return d;
-    a.dkim = checkDkim(dns_, data);
-    a.dmarc = checkDmarc(dns_, from_domain, *a.spf, a.dkim);
+    return decided(d);
   }
+  DnsResolver::Deadline deadline(options_.dns_budget);
+  const std::string from_domain = fromDomain(data);
+  prefetchDmarc(dns_, from_domain);  // the policy first, whatever the sender's zones cost
+  // From the cache only, a miss means the message is checked again on a checking thread:
+  // the costly parts (the body's hash, RSA) are not done twice.
+  if (DnsResolver::CacheOnly::missedHere()) return d;
+  a.spf = checkSpf(dns_, client.ip, client.helo, mail_from);
+  if (DnsResolver::CacheOnly::missedHere()) return d;
+  if (may_defer && (!options_.enforce || !dmarcMayReject(dns_, from_domain) ||
+                    dmarcPassesBySpf(from_domain, *a.spf))) {
+    // Nothing DKIM says can change the answer: it is checked when the message is filed, its
+    // keys fetched now so the filer finds them cached.
+    prefetchDkimKeys(dns_, data);
+    d.deferred = true;
+    return d;
+  }
+  a.dkim = checkDkim(dns_, data);
+  a.dmarc = checkDmarc(dns_, from_domain, *a.spf, a.dkim);
+  return decided(d);
+}
+
+Authenticator::Decision Authenticator::complete(const SpfOutcome& spf, std::string_view data,
+                                                std::int64_t arrived) {
+  Decision d;
+  Authentication& a = d.authentication;
+  DnsResolver::Deadline deadline(options_.dns_budget);
+  a.spf = spf;
+  a.dkim = checkDkim(dns_, data, arrived);
+  a.dmarc = checkDmarc(dns_, fromDomain(data), spf, a.dkim);
+  decided(d);
+  // Acknowledged already: a failure that would have been refused (its policy changed since, or
+  // a key's DNS failed now) is kept out of sight rather than lost.
+  if (d.action != PolicyAction::kAccept) d.action = PolicyAction::kQuarantine;
+  d.refusal.clear();
+  return d;
+}
+
+Authenticator::Decision& Authenticator::decided(Decision& d) const {
+  Authentication& a = d.authentication;
   decideVerdict(a);
   a.header = authenticationResults(a, options_.hostname);
   if (options_.enforce) d.action = dmarcAction(a.dmarc);

@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
@@ -46,6 +47,10 @@ class Authenticator {
     Authentication authentication;
     PolicyAction action = PolicyAction::kAccept;  ///< kAccept unless enforcing
     std::string refusal;                          ///< kReject: the whole reply (`550 5.7.1 ...`).
+    /// DKIM and DMARC were left for complete(): nothing they could say would change the answer
+    /// (no DMARC policy that may reject, SPF passed for the From's domain, or not enforcing).
+    /// authentication holds the SPF outcome alone, action is kAccept.
+    bool deferred = false;
   };
 
   Authenticator(Options options, DnsResolver& dns);
@@ -54,13 +59,23 @@ class Authenticator {
   void stop();
 
   /// Checks a message on the calling thread. @param data the message as received (CRLF).
-  Decision check(const SmtpClient& client, const std::string& mail_from, std::string_view data);
+  /// @param may_defer DKIM and DMARC may be left for complete() when they cannot change the
+  /// answer: the costly part of a check (the body's hash, RSA) then waits for the lull in which
+  /// the message is filed, as filing does, and the client has its answer sooner.
+  Decision check(const SmtpClient& client, const std::string& mail_from, std::string_view data,
+                 bool may_defer = false);
   /// Checks a message on the calling thread without waiting on the network: every DNS answer
   /// from the cache (as it is for a sender heard from within its records' TTL), or none at all
   /// when checks are off. @return nullopt when an answer was not cached: check() it on one of
   /// the threads instead (post()).
   std::optional<Decision> checkCached(const SmtpClient& client, const std::string& mail_from,
-                                      std::string_view data);
+                                      std::string_view data, bool may_defer = false);
+  /// Finishes a deferred check, as check() would have finished it when the message arrived.
+  /// May wait on DNS (within Options::dns_budget). @param spf the deferred Decision's SPF
+  /// outcome. @param arrived when the message arrived (seconds since the epoch): its signatures'
+  /// t= and x= are judged at that time. @return the whole decision; a failure that check()
+  /// would have refused is quarantined (the message was acknowledged).
+  Decision complete(const SpfOutcome& spf, std::string_view data, std::int64_t arrived);
   /// Runs job on one of the threads, in its client's turn. @param client the sender's address.
   /// @param bytes what the job holds (its message).
   /// @return false (job dropped) when too many wait already or the threads are stopped.
@@ -74,6 +89,9 @@ class Authenticator {
     std::size_t bytes = 0;
   };
   void run();
+  /// @return d with its verdict, header, action and refusal drawn from its outcomes.
+  Decision& decided(Decision& d) const;
+  static bool dmarcPassesBySpf(const std::string& from_domain, const SpfOutcome& spf);
   /// @return the client whose job goes next (mutex_ held), or nullptr when none may go now.
   std::deque<Job>* nextTurn(std::string& client);
 

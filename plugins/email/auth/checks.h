@@ -7,6 +7,7 @@
 #include "auth/authentication.h"
 #include "auth/dns_resolver.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,7 +21,11 @@ SpfOutcome checkSpf(DnsResolver& dns, const std::string& client_ip, const std::s
                     const std::string& mail_from);
 
 /// Every DKIM-Signature of the message (RFC 6376), in order. @param data the message, CRLF.
-std::vector<DkimOutcome> checkDkim(DnsResolver& dns, std::string_view data);
+/// @param now the time its signatures are judged at (t=, x=), seconds since the epoch; 0: now.
+std::vector<DkimOutcome> checkDkim(DnsResolver& dns, std::string_view data, std::int64_t now = 0);
+/// Looks up (into the resolver's cache) the keys checkDkim will ask for: a check left for later
+/// (Authenticator::complete) then finds them there.
+void prefetchDkimKeys(DnsResolver& dns, std::string_view data);
 
 /// @return the lower-case domain of the message's (first) From address; "" when it has none.
 std::string fromDomain(std::string_view data);
@@ -30,6 +35,10 @@ std::string fromDomain(std::string_view data);
 /// spend the message's DNS time or pause the From domain's zone before its policy is known.
 void prefetchDmarc(DnsResolver& dns, const std::string& from_domain);
 
+/// @return false when from_domain's DMARC policy cannot be p=reject (no record, or a record
+/// that names no reject; from the cache after prefetchDmarc), true when it may be or the lookup
+/// failed.
+bool dmarcMayReject(DnsResolver& dns, const std::string& from_domain);
 /// DMARC (RFC 7489) of from_domain, given the SPF and DKIM outcomes. Without a DMARC record the
 /// result is none, and the alignment flags still say whether SPF or DKIM passed for a domain
 /// aligned (relaxed) with From.

@@ -20,9 +20,20 @@ DkimKeyCache& keyCache() {
   return cache;
 }
 
+DkimVerifyOptions verifyOptions(std::int64_t now) {
+  DkimVerifyOptions options;
+  options.now = now != 0 ? now : static_cast<std::int64_t>(std::time(nullptr));
+  options.max_signatures = kMaxSignatures;
+  return options;
+}
+
 }  // namespace
 
-std::vector<DkimOutcome> checkDkim(DnsResolver& dns, std::string_view data) {
+void prefetchDkimKeys(DnsResolver& dns, std::string_view data) {
+  for (const auto& name : dkimKeyNames(data, verifyOptions(0))) dns.query(name, ns_t_txt);
+}
+
+std::vector<DkimOutcome> checkDkim(DnsResolver& dns, std::string_view data, std::int64_t now) {
   std::vector<DkimOutcome> out;
   const DkimKeyLookup lookup = [&dns](const std::string& name) {
     const DnsAnswer a = dns.query(name, ns_t_txt);
@@ -32,10 +43,7 @@ std::vector<DkimOutcome> checkDkim(DnsResolver& dns, std::string_view data) {
     }
     return DkimKeyAnswer{DkimKeyAnswer::Status::kOk, a.records.front()};
   };
-  DkimVerifyOptions options;
-  options.now = static_cast<std::int64_t>(std::time(nullptr));
-  options.max_signatures = kMaxSignatures;
-  for (auto& v : verifyDkim(data, lookup, keyCache(), options)) {
+  for (auto& v : verifyDkim(data, lookup, keyCache(), verifyOptions(now))) {
     out.push_back({std::move(v.result), std::move(v.domain), std::move(v.selector)});
   }
   return out;

@@ -27,6 +27,11 @@ std::shared_ptr<DkimKey> invalid(std::shared_ptr<DkimKey> key, std::string why) 
 
 }  // namespace
 
+const EVP_MD* dkimSha256() {
+  static EVP_MD* md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  return md;
+}
+
 DkimKey::~DkimKey() {
   EVP_PKEY_CTX_free(rsa_sha256);
   EVP_PKEY_free(pkey);
@@ -108,7 +113,7 @@ namespace {
 std::string recordDigest(const std::string& record) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int size = 0;
-  if (EVP_Digest(record.data(), record.size(), digest, &size, EVP_sha256(), nullptr) != 1) {
+  if (EVP_Digest(record.data(), record.size(), digest, &size, dkimSha256(), nullptr) != 1) {
     return {};
   }
   return std::string(reinterpret_cast<const char*>(digest), size);

@@ -18,8 +18,13 @@
 
 using EVP_PKEY = struct evp_pkey_st;
 using EVP_PKEY_CTX = struct evp_pkey_ctx_st;
+using EVP_MD = struct evp_md_st;
 
 namespace svc::plugins::email {
+
+/// @return OpenSSL's SHA-256, fetched once: EVP_sha256() fetches it again on every use, through
+/// the provider's method store and its locks.
+const EVP_MD* dkimSha256();
 
 struct DkimKey {
   enum class State { kUsable, kRevoked, kInvalid };

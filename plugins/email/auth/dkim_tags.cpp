@@ -68,6 +68,23 @@ std::optional<DkimTags> DkimTags::parse(std::string_view text) {
   return out;
 }
 
+std::optional<std::string> DkimTags::peek(std::string_view text, std::string_view name) {
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    std::size_t end = text.find(';', at);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view spec = text.substr(at, end - at);
+    at = end + 1;
+    const std::size_t eq = spec.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string_view tag = spec.substr(0, eq);
+    while (!tag.empty() && isFws(tag.front())) tag.remove_prefix(1);
+    while (!tag.empty() && isFws(tag.back())) tag.remove_suffix(1);
+    if (tag == name) return withoutFws(spec.substr(eq + 1));
+  }
+  return std::nullopt;
+}
+
 const std::string* DkimTags::find(std::string_view name) const {
   const auto it =
       std::lower_bound(tags_.begin(), tags_.end(), name,

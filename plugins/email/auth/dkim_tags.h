@@ -20,6 +20,10 @@ class DkimTags {
   /// @return the value of tag name (lower-case as written: names are case-sensitive), or
   /// nullptr when absent.
   const std::string* find(std::string_view name) const;
+  /// @return the value of tag name in text (FWS taken out), or nullopt when absent, without
+  /// reading the rest: a list parse() refuses may still give one (a cheap first look, as for
+  /// the key a signature names; parse() before trusting it).
+  static std::optional<std::string> peek(std::string_view text, std::string_view name);
 
  private:
   // Sorted by name once parsed: a long list stays cheap (n log n), and most names and values

@@ -19,12 +19,6 @@ namespace {
 // libopendkim's allowance for clocks that disagree (t= ahead, x= just passed).
 constexpr std::int64_t kClockDrift = 300;
 
-// Fetched once: a fetch per message goes through the provider's method store and its locks.
-const EVP_MD* sha256() {
-  static EVP_MD* md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
-  return md;
-}
-
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
@@ -75,7 +69,7 @@ bool verifySignature(const DkimKey& key, bool ed25519, const std::string& data,
   // its message (RFC 8463 section 3, "PureEdDSA").
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  if (EVP_Digest(data.data(), data.size(), digest, &len, sha256(), nullptr) != 1) return false;
+  if (EVP_Digest(data.data(), data.size(), digest, &len, dkimSha256(), nullptr) != 1) return false;
   if (!ed25519) return key.verifiesSha256(digest, len, signature);
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
   return ctx && EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, key.pkey) == 1 &&
@@ -89,7 +83,7 @@ std::string bodyHash(const std::string& canonical, std::optional<std::int64_t> l
   const std::size_t n = length ? static_cast<std::size_t>(*length) : canonical.size();
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  if (EVP_Digest(canonical.data(), n, digest, &len, sha256(), nullptr) != 1) return "";
+  if (EVP_Digest(canonical.data(), n, digest, &len, dkimSha256(), nullptr) != 1) return "";
   return std::string(reinterpret_cast<const char*>(digest), len);
 }
 
@@ -109,6 +103,11 @@ bool isDnsName(std::string_view name) {
     if (++label > 63) return false;
   }
   return label > 0;
+}
+
+// The name of a signature's key record. @param domain d=, lower-cased.
+std::string keyName(const std::string& selector, const std::string& domain) {
+  return lower(selector) + "._domainkey." + domain;
 }
 
 // Larger fields are no signature a signer writes: refused before they are parsed.
@@ -201,7 +200,7 @@ class SignatureCheck {
   }
 
   bool fetchKey(const DkimKeyLookup& lookup, DkimKeyCache& keys) {
-    const DkimKeyAnswer a = lookup(lower(v_.selector) + "._domainkey." + v_.domain);
+    const DkimKeyAnswer a = lookup(keyName(v_.selector, v_.domain));
     if (a.status == DkimKeyAnswer::Status::kFailed) return stop("temperror", "key lookup failed");
     if (a.status != DkimKeyAnswer::Status::kOk) return stop("permerror", "no key record");
     key_ = keys.get(a.record);
@@ -275,22 +274,50 @@ class SignatureCheck {
 
 }  // namespace
 
-std::vector<DkimVerdict> verifyDkim(std::string_view message, const DkimKeyLookup& lookup,
-                                    DkimKeyCache& keys, const DkimVerifyOptions& options) {
-  DkimMessage parsed(message);
-  std::vector<DkimVerdict> out;
-  if (parsed.tooManyFields()) {
-    // Past the fields the views read, a verifier could pass a From they do not show.
-    out.push_back({"permerror", "", "", "the header holds over 1,000 fields"});
-    return out;
-  }
+namespace {
+
+// @return why none of the message's signatures is checked, or "" when they are.
+std::string uncheckable(const DkimMessage& parsed, const DkimVerifyOptions& options) {
+  // Past the fields the views read, a verifier could pass a From they do not show.
+  if (parsed.tooManyFields()) return "the header holds over 1,000 fields";
   const auto signatures =
       std::count_if(parsed.fields().begin(), parsed.fields().end(),
                     [](const DkimMessage::Field& f) { return f.key == "dkim-signature"; });
   if (static_cast<std::size_t>(signatures) > options.max_signature_fields) {
-    out.push_back({"permerror", "", "",
-                   "the header holds over " + std::to_string(options.max_signature_fields) +
-                       " DKIM-Signature fields"});
+    return "the header holds over " + std::to_string(options.max_signature_fields) +
+           " DKIM-Signature fields";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<std::string> dkimKeyNames(std::string_view message, const DkimVerifyOptions& options) {
+  DkimMessage parsed(message);
+  std::vector<std::string> names;
+  if (!uncheckable(parsed, options).empty()) return names;
+  std::size_t seen = 0;
+  for (const auto& field : parsed.fields()) {
+    if (field.key != "dkim-signature") continue;
+    if (seen++ >= options.max_signatures) break;
+    if (field.value.size() > kMaxSignatureBytes) continue;
+    // Only d= and s=: what else the field holds is read when it is checked.
+    const auto d = DkimTags::peek(field.value, "d");
+    const auto s = d ? DkimTags::peek(field.value, "s") : std::nullopt;
+    if (!d || !s) continue;
+    const std::string domain = lower(*d);
+    if (!isDnsName(domain) || !isDnsName(*s) || s->size() + domain.size() + 12 > 253) continue;
+    names.push_back(keyName(*s, domain));
+  }
+  return names;
+}
+
+std::vector<DkimVerdict> verifyDkim(std::string_view message, const DkimKeyLookup& lookup,
+                                    DkimKeyCache& keys, const DkimVerifyOptions& options) {
+  DkimMessage parsed(message);
+  std::vector<DkimVerdict> out;
+  if (std::string why = uncheckable(parsed, options); !why.empty()) {
+    out.push_back({"permerror", "", "", std::move(why)});
     return out;
   }
   for (const auto& field : parsed.fields()) {

@@ -46,4 +46,9 @@ struct DkimVerifyOptions {
 std::vector<DkimVerdict> verifyDkim(std::string_view message, const DkimKeyLookup& lookup,
                                     DkimKeyCache& keys, const DkimVerifyOptions& options);
 
+/// @return the key records (`<selector>._domainkey.<domain>`, lower-case) verifyDkim may look up
+/// for the message, top first: those of the signatures it would check that name a key, whatever
+/// else they hold. So they can be in a cache before verifyDkim runs.
+std::vector<std::string> dkimKeyNames(std::string_view message, const DkimVerifyOptions& options);
+
 }  // namespace svc::plugins::email

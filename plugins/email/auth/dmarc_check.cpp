@@ -142,6 +142,15 @@ void prefetchDmarc(DnsResolver& dns, const std::string& from_domain) {
   if (!from_domain.empty()) policyRecord(dns, from_domain, org);
 }
 
+bool dmarcMayReject(DnsResolver& dns, const std::string& from_domain) {
+  if (from_domain.empty()) return false;  // no domain to judge: nothing can be refused for it
+  std::string org;
+  const Lookup found = policyRecord(dns, from_domain, org);
+  if (found.failed) return true;
+  // Read loosely: any "reject" in the record (p=, sp=, or even a report address) counts.
+  return found.record && Poco::toLower(*found.record).find("reject") != std::string::npos;
+}
+
 DmarcOutcome checkDmarc(DnsResolver& dns, const std::string& from_domain, const SpfOutcome& spf,
                         const std::vector<DkimOutcome>& dkim) {
   initLibrary();

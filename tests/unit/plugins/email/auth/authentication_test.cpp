@@ -152,5 +152,30 @@ TEST(AuthenticationTest, TheSpoolKeepsTheVerdict) {
   EXPECT_FALSE(readSpoolPayload("SVC-AUTH pass"));
 }
 
+TEST(AuthenticationTest, TheSpoolKeepsAChecksLeftForFilingWithTheirSpfOutcome) {
+  Authentication a;
+  a.spf = SpfOutcome{"pass", "example.org", "192.0.2.1", "mx.example.org", "a@example.org"};
+  const SpooledVerdict v = pendingVerdict(a, 1790000000);
+  const std::string payload =
+      spoolPayload("a@example.org", {"b@agents.test"}, "Subject: x\r\n\r\nhi", &v);
+  auto m = readSpoolPayload(payload);
+  ASSERT_TRUE(m);
+  EXPECT_TRUE(m->checks_pending);
+  EXPECT_EQ(m->arrived, 1790000000);
+  EXPECT_EQ(m->verdict, "");
+  EXPECT_FALSE(m->quarantined);
+  EXPECT_EQ(m->data, "Subject: x\r\n\r\nhi");
+  const auto spf = spfOutcomeOf(m->authentication);
+  ASSERT_TRUE(spf);
+  EXPECT_EQ(spf->result, "pass");
+  EXPECT_EQ(spf->domain, "example.org");
+  EXPECT_EQ(spf->client_ip, "192.0.2.1");
+  EXPECT_EQ(spf->helo, "mx.example.org");
+  EXPECT_EQ(spf->mail_from, "a@example.org");
+  EXPECT_FALSE(spfOutcomeOf(authenticationText(Authentication{})));
+  EXPECT_FALSE(spfOutcomeOf("not json"));
+  EXPECT_FALSE(readSpoolPayload("SVC-AUTH later soon {}\na@example.org\nb@agents.test\nhi"));
+}
+
 }  // namespace
 }  // namespace svc::plugins::email
