@@ -9,13 +9,11 @@
 
 #include <Poco/Data/Statement.h>
 #include <Poco/File.h>
-#include <Poco/NumberParser.h>
 #include <Poco/String.h>
 #include <Poco/StringTokenizer.h>
 #include <Poco/Tuple.h>
 
 #include <algorithm>
-#include <ctime>
 #include <fstream>
 #include <set>
 #include <stdexcept>
@@ -34,7 +32,7 @@ Spool::Options spoolOptions(std::uint64_t max_backlog_bytes) {
   return o;
 }
 constexpr std::string_view kAuthLine = "SVC-AUTH ";
-constexpr std::string_view kPending = "later";  // in place of a verdict: see pendingVerdict
+constexpr std::string_view kPending = "later ";  // in place of a verdict: see pendingVerdict
 
 // A mailbox as a block rule sees it: lower-case, a quoted local part unquoted, a trailing dot of
 // its domain dropped (`"ceo"@evil.example.` is ceo@evil.example).
@@ -68,10 +66,10 @@ std::string spoolPayload(const std::string& mail_from, const std::vector<std::st
   std::string payload;
   payload.reserve(data.size() + prefix.size() + 256 +
                   (verdict ? verdict->authentication.size() : 0));
-  if (verdict && verdict->checks_pending) {
+  if (verdict && verdict->later) {
     payload.append(kAuthLine);
-    payload += std::string(kPending) + " " + std::to_string(verdict->arrived) + " ";
-    payload += verdict->authentication + "\n";
+    payload.append(kPending);
+    payload += verdict->later->text() + "\n";
   } else if (verdict) {
     payload.append(kAuthLine);
     payload += verdict->verdict + (verdict->quarantined ? " 1 " : " 0 ");
@@ -86,11 +84,11 @@ std::string spoolPayload(const std::string& mail_from, const std::vector<std::st
 }
 
 SpooledVerdict spooledVerdict(const Authentication& a, bool quarantine) {
-  return {authenticationText(a), a.verdict, quarantine};
+  return {authenticationText(a), a.verdict, quarantine, std::nullopt};
 }
 
-SpooledVerdict pendingVerdict(const Authentication& a, std::int64_t arrived) {
-  return {authenticationText(a), "", false, true, arrived};
+SpooledVerdict pendingVerdict(DeferredChecks later) {
+  return {"", "", false, std::move(later)};
 }
 
 std::optional<SpooledMail> readSpoolPayload(std::string_view payload) {
@@ -99,20 +97,18 @@ std::optional<SpooledMail> readSpoolPayload(std::string_view payload) {
     const std::size_t eol = payload.find('\n');
     if (eol == std::string_view::npos) return std::nullopt;
     std::string_view line = payload.substr(kAuthLine.size(), eol - kAuthLine.size());
-    const std::size_t sp1 = line.find(' ');
-    const std::size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
-    if (sp2 == std::string_view::npos) return std::nullopt;
-    m.verdict = std::string(line.substr(0, sp1));
-    const std::string_view second = line.substr(sp1 + 1, sp2 - sp1 - 1);
-    if (m.verdict == kPending) {
-      m.verdict.clear();
-      m.checks_pending = true;
-      if (!Poco::NumberParser::tryParse64(std::string(second), m.arrived)) return std::nullopt;
-    } else {
-      m.quarantined = second == "1";
-    }
-    m.authentication = std::string(line.substr(sp2 + 1));
     payload = payload.substr(eol + 1);
+    if (line.substr(0, kPending.size()) == kPending) {
+      m.later = DeferredChecks::parse(line.substr(kPending.size()));
+      if (!m.later) return std::nullopt;
+    } else {
+      const std::size_t sp1 = line.find(' ');
+      const std::size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
+      if (sp2 == std::string_view::npos) return std::nullopt;
+      m.verdict = std::string(line.substr(0, sp1));
+      m.quarantined = line.substr(sp1 + 1, sp2 - sp1 - 1) == "1";
+      m.authentication = std::string(line.substr(sp2 + 1));
+    }
   }
   std::size_t a = payload.find('\n');
   std::size_t b = a == std::string_view::npos ? a : payload.find('\n', a + 1);
@@ -147,7 +143,9 @@ NewMessage incomingMessage(const ParsedMessage& parsed, const std::string& mail_
 
 struct Ingest::Item {
   SpooledMail mail;
-  std::string completed;  ///< The data with its header, when its checks were done at filing.
+  /// The data with its header, when its checks were done at filing (mail.data views it; on the
+  /// heap, it stays where it is when the item moves).
+  std::unique_ptr<std::string> completed;
   ParsedMessage parsed;
   std::vector<std::string> blobs;
   Spool::Position end;
@@ -300,7 +298,8 @@ bool Ingest::refusedWhenFiled(const Inbox& target, const Item& item) {
 }
 
 // SMTP: the message is checked (SPF, DKIM, DMARC), then acknowledged once it is in the spool
-// (fsynced) with its verdict, so a crash after the 250 still files it as it was judged. When the
+// (fsynced) with its verdict, or with the checks left for filing and the DNS answers they need
+// (Authenticator::check), so a crash after the 250 still files it as it was judged. When the
 // ingester is idle the session also waits (briefly) for it to be filed, so a lone message is
 // readable over the API by the time its 250 arrives; under a burst, acknowledging does not wait
 // for the database, and the spool's backlog is bounded (451 beyond it).
@@ -408,9 +407,8 @@ std::optional<std::string> Ingest::checkedRecord(const SmtpClient& client,
   }
   // Only the recipients whose rules accept the From get it.
   const std::vector<std::string> accepted = judgedRecipients(mail_from, recipients, data);
-  if (d.deferred) {
-    const SpooledVerdict pending =
-        pendingVerdict(d.authentication, static_cast<std::int64_t>(std::time(nullptr)));
+  if (d.later) {
+    const SpooledVerdict pending = pendingVerdict(*d.later);
     return spoolPayload(mail_from, accepted, data, &pending);
   }
   const SpooledVerdict verdict =
@@ -441,7 +439,7 @@ void Ingest::recordPosition(Poco::Data::Session& tx, const Spool::Position& p) {
 // transaction. A message that cannot be filed alone is kept in unfiled/ and skipped.
 void Ingest::fileSpooled(const std::vector<Spool::Record>& records, const Spool::Position& end) {
   std::vector<Item> items;
-  items.reserve(records.size());  // never moved: mail.data may view completed
+  items.reserve(records.size());
   for (const auto& r : records) {
     auto mail = readSpoolPayload(r.payload);
     if (!mail) continue;  // not one of ours: nothing to file
@@ -449,7 +447,7 @@ void Ingest::fileSpooled(const std::vector<Spool::Record>& records, const Spool:
     it.payload = &r.payload;
     it.end = r.end;
     it.mail = std::move(*mail);
-    if (it.mail.checks_pending) completeChecks(it);
+    if (it.mail.later) completeChecks(it);
     it.parsed = parseMessage(it.mail.data);
     for (const auto& p : it.parsed.problems) context_.logger().debug("incoming mail: %s", p);
     // Attachment bytes are stored (and fsynced) before the rows that name them commit.
@@ -490,16 +488,25 @@ void Ingest::fileSpooled(const std::vector<Spool::Record>& records, const Spool:
 }
 
 void Ingest::completeChecks(Item& item) {
-  SpfOutcome spf;
-  if (auto given = spfOutcomeOf(item.mail.authentication)) spf = std::move(*given);
-  const Authenticator::Decision d = auth_.complete(spf, item.mail.data, item.mail.arrived);
-  item.mail.checks_pending = false;
+  Authenticator::Decision d;
+  try {
+    d = auth_.complete(*item.mail.later, item.mail.data);
+  } catch (const std::exception& e) {
+    // Acknowledged already: filed as unchecked rather than held up (or the spool with it).
+    context_.logger().error("the checks of a message from <%s> failed when it was filed: %s",
+                            item.mail.mail_from, std::string(e.what()));
+    d = {};
+    d.authentication.spf = item.mail.later->spf;
+    d.authentication.reason = "the checks failed when the message was filed";
+    d.authentication.header = authenticationResults(d.authentication, hostname_);
+  }
+  item.mail.later.reset();
   item.mail.authentication = authenticationText(d.authentication);
   item.mail.verdict = d.authentication.verdict;
   item.mail.quarantined = d.action == PolicyAction::kQuarantine;
-  item.completed = foldHeader(d.authentication.header);
-  item.completed.append(item.mail.data);
-  item.mail.data = item.completed;
+  item.completed = std::make_unique<std::string>(foldHeader(d.authentication.header));
+  item.completed->append(item.mail.data);
+  item.mail.data = *item.completed;
 }
 
 void Ingest::fileIncoming(Poco::Data::Session& tx, const Item& item, InboxCache& inboxes) {

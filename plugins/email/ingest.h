@@ -35,23 +35,21 @@ struct SpooledMail {
   /// The checks' JSON and verdict ("" in records older than the checks), and the quarantine.
   std::string authentication, verdict;
   bool quarantined = false;
-  /// The checks were left for filing (Authenticator::complete): authentication holds the SPF
-  /// outcome's JSON alone, and verdict is empty.
-  bool checks_pending = false;
-  std::int64_t arrived = 0;  ///< When checks_pending: when the message arrived.
+  /// Set when the checks were left for filing (Authenticator::complete): authentication and
+  /// verdict are then empty.
+  std::optional<DeferredChecks> later;
 };
 /// The checks of a spooled message.
 struct SpooledVerdict {
   std::string authentication;  ///< JSON
   std::string verdict;
   bool quarantined = false;
-  bool checks_pending = false;  ///< See SpooledMail.
-  std::int64_t arrived = 0;
+  std::optional<DeferredChecks> later;  ///< See SpooledMail.
 };
 /// @return the spool payload of a message: `from\nrcpt,rcpt\ndata`, after a first line
-/// `SVC-AUTH <verdict> <0|1> <json>` when it was checked, or `SVC-AUTH later <arrived> <json>`
-/// when its checks were left for filing (no envelope sender has a space, so the two never mix
-/// up), with `prefix` (its Authentication-Results header) before the data.
+/// `SVC-AUTH <verdict> <0|1> <json>` when it was checked, or `SVC-AUTH later <checks>`
+/// (DeferredChecks::text) when its checks were left for filing (no envelope sender has a space,
+/// so the two never mix up), with `prefix` (its Authentication-Results header) before the data.
 std::string spoolPayload(const std::string& mail_from, const std::vector<std::string>& recipients,
                          std::string_view data, const SpooledVerdict* verdict = nullptr,
                          std::string_view prefix = {});
@@ -64,8 +62,8 @@ NewMessage incomingMessage(const ParsedMessage& parsed, const std::string& mail_
                            const std::string& hostname);
 /// @return the outcome of a check, as the spool keeps it (quarantined when `quarantine`).
 SpooledVerdict spooledVerdict(const Authentication& a, bool quarantine);
-/// @return a check left for filing, as the spool keeps it. @param a its SPF outcome.
-SpooledVerdict pendingVerdict(const Authentication& a, std::int64_t arrived);
+/// @return checks left for filing, as the spool keeps them.
+SpooledVerdict pendingVerdict(DeferredChecks later);
 
 class Ingest : public SmtpDelivery {
  public:

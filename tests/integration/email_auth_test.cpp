@@ -12,6 +12,7 @@
 #include <Poco/Net/DatagramSocket.h>
 #include <Poco/Net/ServerSocket.h>
 #include <Poco/Net/SocketAddress.h>
+#include <Poco/Net/StreamSocket.h>
 #include <Poco/TemporaryFile.h>
 
 #include <gtest/gtest.h>
@@ -20,9 +21,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
+#include <mutex>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -393,6 +397,112 @@ TEST_F(EmailAuth, SoftfailAndNeutralAreNeitherPassNorFail) {
   EXPECT_EQ(neutral->getObject("spf")->getValue<std::string>("result"), "neutral");
   EXPECT_EQ(neutral->getValue<std::string>("verdict"), "none");
   EXPECT_NE(neutral->getValue<std::string>("header").find("spf=neutral"), std::string::npos);
+}
+
+// Checks left for filing survive a crash with the DNS answers they need: a burst of signed mail
+// whose SPF passes for its From (so DKIM is verified when filed), svcd killed with -9 while some
+// of it waits in the spool, the DNS server gone, and svcd started again: every message is filed,
+// its signature verified from the answers the spool kept.
+TEST_F(EmailAuth, ChecksLeftForFilingSurviveKill9WithoutTheDnsServer) {
+  // One signature (dkimpy) over From, To and the body; each message adds its own Subject.
+  const std::string eml = dir_ + "/burst.eml";
+  std::ofstream(eml, std::ios::binary)
+      << "From: A <a@pass.test>\r\nTo: inbox@agents.test\r\n\r\nYour code is 1234\r\n";
+  ASSERT_EQ(runCommand("/usr/bin/python3 -c \"import dkim,sys; m=open(sys.argv[1],'rb').read(); "
+                       "s=dkim.sign(m,b's1',b'pass.test',open(sys.argv[2],'rb').read(),"
+                       "canonicalize=(b'relaxed',b'relaxed'),include_headers=[b'from',b'to']); "
+                       "open(sys.argv[1],'wb').write(s+m)\" " +
+                       eml + " " + dir_ + "/dkim.pem")
+                .first,
+            0);
+  std::ifstream in(eml, std::ios::binary);
+  const std::string signed_message((std::istreambuf_iterator<char>(in)), {});
+  std::mutex mutex;
+  std::set<std::string> acknowledged;
+  std::atomic<bool> stop{false};
+  const int port = smtp_port_;
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 4; ++c) {
+    clients.emplace_back([&, c] {
+      for (int i = 0; !stop; ++i) {
+        const std::string subject = "later-" + std::to_string(c) + "-" + std::to_string(i);
+        try {
+          Poco::Net::StreamSocket s;
+          s.impl()->bind(Poco::Net::SocketAddress("127.0.0.2", 0));  // SPF lists it
+          s.connect(Poco::Net::SocketAddress("127.0.0.1", static_cast<Poco::UInt16>(port)));
+          s.setReceiveTimeout(Poco::Timespan(5, 0));
+          const std::string session =
+              "EHLO mx.pass.test\r\nMAIL FROM:<a@pass.test>\r\nRCPT TO:<inbox@agents.test>\r\n"
+              "DATA\r\nSubject: " +
+              subject + "\r\n" + signed_message + ".\r\nQUIT\r\n";
+          s.sendBytes(session.data(), static_cast<int>(session.size()));
+          std::string got;
+          char buf[2048];
+          int n;
+          while ((n = s.receiveBytes(buf, sizeof buf)) > 0) {
+            got.append(buf, n);
+            if (got.find("221 ") != std::string::npos) break;
+          }
+          if (got.find("250 2.0.0 Ok: stored") != std::string::npos) {
+            std::lock_guard lock(mutex);
+            acknowledged.insert(subject);
+          }
+        } catch (const Poco::Exception&) {
+          return;  // the server is gone
+        }
+      }
+    });
+  }
+  const auto burst_start = std::chrono::steady_clock::now();
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const auto elapsed = std::chrono::steady_clock::now() - burst_start;
+    std::lock_guard lock(mutex);
+    if ((elapsed >= std::chrono::milliseconds(1500) && acknowledged.size() > 10u) ||
+        elapsed >= std::chrono::seconds(30)) {
+      break;
+    }
+  }
+  svcd_->kill9();
+  stop = true;
+  for (auto& t : clients) t.join();
+  ASSERT_GT(acknowledged.size(), 10u);
+  dns_.reset();  // the answers must come from the spool now
+  auto crashed = std::move(svcd_);
+  startSvcd({"--set", "data.dir=" + crashed->dataDir(), "--set",
+             "email.dns.server=127.0.0.1:" + std::to_string(dns_port_)});
+  // Some of the burst was still in the spool, its checks left for filing.
+  std::smatch at;
+  const std::string log = svcd_->log();
+  ASSERT_TRUE(std::regex_search(
+      log, at, std::regex("SMTP spool (\\S+) filed up to segment (\\d+) offset (\\d+)")))
+      << log;
+  std::ifstream segment(at[1].str() + "/segment-" + at[2].str(), std::ios::binary);
+  segment.seekg(std::stoll(at[3].str()));
+  const std::string unfiled((std::istreambuf_iterator<char>(segment)), {});
+  EXPECT_NE(unfiled.find("SVC-AUTH later "), std::string::npos)
+      << "nothing acknowledged was left to file after the crash";
+
+  std::size_t stored = 0, passed = 0;
+  for (int i = 0; i < 1200; ++i) {  // at most 120 s
+    stored = call("GET", "/api/email-messages/?identity=" + inbox_.uuid + "&limit=1")
+                 .json()
+                 ->getValue<std::size_t>("count");
+    if (stored >= acknowledged.size()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  passed =
+      call("GET", "/api/email-messages/?identity=" + inbox_.uuid + "&authenticated=true&limit=1")
+          .json()
+          ->getValue<std::size_t>("count");
+  EXPECT_GE(stored, acknowledged.size());
+  EXPECT_EQ(passed, stored) << "every message filed with its signature verified";
+  auto newest = messages("identity=" + inbox_.uuid + "&limit=1");
+  ASSERT_EQ(newest->size(), 1u);
+  auto last =
+      message(newest->getObject(0)->getValue<std::string>("id"))->getObject("authentication");
+  ASSERT_EQ(last->getArray("dkim")->size(), 1u);
+  EXPECT_EQ(last->getArray("dkim")->getObject(0)->getValue<std::string>("result"), "pass");
 }
 
 TEST_F(EmailAuth, AuthenticatedTrueOnTheListAndTheWait) {

@@ -1,7 +1,6 @@
 #include "auth/authentication.h"
 
 #include <Poco/JSON/Array.h>
-#include <Poco/JSON/Parser.h>
 #include <Poco/JSONString.h>
 
 #include <algorithm>
@@ -269,24 +268,6 @@ std::string authenticationText(const Authentication& a) {
   str(a.verdict);
   out += '}';
   return out;
-}
-
-std::optional<SpfOutcome> spfOutcomeOf(const std::string& authentication_text) {
-  try {
-    const auto o =
-        Poco::JSON::Parser().parse(authentication_text).extract<Poco::JSON::Object::Ptr>();
-    const auto spf = o ? o->getObject("spf") : nullptr;
-    if (!spf) return std::nullopt;
-    SpfOutcome out;
-    out.result = spf->optValue<std::string>("result", "none");
-    out.domain = spf->optValue<std::string>("domain", "");
-    out.client_ip = spf->optValue<std::string>("client_ip", "");
-    out.helo = spf->optValue<std::string>("helo", "");
-    out.mail_from = spf->optValue<std::string>("mail_from", "");
-    return out;
-  } catch (const Poco::Exception&) {
-    return std::nullopt;
-  }
 }
 
 }  // namespace svc::plugins::email

@@ -63,8 +63,5 @@ Authentication localAuthentication(const std::string& from, const std::string& a
 Poco::JSON::Object::Ptr authenticationJson(const Authentication& a);
 /// @return the JSON text of a. @see authenticationJson
 std::string authenticationText(const Authentication& a);
-/// @return the SPF outcome in a JSON text authenticationText wrote; nullopt when it holds none
-/// (or is not such a text).
-std::optional<SpfOutcome> spfOutcomeOf(const std::string& authentication_text);
 
 }  // namespace svc::plugins::email

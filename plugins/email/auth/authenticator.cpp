@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <ctime>
 
 namespace svc::plugins::email {
 
@@ -153,30 +154,33 @@ Authenticator::Decision Authenticator::check(const SmtpClient& client, const std
   if (DnsResolver::CacheOnly::missedHere()) return d;
   a.spf = checkSpf(dns_, client.ip, client.helo, mail_from);
   if (DnsResolver::CacheOnly::missedHere()) return d;
-  if (may_defer && (!options_.enforce || !dmarcMayReject(dns_, from_domain) ||
-                    dmarcPassesBySpf(from_domain, *a.spf))) {
-    // Nothing DKIM says can change the answer: it is checked when the message is filed, its
-    // keys fetched now so the filer finds them cached.
-    prefetchDkimKeys(dns_, data);
-    d.deferred = true;
-    return d;
+  if (may_defer) {
+    // The answers complete() will need: the DMARC policy's, then the keys'.
+    DnsResolver::Recording asked;
+    const bool may_reject = dmarcMayReject(dns_, from_domain);
+    if (!options_.enforce || !may_reject || dmarcPassesBySpf(from_domain, *a.spf)) {
+      // Nothing DKIM says can change the answer: it is checked when the message is filed.
+      prefetchDkimKeys(dns_, data);
+      if (DnsResolver::CacheOnly::missedHere()) return d;
+      d.later =
+          DeferredChecks{*a.spf, static_cast<std::int64_t>(std::time(nullptr)), asked.answers()};
+      return d;
+    }
   }
   a.dkim = checkDkim(dns_, data);
   a.dmarc = checkDmarc(dns_, from_domain, *a.spf, a.dkim);
   return decided(d);
 }
 
-Authenticator::Decision Authenticator::complete(const SpfOutcome& spf, std::string_view data,
-                                                std::int64_t arrived) {
+Authenticator::Decision Authenticator::complete(const DeferredChecks& later,
+                                                std::string_view data) const {
+  const std::unique_ptr<DnsResolver> asked = DnsResolver::replaying(later.answers);
   Decision d;
   Authentication& a = d.authentication;
-  DnsResolver::Deadline deadline(options_.dns_budget);
-  a.spf = spf;
-  a.dkim = checkDkim(dns_, data, arrived);
-  a.dmarc = checkDmarc(dns_, fromDomain(data), spf, a.dkim);
+  a.spf = later.spf;
+  a.dkim = checkDkim(*asked, data, later.arrived);
+  a.dmarc = checkDmarc(*asked, fromDomain(data), later.spf, a.dkim);
   decided(d);
-  // Acknowledged already: a failure that would have been refused (its policy changed since, or
-  // a key's DNS failed now) is kept out of sight rather than lost.
   if (d.action != PolicyAction::kAccept) d.action = PolicyAction::kQuarantine;
   d.refusal.clear();
   return d;

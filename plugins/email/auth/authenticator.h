@@ -1,7 +1,8 @@
 // Checks inbound mail (SPF, DKIM, DMARC) on threads of its own: a check may wait on DNS, and the
 // SMTP listener's threads must never wait. A session's message is handed over at the end of DATA
 // and its answer comes from here (through Ingest), after the verdict: 550 for a DMARC failure
-// under p=reject when enforcing, else the message is spooled with its verdict.
+// under p=reject when enforcing, else the message is spooled with its verdict, or with the checks
+// that could not change the answer left for filing (complete()) and the DNS answers they need.
 //
 // Bounded: each message's DNS time is at most Options::dns_budget (then temperror), and at most
 // Options::max_queued messages, Options::max_queued_bytes of them, wait for a thread (beyond:
@@ -12,12 +13,12 @@
 #pragma once
 
 #include "auth/authentication.h"
+#include "auth/deferred_checks.h"
 #include "auth/dns_resolver.h"
 #include "smtp_server.h"
 
 #include <chrono>
 #include <condition_variable>
-#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
@@ -47,10 +48,10 @@ class Authenticator {
     Authentication authentication;
     PolicyAction action = PolicyAction::kAccept;  ///< kAccept unless enforcing
     std::string refusal;                          ///< kReject: the whole reply (`550 5.7.1 ...`).
-    /// DKIM and DMARC were left for complete(): nothing they could say would change the answer
-    /// (no DMARC policy that may reject, SPF passed for the From's domain, or not enforcing).
-    /// authentication holds the SPF outcome alone, action is kAccept.
-    bool deferred = false;
+    /// Set when DKIM and DMARC were left for complete(): nothing they could say would change
+    /// the answer (no DMARC policy that may reject, SPF passed for the From's own domain, or not
+    /// enforcing). authentication then holds the SPF outcome alone, and action is kAccept.
+    std::optional<DeferredChecks> later;
   };
 
   Authenticator(Options options, DnsResolver& dns);
@@ -70,12 +71,11 @@ class Authenticator {
   /// the threads instead (post()).
   std::optional<Decision> checkCached(const SmtpClient& client, const std::string& mail_from,
                                       std::string_view data, bool may_defer = false);
-  /// Finishes a deferred check, as check() would have finished it when the message arrived.
-  /// May wait on DNS (within Options::dns_budget). @param spf the deferred Decision's SPF
-  /// outcome. @param arrived when the message arrived (seconds since the epoch): its signatures'
-  /// t= and x= are judged at that time. @return the whole decision; a failure that check()
-  /// would have refused is quarantined (the message was acknowledged).
-  Decision complete(const SpfOutcome& spf, std::string_view data, std::int64_t arrived);
+  /// Finishes a deferred check as check() would have finished it when the message arrived: from
+  /// the DNS answers it had then, asking no server. @param later the deferred Decision's.
+  /// @return the whole decision; a failure check() would have refused (not one it can find from
+  /// those answers, short of a bug) is quarantined, the message being acknowledged already.
+  Decision complete(const DeferredChecks& later, std::string_view data) const;
   /// Runs job on one of the threads, in its client's turn. @param client the sender's address.
   /// @param bytes what the job holds (its message).
   /// @return false (job dropped) when too many wait already or the threads are stopped.

@@ -23,8 +23,8 @@ SpfOutcome checkSpf(DnsResolver& dns, const std::string& client_ip, const std::s
 /// Every DKIM-Signature of the message (RFC 6376), in order. @param data the message, CRLF.
 /// @param now the time its signatures are judged at (t=, x=), seconds since the epoch; 0: now.
 std::vector<DkimOutcome> checkDkim(DnsResolver& dns, std::string_view data, std::int64_t now = 0);
-/// Looks up (into the resolver's cache) the keys checkDkim will ask for: a check left for later
-/// (Authenticator::complete) then finds them there.
+/// Looks up the keys checkDkim would ask for, so that a DnsResolver::Recording around it (or the
+/// cache) holds them for a check completed later (Authenticator::complete).
 void prefetchDkimKeys(DnsResolver& dns, std::string_view data);
 
 /// @return the lower-case domain of the message's (first) From address; "" when it has none.
@@ -35,9 +35,9 @@ std::string fromDomain(std::string_view data);
 /// spend the message's DNS time or pause the From domain's zone before its policy is known.
 void prefetchDmarc(DnsResolver& dns, const std::string& from_domain);
 
-/// @return false when from_domain's DMARC policy cannot be p=reject (no record, or a record
-/// that names no reject; from the cache after prefetchDmarc), true when it may be or the lookup
-/// failed.
+/// @return false when from_domain's DMARC policy cannot be reject (no record, or a record whose
+/// p= and sp= libopendmarc reads as something else; from the cache after prefetchDmarc), true
+/// when it may be, the record cannot be read, or the lookup failed.
 bool dmarcMayReject(DnsResolver& dns, const std::string& from_domain);
 /// DMARC (RFC 7489) of from_domain, given the SPF and DKIM outcomes. Without a DMARC record the
 /// result is none, and the alignment flags still say whether SPF or DKIM passed for a domain

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <unordered_map>
 
 extern "C" {
 // Exported by libopendmarc (its organizational-domain lookup) but left out of dmarc.h.
@@ -142,13 +143,45 @@ void prefetchDmarc(DnsResolver& dns, const std::string& from_domain) {
   if (!from_domain.empty()) policyRecord(dns, from_domain, org);
 }
 
+namespace {
+
+// Read by the library that judges it (libopendmarc reads "p=rej" as reject, say), once per
+// record text: a busy sender's record is the same every time.
+bool recordMayReject(const std::string& record) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, bool> known;
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = known.find(record); it != known.end()) return it->second;
+  }
+  bool may = true;  // a record the library cannot read: as if it could reject
+  if (DMARC_POLICY_T* pctx = opendmarc_policy_connect_init(bytes("0.0.0.0"), 0)) {
+    std::string copy = record;
+    std::string domain = "dmarc.invalid";
+    if (opendmarc_policy_store_dmarc(pctx, bytes(copy), bytes(domain), nullptr) ==
+        DMARC_PARSE_OKAY) {
+      int p = 0, sp = 0;
+      opendmarc_policy_fetch_p(pctx, &p);
+      opendmarc_policy_fetch_sp(pctx, &sp);
+      may = p == DMARC_RECORD_P_REJECT || sp == DMARC_RECORD_P_REJECT;
+    }
+    opendmarc_policy_connect_shutdown(pctx);
+  }
+  std::lock_guard lock(mutex);
+  if (known.size() >= 1000) known.clear();  // bounded: senders' records, not an attacker's
+  known.emplace(record, may);
+  return may;
+}
+
+}  // namespace
+
 bool dmarcMayReject(DnsResolver& dns, const std::string& from_domain) {
   if (from_domain.empty()) return false;  // no domain to judge: nothing can be refused for it
+  initLibrary();
   std::string org;
   const Lookup found = policyRecord(dns, from_domain, org);
   if (found.failed) return true;
-  // Read loosely: any "reject" in the record (p=, sp=, or even a report address) counts.
-  return found.record && Poco::toLower(*found.record).find("reject") != std::string::npos;
+  return found.record && recordMayReject(*found.record);
 }
 
 DmarcOutcome checkDmarc(DnsResolver& dns, const std::string& from_domain, const SpfOutcome& spf,

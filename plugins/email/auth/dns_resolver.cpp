@@ -18,6 +18,7 @@ namespace {
 
 thread_local std::optional<DnsResolver::Clock::time_point> t_deadline;
 thread_local bool t_cache_only = false, t_missed = false;
+thread_local DnsResolver::Recording* t_recording = nullptr;
 
 // One resource record's data as DnsAnswer keeps it. @return false when it cannot be read.
 bool readRecord(const ns_msg& msg, const ns_rr& rr, std::string& out) {
@@ -86,6 +87,29 @@ bool DnsResolver::CacheOnly::missedHere() {
   return t_cache_only && t_missed;
 }
 
+DnsResolver::Recording::Recording() : previous_(t_recording) {
+  t_recording = this;
+}
+
+DnsResolver::Recording::~Recording() {
+  t_recording = previous_;
+}
+
+std::unique_ptr<DnsResolver> DnsResolver::replaying(std::vector<Recorded> answers) {
+  auto given = std::make_shared<const std::vector<Recorded>>(std::move(answers));
+  Options options;
+  options.max_entries = 0;  // each question goes to the answers given
+  return std::make_unique<DnsResolver>(
+      options,
+      [given](const std::string& name, int type, std::chrono::milliseconds) {
+        for (const auto& r : *given) {
+          if (r.type == type && Poco::icompare(r.name, name) == 0) return r.answer;
+        }
+        return DnsAnswer{};
+      },
+      [] { return Clock::now(); });
+}
+
 DnsResolver::DnsResolver(std::string server, Options options)
     : DnsResolver(
           options,
@@ -132,6 +156,12 @@ std::chrono::milliseconds queryTime(std::chrono::milliseconds limit) {
 }  // namespace
 
 DnsAnswer DnsResolver::query(const std::string& name, int type) {
+  DnsAnswer a = answer(name, type);
+  if (t_recording != nullptr) t_recording->answers_.push_back({name, type, a});
+  return a;
+}
+
+DnsAnswer DnsResolver::answer(const std::string& name, int type) {
   // Letters, digits, hyphens, underscores and dots only: the resolver library reads `\DDD`
   // escapes, so other spellings of one name would each be a zone and a cache entry of their own.
   const bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {

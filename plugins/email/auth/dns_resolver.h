@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -105,6 +106,32 @@ class DnsResolver {
     bool previous_active_, previous_missed_;
   };
 
+  /// An answer query() gave, with its question.
+  struct Recorded {
+    std::string name;
+    int type = 0;
+    DnsAnswer answer;
+  };
+  /// While it lives, every answer query() gives the calling thread is kept, so that a check can
+  /// be done again later from those answers alone (replaying()), asking no server anything.
+  class Recording {
+   public:
+    Recording();
+    ~Recording();
+    Recording(const Recording&) = delete;
+    Recording& operator=(const Recording&) = delete;
+    /// @return the answers given so far, in order.
+    const std::vector<Recorded>& answers() const { return answers_; }
+
+   private:
+    friend class DnsResolver;
+    Recording* previous_;
+    std::vector<Recorded> answers_;
+  };
+  /// @return a resolver that answers the questions of answers with their answers and any other
+  /// with kFailed (temperror), at once: no network, no cache of its own to outlive it.
+  static std::unique_ptr<DnsResolver> replaying(std::vector<Recorded> answers);
+
   /// The real transport: one query to server (or the system's resolver), within timeout.
   static DnsAnswer ask(const std::string& server, const std::string& name, int type,
                        std::chrono::milliseconds timeout);
@@ -123,6 +150,8 @@ class DnsResolver {
   /// @param probe set when the server should be probed (several zones silent in a row).
   Landed fetch(const std::string& name, int type, const std::string& lower, const std::string& key,
                bool& probe);
+  /// query() without its recording.
+  DnsAnswer answer(const std::string& name, int type);
 
   Options options_;
   Transport transport_;

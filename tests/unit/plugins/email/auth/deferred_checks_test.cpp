@@ -1,7 +1,7 @@
 // DKIM and DMARC left for filing: only when nothing they say could change the SMTP answer (no
-// policy that may reject, SPF passed for the From's own domain, or not enforcing), with the keys
-// fetched before the answer; complete() then gives the verdict check() would have given, judged
-// at the time the message arrived.
+// policy that may reject, SPF passed for the From's own domain, or not enforcing), with the DNS
+// answers they need taken before the answer; complete() then gives the verdict check() would
+// have given, judged at the time the message arrived, asking no DNS server anything.
 #include "auth/authenticator.h"
 #include "auth/checks.h"
 #include "auth/dkim_tags.h"
@@ -31,6 +31,7 @@ EVP_PKEY* rsaKey() {
 struct Zone {
   std::map<std::string, std::string> txt;
   std::set<std::string> asked;
+  std::uint32_t ttl = 300;
 
   DnsResolver resolver() {
     return DnsResolver(
@@ -41,7 +42,7 @@ struct Zone {
           if (type != ns_t_txt || it == txt.end()) {
             return DnsAnswer{DnsAnswer::Status::kNotFound, {}, 0};
           }
-          return DnsAnswer{DnsAnswer::Status::kOk, {it->second}, 300};
+          return DnsAnswer{DnsAnswer::Status::kOk, {it->second}, ttl};
         },
         [] { return DnsResolver::Clock::now(); });
   }
@@ -80,29 +81,43 @@ class DeferredChecksTest : public ::testing::Test {
   DnsResolver dns_ = zone_.resolver();
 };
 
-TEST_F(DeferredChecksTest, SpfPassForTheFromDomainLeavesDkimForFilingWithItsKeyFetched) {
+TEST_F(DeferredChecksTest, SpfPassForTheFromDomainLeavesDkimForFilingWithTheAnswersItNeeds) {
+  zone_.ttl = 0;  // nothing cached: filing must not need the cache either
   Authenticator auth = authenticator();
   const std::string m = message("reject.example");
   const auto d = auth.check({"192.0.2.1", "mx.reject.example"}, "a@reject.example", m, true);
-  EXPECT_TRUE(d.deferred);
+  ASSERT_TRUE(d.later);
   EXPECT_EQ(d.action, PolicyAction::kAccept);
   ASSERT_TRUE(d.authentication.spf);
   EXPECT_EQ(d.authentication.spf->result, "pass");
   EXPECT_TRUE(d.authentication.dkim.empty());
   EXPECT_TRUE(zone_.asked.count("sel._domainkey.reject.example"));
 
+  // Filed after a crash, from the spool's text, with the zone gone silent.
   zone_.asked.clear();
-  const auto done = auth.complete(*d.authentication.spf, m, std::time(nullptr));
-  EXPECT_TRUE(zone_.asked.empty()) << "the filer found every answer cached";
-  EXPECT_FALSE(done.deferred);
+  zone_.txt.clear();
+  const auto later = DeferredChecks::parse(d.later->text());
+  ASSERT_TRUE(later);
+  const auto done = auth.complete(*later, m);
+  EXPECT_TRUE(zone_.asked.empty()) << "filing asked the DNS";
   ASSERT_EQ(done.authentication.dkim.size(), 1u);
   EXPECT_EQ(done.authentication.dkim[0].result, "pass");
+  EXPECT_EQ(done.authentication.dmarc->policy, "reject");
   EXPECT_EQ(done.authentication.verdict, "pass");
   EXPECT_NE(done.authentication.header.find("dkim=pass"), std::string::npos);
-  // The same verdict as checking it all at once.
+  EXPECT_EQ(done.action, PolicyAction::kAccept);
+}
+
+TEST_F(DeferredChecksTest, TheVerdictIsTheOneACheckAtOnceGives) {
+  Authenticator auth = authenticator();
+  const std::string m = message("reject.example");
+  const auto d = auth.check({"192.0.2.1", "mx.reject.example"}, "a@reject.example", m, true);
+  ASSERT_TRUE(d.later);
   const auto whole = auth.check({"192.0.2.1", "mx.reject.example"}, "a@reject.example", m);
-  EXPECT_FALSE(whole.deferred);
-  EXPECT_EQ(whole.authentication.header, done.authentication.header);
+  EXPECT_FALSE(whole.later);
+  EXPECT_EQ(whole.authentication.header, auth.complete(*d.later, m).authentication.header);
+  EXPECT_EQ(authenticationText(whole.authentication),
+            authenticationText(auth.complete(*d.later, m).authentication));
 }
 
 TEST_F(DeferredChecksTest, UnderPRejectWithoutAlignedSpfDkimDecidesTheAnswer) {
@@ -110,36 +125,74 @@ TEST_F(DeferredChecksTest, UnderPRejectWithoutAlignedSpfDkimDecidesTheAnswer) {
   // SPF fails (wrong address): only DKIM can pass DMARC, so it is checked before the answer.
   const std::string m = message("reject.example");
   const auto signed_ok = auth.check({"192.0.2.9", "x"}, "a@reject.example", m, true);
-  EXPECT_FALSE(signed_ok.deferred);
+  EXPECT_FALSE(signed_ok.later);
   ASSERT_EQ(signed_ok.authentication.dkim.size(), 1u);
   EXPECT_EQ(signed_ok.authentication.dkim[0].result, "pass");
   EXPECT_EQ(signed_ok.action, PolicyAction::kAccept);
   // A forged From of the domain, signed by nobody: refused.
   const auto forged = auth.check({"192.0.2.9", "x"}, "a@elsewhere.example",
                                  "From: a@reject.example\r\nSubject: hi\r\n\r\nHello.\r\n", true);
-  EXPECT_FALSE(forged.deferred);
+  EXPECT_FALSE(forged.later);
   EXPECT_EQ(forged.action, PolicyAction::kReject);
   // SPF passing for another domain than the From's does not align.
   zone_.txt["other.example"] = "v=spf1 ip4:192.0.2.1 -all";
   const auto unaligned =
       auth.check({"192.0.2.1", "x"}, "a@other.example",
                  "From: a@reject.example\r\nSubject: hi\r\n\r\nHello.\r\n", true);
-  EXPECT_FALSE(unaligned.deferred);
+  EXPECT_FALSE(unaligned.later);
   EXPECT_EQ(unaligned.action, PolicyAction::kReject);
+}
+
+TEST_F(DeferredChecksTest, WhatLibopendmarcReadsAsRejectIsReject) {
+  // libopendmarc takes any prefix of "reject" as reject, and sp= for a subdomain.
+  zone_.txt["_dmarc.short.example"] = "v=DMARC1; p=rej";
+  zone_.txt["_dmarc.sub.example"] = "v=DMARC1; p=none; sp=r";
+  zone_.txt["_dmarc.quarantine.example"] = "v=DMARC1; p=quarantine; rua=mailto:d@x.example";
+  DnsResolver& dns = dns_;
+  EXPECT_TRUE(dmarcMayReject(dns, "short.example"));
+  EXPECT_TRUE(dmarcMayReject(dns, "sub.example"));
+  EXPECT_TRUE(dmarcMayReject(dns, "reject.example"));
+  EXPECT_FALSE(dmarcMayReject(dns, "none.example"));
+  EXPECT_FALSE(dmarcMayReject(dns, "quarantine.example"));
+  EXPECT_FALSE(dmarcMayReject(dns, "nothing.example"));  // no record
+  EXPECT_FALSE(dmarcMayReject(dns, ""));
+  Authenticator auth = authenticator();
+  const auto short_p = auth.check({"192.0.2.9", "x"}, "a@elsewhere.example",
+                                  "From: a@short.example\r\nSubject: hi\r\n\r\nHello.\r\n", true);
+  EXPECT_FALSE(short_p.later);
+  EXPECT_EQ(short_p.action, PolicyAction::kReject);
+}
+
+TEST_F(DeferredChecksTest, APolicyLookupThatFailedIsNoReasonToWait) {
+  DnsResolver broken(
+      {}, [](const std::string&, int, std::chrono::milliseconds) { return DnsAnswer{}; },
+      [] { return DnsResolver::Clock::now(); });
+  EXPECT_TRUE(dmarcMayReject(broken, "reject.example"));
+  Authenticator::Options o;
+  o.hostname = "mx.agents.test";
+  Authenticator auth(o, broken);
+  EXPECT_FALSE(
+      auth.check({"192.0.2.1", "x"}, "a@reject.example", message("reject.example"), true).later);
 }
 
 TEST_F(DeferredChecksTest, WithoutAPolicyThatMayRejectOrNotEnforcingNothingWaits) {
   Authenticator auth = authenticator();
   const std::string m = message("none.example");
   const auto d = auth.check({"192.0.2.9", "x"}, "a@none.example", m, true);
-  EXPECT_TRUE(d.deferred);
-  EXPECT_EQ(auth.complete(*d.authentication.spf, m, std::time(nullptr)).authentication.verdict,
+  ASSERT_TRUE(d.later);
+  EXPECT_EQ(auth.complete(*d.later, m).authentication.verdict,
             "pass");  // DKIM aligned passes DMARC though SPF failed
   Authenticator lenient = authenticator(false);
-  EXPECT_TRUE(lenient.check({"192.0.2.9", "x"}, "a@reject.example", message("reject.example"), true)
-                  .deferred);
-  // Not allowed to defer (a forged Authentication-Results of ours is in it): checked now.
-  EXPECT_FALSE(auth.check({"192.0.2.9", "x"}, "a@none.example", m).deferred);
+  const auto unenforced =
+      lenient.check({"192.0.2.9", "x"}, "a@reject.example", message("reject.example"), true);
+  ASSERT_TRUE(unenforced.later);
+  // Not enforcing, the DMARC policy was still taken along for the verdict.
+  EXPECT_EQ(
+      lenient.complete(*unenforced.later, message("reject.example")).authentication.dmarc->policy,
+      "reject");
+  // Not allowed to defer (as for a message with a forged Authentication-Results of ours, which
+  // Ingest::checkedRecord checks at once): checked now.
+  EXPECT_FALSE(auth.check({"192.0.2.9", "x"}, "a@none.example", m).later);
 }
 
 TEST_F(DeferredChecksTest, ASignatureIsJudgedAtTheTimeTheMessageArrived) {
@@ -147,28 +200,61 @@ TEST_F(DeferredChecksTest, ASignatureIsJudgedAtTheTimeTheMessageArrived) {
   const std::int64_t now = std::time(nullptr);
   // Expires (x=) an hour ago: valid when it arrived two hours ago, expired now.
   const std::string m = message("none.example", now - 3600);
-  const auto d = auth.check({"192.0.2.1", "x"}, "a@none.example", m, true);
-  ASSERT_TRUE(d.deferred);
-  EXPECT_EQ(auth.complete(*d.authentication.spf, m, now - 7200).authentication.dkim[0].result,
-            "pass");
-  EXPECT_EQ(auth.complete(*d.authentication.spf, m, now).authentication.dkim[0].result, "fail");
+  auto d = auth.check({"192.0.2.1", "x"}, "a@none.example", m, true);
+  ASSERT_TRUE(d.later);
+  d.later->arrived = now - 7200;
+  EXPECT_EQ(auth.complete(*d.later, m).authentication.dkim[0].result, "pass");
+  d.later->arrived = now;
+  EXPECT_EQ(auth.complete(*d.later, m).authentication.dkim[0].result, "fail");
 }
 
 TEST_F(DeferredChecksTest, AFailureFoundWhenFiledIsQuarantinedNotRefused) {
   Authenticator auth = authenticator();
-  // p=none when it arrived (deferred), p=reject by the time it is filed.
-  const std::string m = "From: a@none.example\r\nSubject: hi\r\n\r\nHello.\r\n";
-  const auto d = auth.check({"192.0.2.9", "x"}, "a@none.example", m, true);
-  ASSERT_TRUE(d.deferred);
-  zone_.txt["_dmarc.none.example"] = "v=DMARC1; p=reject";
-  DnsResolver fresh = zone_.resolver();  // the old answer out of the cache
-  Authenticator::Options o;
-  o.hostname = "mx.agents.test";
-  Authenticator later(o, fresh);
-  const auto done = later.complete(*d.authentication.spf, m, std::time(nullptr));
+  // Answers that say p=reject, and neither SPF nor DKIM passed: check() would have refused it;
+  // complete() cannot, and keeps it out of sight.
+  DeferredChecks later;
+  later.spf = SpfOutcome{"fail", "reject.example", "192.0.2.9", "x", "a@reject.example"};
+  later.arrived = std::time(nullptr);
+  later.answers.push_back({"_dmarc.reject.example", ns_t_txt,
+                           DnsAnswer{DnsAnswer::Status::kOk, {"v=DMARC1; p=reject"}, 300}});
+  const auto done = auth.complete(later, "From: a@reject.example\r\nSubject: hi\r\n\r\nHello.\r\n");
   EXPECT_EQ(done.authentication.dmarc->result, "fail");
+  EXPECT_EQ(done.authentication.verdict, "fail");
   EXPECT_EQ(done.action, PolicyAction::kQuarantine);
   EXPECT_TRUE(done.refusal.empty());
+  // An answer it does not hold is a DNS failure: temperror, never a question asked.
+  later.answers.clear();
+  const auto unknown =
+      auth.complete(later, "From: a@reject.example\r\nSubject: hi\r\n\r\nHello.\r\n");
+  EXPECT_EQ(unknown.authentication.dmarc->result, "temperror");
+  EXPECT_TRUE(zone_.asked.empty());
+}
+
+TEST(DeferredChecksTextTest, AnyBytesASenderOrARecordGaveComeBackAsTheyWere) {
+  DeferredChecks c;
+  c.arrived = 1790000000;
+  c.spf = SpfOutcome{"pass", "", "192.0.2.1", std::string("mx \r\n\xff\0x", 8), "a@b.example"};
+  c.answers.push_back({"s._domainkey.b.example", ns_t_txt,
+                       DnsAnswer{DnsAnswer::Status::kOk, {"v=DKIM1; p=AB CD\n", ""}, 0}});
+  c.answers.push_back({"_dmarc.b.example", ns_t_txt, DnsAnswer{DnsAnswer::Status::kFailed, {}, 0}});
+  const std::string text = c.text();
+  EXPECT_EQ(text.find_first_of("\r\n"), std::string::npos);
+  const auto back = DeferredChecks::parse(text);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->arrived, c.arrived);
+  EXPECT_EQ(back->spf.helo, c.spf.helo);
+  EXPECT_EQ(back->spf.domain, "");
+  EXPECT_EQ(back->spf.mail_from, "a@b.example");
+  ASSERT_EQ(back->answers.size(), 2u);
+  EXPECT_EQ(back->answers[0].name, "s._domainkey.b.example");
+  EXPECT_EQ(back->answers[0].type, ns_t_txt);
+  EXPECT_EQ(back->answers[0].answer.records, c.answers[0].answer.records);
+  EXPECT_EQ(back->answers[1].answer.status, DnsAnswer::Status::kFailed);
+  EXPECT_FALSE(DeferredChecks::parse(""));
+  EXPECT_FALSE(DeferredChecks::parse("soon . . . . ."));
+  EXPECT_FALSE(DeferredChecks::parse("1 . . ."));                       // SPF cut short
+  EXPECT_FALSE(DeferredChecks::parse("1 . . . . . bmFtZQ 16 0 2 eA"));  // a record missing
+  EXPECT_FALSE(DeferredChecks::parse("1 . . . . . bmFtZQ 16 9 0"));     // no such status
 }
 
 TEST_F(DeferredChecksTest, TheKeysFetchedAheadAreTheOnesTheSignaturesName) {
