@@ -1,8 +1,6 @@
 #include <svc/sdk/util.h>
 
 #include <Poco/Ascii.h>
-#include <Poco/Base64Decoder.h>
-#include <Poco/Base64Encoder.h>
 #include <Poco/DateTimeFormat.h>
 #include <Poco/DateTimeParser.h>
 #include <Poco/DigestEngine.h>
@@ -20,7 +18,6 @@
 #include <cstdio>
 #include <ctime>
 #include <regex>
-#include <sstream>
 #include <vector>
 
 namespace svc::sdk {
@@ -212,29 +209,27 @@ std::string truncateUtf8(std::string_view text, std::size_t max_bytes) {
 
 namespace {
 
-// Everything a decoding stream yields, read in blocks: reading it a character at a time costs
-// twice as much (a 20 MB attachment took 0.23 s instead of 0.1 s). The stream swallows the
-// decoder's exception and sets badbit: that is thrown again here.
-std::string readAll(std::istream& decoder, std::size_t expected) {
-  std::string out;
-  out.reserve(expected);
-  char block[16384];
-  while (decoder.read(block, sizeof block) || decoder.gcount() > 0) {
-    out.append(block, static_cast<std::size_t>(decoder.gcount()));
-  }
-  if (decoder.bad()) throw std::runtime_error("malformed input");
+// Padded base64 on one line, by OpenSSL's block encoder: a stream encoder costs microseconds of
+// set-up a call, and the spool's records encode several strings a message.
+std::string encodeBase64(std::string_view bytes) {
+  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(bytes.data()),
+                                static_cast<int>(bytes.size()));
+  out.resize(static_cast<std::size_t>(n));
   return out;
 }
 
 }  // namespace
 
 std::string base64url(std::string_view bytes) {
-  std::ostringstream out;
-  Poco::Base64Encoder encoder(out, Poco::BASE64_URL_ENCODING | Poco::BASE64_NO_PADDING);
-  encoder.rdbuf()->setLineLength(0);
-  encoder.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  encoder.close();
-  return out.str();
+  std::string out = encodeBase64(bytes);
+  while (!out.empty() && out.back() == '=') out.pop_back();
+  for (char& c : out) {
+    if (c == '+') c = '-';
+    if (c == '/') c = '_';
+  }
+  return out;
 }
 
 std::optional<std::string> base64urlDecode(std::string_view text) {
@@ -245,26 +240,15 @@ std::optional<std::string> base64urlDecode(std::string_view text) {
                     c == '-' || c == '_';
     if (c == '=') break;
     if (!ok) return std::nullopt;
-    padded.push_back(c);
+    padded.push_back(c == '-' ? '+' : c == '_' ? '/' : c);
   }
   if (padded.size() % 4 == 1) return std::nullopt;
   while (padded.size() % 4) padded.push_back('=');
-  try {
-    std::istringstream in(padded);
-    Poco::Base64Decoder decoder(in, Poco::BASE64_URL_ENCODING);
-    return readAll(decoder, padded.size() / 4 * 3);
-  } catch (...) {
-    return std::nullopt;
-  }
+  return base64Decode(padded);
 }
 
 std::string base64(std::string_view bytes) {
-  std::ostringstream out;
-  Poco::Base64Encoder encoder(out);
-  encoder.rdbuf()->setLineLength(0);
-  encoder.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  encoder.close();
-  return out.str();
+  return encodeBase64(bytes);
 }
 
 std::optional<std::string> base64Decode(std::string_view text) {

@@ -2,9 +2,12 @@
 #include <svc/sdk/util.h>
 #include <svc/sdk/version.h>
 
+#include <Poco/Base64Encoder.h>
+
 #include <gtest/gtest.h>
 
 #include <set>
+#include <sstream>
 
 namespace svc::sdk {
 
@@ -68,6 +71,32 @@ TEST(Base64, EncodesPaddedOnOneLineAndDecodesBack) {
   EXPECT_EQ(sdk::base64Decode("Zg=="), "f");
   EXPECT_EQ(sdk::base64Decode("Zm8="), "fo");
   EXPECT_EQ(sdk::base64Decode(""), "");
+}
+
+// What Poco's stream encoder wrote (the SDK's encoder before OpenSSL's block encoder), for every
+// length of a run of every byte value.
+TEST(Base64, TheUrlAlphabetUnpaddedAndBackAsPocosEncoderWroteIt) {
+  for (int length = 0; length < 70; ++length) {
+    std::string bytes;
+    for (int i = 0; i < length; ++i) bytes += static_cast<char>((i * 97 + length * 31) & 0xff);
+    std::ostringstream out;
+    Poco::Base64Encoder encoder(out, Poco::BASE64_URL_ENCODING | Poco::BASE64_NO_PADDING);
+    encoder.rdbuf()->setLineLength(0);
+    encoder << bytes;
+    encoder.close();
+    EXPECT_EQ(sdk::base64url(bytes), out.str()) << length;
+    EXPECT_EQ(sdk::base64urlDecode(out.str()), bytes) << length;
+    std::ostringstream padded;
+    Poco::Base64Encoder plain(padded);
+    plain.rdbuf()->setLineLength(0);
+    plain << bytes;
+    plain.close();
+    EXPECT_EQ(sdk::base64(bytes), padded.str()) << length;
+  }
+  EXPECT_EQ(sdk::base64url("\xfb\xff"), "-_8");
+  EXPECT_EQ(sdk::base64urlDecode("-_8="), "\xfb\xff");  // padded too
+  EXPECT_FALSE(sdk::base64urlDecode("-_8+"));           // not the url alphabet
+  EXPECT_FALSE(sdk::base64urlDecode("Z"));              // no base64 is that long
 }
 
 TEST(Base64, DecodingRefusesWhatIsNotBase64) {
