@@ -148,24 +148,29 @@ Authenticator::Decision Authenticator::check(const SmtpClient& client, const std
   }
   DnsResolver::Deadline deadline(options_.dns_budget);
   const std::string from_domain = fromDomain(data);
-  prefetchDmarc(dns_, from_domain);  // the policy first, whatever the sender's zones cost
+  // The policy first, whatever the sender's zones cost; its answers kept for complete().
+  bool may_reject;
+  std::vector<DnsResolver::Recorded> asked;
+  {
+    DnsResolver::Recording policy;
+    may_reject = dmarcMayReject(dns_, from_domain);
+    asked = policy.answers();
+  }
   // From the cache only, a miss means the message is checked again on a checking thread:
   // the costly parts (the body's hash, RSA) are not done twice.
   if (DnsResolver::CacheOnly::missedHere()) return d;
   a.spf = checkSpf(dns_, client.ip, client.helo, mail_from);
   if (DnsResolver::CacheOnly::missedHere()) return d;
-  if (may_defer) {
-    // The answers complete() will need: the DMARC policy's, then the keys'.
-    DnsResolver::Recording asked;
-    const bool may_reject = dmarcMayReject(dns_, from_domain);
-    if (!options_.enforce || !may_reject || dmarcPassesBySpf(from_domain, *a.spf)) {
-      // Nothing DKIM says can change the answer: it is checked when the message is filed.
-      prefetchDkimKeys(dns_, data);
-      if (DnsResolver::CacheOnly::missedHere()) return d;
-      d.later =
-          DeferredChecks{*a.spf, static_cast<std::int64_t>(std::time(nullptr)), asked.answers()};
-      return d;
-    }
+  if (may_defer && (!options_.enforce || !may_reject || dmarcPassesBySpf(from_domain, *a.spf))) {
+    // Nothing DKIM says can change the answer: it is checked when the message is filed, from
+    // the answers asked now.
+    DnsResolver::Recording keys;
+    prefetchDkimKeys(dns_, data);
+    if (DnsResolver::CacheOnly::missedHere()) return d;
+    asked.insert(asked.end(), keys.answers().begin(), keys.answers().end());
+    d.later =
+        DeferredChecks{*a.spf, static_cast<std::int64_t>(std::time(nullptr)), std::move(asked)};
+    return d;
   }
   a.dkim = checkDkim(dns_, data);
   a.dmarc = checkDmarc(dns_, from_domain, *a.spf, a.dkim);

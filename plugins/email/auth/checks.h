@@ -30,14 +30,12 @@ void prefetchDkimKeys(DnsResolver& dns, std::string_view data);
 /// @return the lower-case domain of the message's (first) From address; "" when it has none.
 std::string fromDomain(std::string_view data);
 
-/// Looks up (into the resolver's cache) the DMARC record that applies to from_domain, before the
-/// other checks: a sender's own slow or silent zones (its DKIM keys, its SPF includes) must not
-/// spend the message's DNS time or pause the From domain's zone before its policy is known.
-void prefetchDmarc(DnsResolver& dns, const std::string& from_domain);
-
-/// @return false when from_domain's DMARC policy cannot be reject (no record, or a record whose
-/// p= and sp= libopendmarc reads as something else; from the cache after prefetchDmarc), true
-/// when it may be, the record cannot be read, or the lookup failed.
+/// Looks up the DMARC record that applies to from_domain (into the resolver's cache), to be done
+/// before the other checks: a sender's own slow or silent zones (its DKIM keys, its SPF includes)
+/// must not spend the message's DNS time or pause the From domain's zone before its policy is
+/// known. @return false when that policy cannot be reject (no record, or a record whose p= and
+/// sp= libopendmarc reads as something else), true when it may be, the record cannot be read, or
+/// the lookup failed.
 bool dmarcMayReject(DnsResolver& dns, const std::string& from_domain);
 /// DMARC (RFC 7489) of from_domain, given the SPF and DKIM outcomes. Without a DMARC record the
 /// result is none, and the alignment flags still say whether SPF or DKIM passed for a domain

@@ -138,11 +138,6 @@ Lookup policyRecord(DnsResolver& dns, const std::string& from_domain, std::strin
 
 }  // namespace
 
-void prefetchDmarc(DnsResolver& dns, const std::string& from_domain) {
-  std::string org;
-  if (!from_domain.empty()) policyRecord(dns, from_domain, org);
-}
-
 namespace {
 
 // Read by the library that judges it (libopendmarc reads "p=rej" as reject, say), once per
