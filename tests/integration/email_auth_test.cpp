@@ -5,6 +5,7 @@
 // authenticated=true on the list and the wait.
 #include "email_fixture.h"
 #include "harness.h"
+#include "smtp_burst.h"
 
 #include <Poco/File.h>
 #include <Poco/JSON/Array.h>
@@ -12,7 +13,6 @@
 #include <Poco/Net/DatagramSocket.h>
 #include <Poco/Net/ServerSocket.h>
 #include <Poco/Net/SocketAddress.h>
-#include <Poco/Net/StreamSocket.h>
 #include <Poco/TemporaryFile.h>
 
 #include <gtest/gtest.h>
@@ -21,10 +21,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <fstream>
-#include <mutex>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -417,55 +415,18 @@ TEST_F(EmailAuth, ChecksLeftForFilingSurviveKill9WithoutTheDnsServer) {
             0);
   std::ifstream in(eml, std::ios::binary);
   const std::string signed_message((std::istreambuf_iterator<char>(in)), {});
-  std::mutex mutex;
-  std::set<std::string> acknowledged;
-  std::atomic<bool> stop{false};
-  const int port = smtp_port_;
-  std::vector<std::thread> clients;
-  for (int c = 0; c < 4; ++c) {
-    clients.emplace_back([&, c] {
-      for (int i = 0; !stop; ++i) {
-        const std::string subject = "later-" + std::to_string(c) + "-" + std::to_string(i);
-        try {
-          Poco::Net::StreamSocket s;
-          s.impl()->bind(Poco::Net::SocketAddress("127.0.0.2", 0));  // SPF lists it
-          s.connect(Poco::Net::SocketAddress("127.0.0.1", static_cast<Poco::UInt16>(port)));
-          s.setReceiveTimeout(Poco::Timespan(5, 0));
-          const std::string session =
-              "EHLO mx.pass.test\r\nMAIL FROM:<a@pass.test>\r\nRCPT TO:<inbox@agents.test>\r\n"
-              "DATA\r\nSubject: " +
-              subject + "\r\n" + signed_message + ".\r\nQUIT\r\n";
-          s.sendBytes(session.data(), static_cast<int>(session.size()));
-          std::string got;
-          char buf[2048];
-          int n;
-          while ((n = s.receiveBytes(buf, sizeof buf)) > 0) {
-            got.append(buf, n);
-            if (got.find("221 ") != std::string::npos) break;
-          }
-          if (got.find("250 2.0.0 Ok: stored") != std::string::npos) {
-            std::lock_guard lock(mutex);
-            acknowledged.insert(subject);
-          }
-        } catch (const Poco::Exception&) {
-          return;  // the server is gone
-        }
-      }
-    });
-  }
-  const auto burst_start = std::chrono::steady_clock::now();
-  for (;;) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    const auto elapsed = std::chrono::steady_clock::now() - burst_start;
-    std::lock_guard lock(mutex);
-    if ((elapsed >= std::chrono::milliseconds(1500) && acknowledged.size() > 10u) ||
-        elapsed >= std::chrono::seconds(30)) {
-      break;
-    }
-  }
+  // From an address SPF lists.
+  SmtpBurst burst(
+      smtp_port_, 4, "later-",
+      [&signed_message](const std::string& subject) {
+        return "EHLO mx.pass.test\r\nMAIL FROM:<a@pass.test>\r\nRCPT TO:<inbox@agents.test>\r\n"
+               "DATA\r\nSubject: " +
+               subject + "\r\n" + signed_message + ".\r\nQUIT\r\n";
+      },
+      "127.0.0.2");
+  burst.waitForSome();
   svcd_->kill9();
-  stop = true;
-  for (auto& t : clients) t.join();
+  const std::set<std::string> acknowledged = burst.stop();
   ASSERT_GT(acknowledged.size(), 10u);
   dns_.reset();  // the answers must come from the spool now
   auto crashed = std::move(svcd_);

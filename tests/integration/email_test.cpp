@@ -3,6 +3,7 @@
 // against dnsmasq on loopback, and a kill -9 in the middle of an SMTP burst.
 #include "email_fixture.h"
 #include "harness.h"
+#include "smtp_burst.h"
 
 #include <Poco/File.h>
 #include <Poco/JSON/Array.h>
@@ -1049,56 +1050,13 @@ TEST_F(Email, CustomDomainVerifiedAgainstDnsmasq) {
 TEST_F(Email, EveryAcknowledgedMessageSurvivesKill9) {
   identity("Sink", "sink");
   db_url_ = svcd_->dbUrl();
-  std::mutex mutex;
-  std::set<std::string> acknowledged;
-  std::atomic<bool> stop{false};
-  const int port = smtp_port_;
-  std::vector<std::thread> clients;
-  for (int c = 0; c < 4; ++c) {
-    clients.emplace_back([&, c] {
-      for (int i = 0; !stop; ++i) {
-        const std::string subject = "burst-" + std::to_string(c) + "-" + std::to_string(i);
-        try {
-          Poco::Net::StreamSocket s(
-              Poco::Net::SocketAddress("127.0.0.1", static_cast<Poco::UInt16>(port)));
-          s.setReceiveTimeout(Poco::Timespan(5, 0));
-          const std::string session =
-              "EHLO c\r\nMAIL FROM:<a@b.example>\r\nRCPT TO:<sink@agents.test>\r\n"
-              "DATA\r\nSubject: " +
-              subject + "\r\n\r\nbody\r\n.\r\nQUIT\r\n";
-          s.sendBytes(session.data(), static_cast<int>(session.size()));
-          std::string got;
-          char buf[2048];
-          int n;
-          while ((n = s.receiveBytes(buf, sizeof buf)) > 0) {
-            got.append(buf, n);
-            if (got.find("221 ") != std::string::npos) break;
-          }
-          if (got.find("250 2.0.0 Ok: stored") != std::string::npos) {
-            std::lock_guard lock(mutex);
-            acknowledged.insert(subject);
-          }
-        } catch (const Poco::Exception&) {
-          return;  // the server is gone
-        }
-      }
-    });
-  }
-  // At least 1.5 s of burst, and more than ten messages acknowledged (a lone message waits for
-  // the database, which a loaded machine or the sanitizers make slow).
-  const auto burst_start = std::chrono::steady_clock::now();
-  for (;;) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    const auto elapsed = std::chrono::steady_clock::now() - burst_start;
-    std::lock_guard lock(mutex);
-    if ((elapsed >= std::chrono::milliseconds(1500) && acknowledged.size() > 10u) ||
-        elapsed >= std::chrono::seconds(30)) {
-      break;
-    }
-  }
+  SmtpBurst burst(smtp_port_, 4, "burst-", [](const std::string& subject) {
+    return "EHLO c\r\nMAIL FROM:<a@b.example>\r\nRCPT TO:<sink@agents.test>\r\nDATA\r\nSubject: " +
+           subject + "\r\n\r\nbody\r\n.\r\nQUIT\r\n";
+  });
+  burst.waitForSome();
   svcd_->kill9();
-  stop = true;
-  for (auto& t : clients) t.join();
+  const std::set<std::string> acknowledged = burst.stop();
   ASSERT_GT(acknowledged.size(), 10u);
   // The same data directory (its spool holds what was acknowledged and not yet filed) and
   // database; the files stay until the test ends.
