@@ -27,6 +27,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 namespace svc::testing {
 namespace {
@@ -415,6 +416,7 @@ TEST_F(EmailAuth, ChecksLeftForFilingSurviveKill9WithoutTheDnsServer) {
             0);
   std::ifstream in(eml, std::ios::binary);
   const std::string signed_message((std::istreambuf_iterator<char>(in)), {});
+  db_url_ = svcd_->dbUrl();  // the restarted svcd's database too
   // From an address SPF lists.
   SmtpBurst burst(
       smtp_port_, 4, "later-",
@@ -438,9 +440,18 @@ TEST_F(EmailAuth, ChecksLeftForFilingSurviveKill9WithoutTheDnsServer) {
   ASSERT_TRUE(std::regex_search(
       log, at, std::regex("SMTP spool (\\S+) filed up to segment (\\d+) offset (\\d+)")))
       << log;
-  std::ifstream segment(at[1].str() + "/segment-" + at[2].str(), std::ios::binary);
-  segment.seekg(std::stoll(at[3].str()));
-  const std::string unfiled((std::istreambuf_iterator<char>(segment)), {});
+  // What the spool holds past the position filed: the rest of that segment and any later one.
+  std::string unfiled;
+  std::vector<std::string> files;
+  Poco::File(at[1].str()).list(files);
+  for (const auto& f : files) {
+    if (f.rfind("segment-", 0) != 0) continue;
+    const long long number = std::stoll(f.substr(8));
+    if (number < std::stoll(at[2].str())) continue;
+    std::ifstream segment(at[1].str() + "/" + f, std::ios::binary);
+    if (number == std::stoll(at[2].str())) segment.seekg(std::stoll(at[3].str()));
+    unfiled += std::string((std::istreambuf_iterator<char>(segment)), {});
+  }
   EXPECT_NE(unfiled.find("SVC-AUTH later "), std::string::npos)
       << "nothing acknowledged was left to file after the crash";
 
