@@ -100,7 +100,7 @@ std::optional<SpooledMail> readSpoolPayload(std::string_view payload) {
     payload = payload.substr(eol + 1);
     if (line.substr(0, kPending.size()) == kPending) {
       m.later = DeferredChecks::parse(line.substr(kPending.size()));
-      if (!m.later) return std::nullopt;
+      m.checks_unreadable = !m.later;
     } else {
       const std::size_t sp1 = line.find(' ');
       const std::size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
@@ -447,7 +447,7 @@ void Ingest::fileSpooled(const std::vector<Spool::Record>& records, const Spool:
     it.payload = &r.payload;
     it.end = r.end;
     it.mail = std::move(*mail);
-    if (it.mail.later) completeChecks(it);
+    if (it.mail.later || it.mail.checks_unreadable) completeChecks(it);
     it.parsed = parseMessage(it.mail.data);
     for (const auto& p : it.parsed.problems) context_.logger().debug("incoming mail: %s", p);
     // Attachment bytes are stored (and fsynced) before the rows that name them commit.
@@ -489,15 +489,25 @@ void Ingest::fileSpooled(const std::vector<Spool::Record>& records, const Spool:
 
 void Ingest::completeChecks(Item& item) {
   Authenticator::Decision d;
-  try {
-    d = auth_.complete(*item.mail.later, item.mail.data);
-  } catch (const std::exception& e) {
-    // Acknowledged already: filed as unchecked rather than held up (or the spool with it).
-    context_.logger().error("the checks of a message from <%s> failed when it was filed: %s",
-                            item.mail.mail_from, std::string(e.what()));
+  std::string failure = "what the spool held for them could not be read";
+  if (item.mail.later) {
+    try {
+      d = auth_.complete(*item.mail.later, item.mail.data);
+      failure.clear();
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  }
+  if (!failure.empty()) {
+    // Acknowledged already: filed as unchecked rather than lost or held up (the spool with it).
+    context_.logger().error(
+        "the checks of a message from <%s> could not be completed when it "
+        "was filed: %s",
+        item.mail.mail_from, failure);
     d = {};
-    d.authentication.spf = item.mail.later->spf;
-    d.authentication.reason = "the checks failed when the message was filed";
+    if (item.mail.later) d.authentication.spf = item.mail.later->spf;
+    d.authentication.verdict = "none";
+    d.authentication.reason = "the checks could not be completed when the message was filed";
     d.authentication.header = authenticationResults(d.authentication, hostname_);
   }
   item.mail.later.reset();

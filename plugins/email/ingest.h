@@ -38,6 +38,9 @@ struct SpooledMail {
   /// Set when the checks were left for filing (Authenticator::complete): authentication and
   /// verdict are then empty.
   std::optional<DeferredChecks> later;
+  /// The record said the checks were left for filing, but what it held for them is unreadable
+  /// (no svcd writes that; a bug could): the message is filed unchecked, not lost.
+  bool checks_unreadable = false;
 };
 /// The checks of a spooled message.
 struct SpooledVerdict {

@@ -212,11 +212,17 @@ namespace {
 // Padded base64 on one line, by OpenSSL's block encoder: a stream encoder costs microseconds of
 // set-up a call, and the spool's records encode several strings a message.
 std::string encodeBase64(std::string_view bytes) {
+  // In pieces a multiple of 3 long (so only the last is padded): EVP_EncodeBlock counts in int.
+  constexpr std::size_t kPiece = 3u << 20;
   std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(bytes.data()),
-                                static_cast<int>(bytes.size()));
-  out.resize(static_cast<std::size_t>(n));
+  std::size_t written = 0;
+  for (std::size_t at = 0; at < bytes.size(); at += kPiece) {
+    const std::size_t n = std::min(kPiece, bytes.size() - at);
+    written += static_cast<std::size_t>(EVP_EncodeBlock(
+        reinterpret_cast<unsigned char*>(out.data() + written),
+        reinterpret_cast<const unsigned char*>(bytes.data() + at), static_cast<int>(n)));
+  }
+  out.resize(written);
   return out;
 }
 

@@ -129,7 +129,8 @@ class DnsResolver {
     std::vector<Recorded> answers_;
   };
   /// @return a resolver that answers the questions of answers with their answers and any other
-  /// with kFailed (temperror), at once: no network, no cache of its own to outlive it.
+  /// with kFailed (temperror), at once: no network, no cache of its own to outlive it. Not to be
+  /// asked under CacheOnly or a spent Deadline, which fail every question before it is asked.
   static std::unique_ptr<DnsResolver> replaying(std::vector<Recorded> answers);
 
   /// The real transport: one query to server (or the system's resolver), within timeout.

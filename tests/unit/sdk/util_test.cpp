@@ -93,6 +93,16 @@ TEST(Base64, TheUrlAlphabetUnpaddedAndBackAsPocosEncoderWroteIt) {
     plain.close();
     EXPECT_EQ(sdk::base64(bytes), padded.str()) << length;
   }
+  // Past the 3 MiB pieces the encoder works in: the same text as in one piece.
+  std::string large(3 * 1024 * 1024 + 5, '\0');
+  for (std::size_t i = 0; i < large.size(); ++i) large[i] = static_cast<char>(i * 7);
+  std::ostringstream whole;
+  Poco::Base64Encoder one(whole);
+  one.rdbuf()->setLineLength(0);
+  one << large;
+  one.close();
+  EXPECT_EQ(sdk::base64(large), whole.str());
+  EXPECT_EQ(sdk::base64Decode(whole.str()), large);
   EXPECT_EQ(sdk::base64url("\xfb\xff"), "-_8");
   EXPECT_EQ(sdk::base64urlDecode("-_8="), "\xfb\xff");  // padded too
   EXPECT_FALSE(sdk::base64urlDecode("-_8+"));           // not the url alphabet

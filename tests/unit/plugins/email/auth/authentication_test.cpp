@@ -171,7 +171,13 @@ TEST(AuthenticationTest, TheSpoolKeepsChecksLeftForFiling) {
   EXPECT_FALSE(m->quarantined);
   EXPECT_EQ(m->mail_from, "a@example.org");
   EXPECT_EQ(m->data, "Subject: x\r\n\r\nhi");
-  EXPECT_FALSE(readSpoolPayload("SVC-AUTH later soon\na@example.org\nb@agents.test\nhi"));
+  // A record of them that cannot be read: the message is still there, to be filed unchecked.
+  auto unreadable = readSpoolPayload("SVC-AUTH later soon\na@example.org\nb@agents.test\nhi");
+  ASSERT_TRUE(unreadable);
+  EXPECT_TRUE(unreadable->checks_unreadable);
+  EXPECT_FALSE(unreadable->later);
+  EXPECT_EQ(unreadable->mail_from, "a@example.org");
+  EXPECT_EQ(unreadable->data, "hi");
 }
 
 }  // namespace

@@ -230,6 +230,19 @@ TEST_F(DeferredChecksTest, AFailureFoundWhenFiledIsQuarantinedNotRefused) {
   EXPECT_TRUE(zone_.asked.empty());
 }
 
+TEST(DeferredChecksTextTest, AQuestionAskedTwiceIsAnsweredAsItWasWhenItWasAnswered) {
+  // Two signatures of one key: the first lookup failed, the second had the record.
+  std::vector<DnsResolver::Recorded> asked{
+      {"s._domainkey.b.example", ns_t_txt, DnsAnswer{DnsAnswer::Status::kFailed, {}, 0, true}},
+      {"S._domainkey.b.example", ns_t_txt, DnsAnswer{DnsAnswer::Status::kOk, {"v=DKIM1"}, 60}}};
+  const auto replay = DnsResolver::replaying(asked);
+  const DnsAnswer a = replay->query("s._domainkey.b.example", ns_t_txt);
+  EXPECT_EQ(a.status, DnsAnswer::Status::kOk);
+  EXPECT_EQ(a.records, std::vector<std::string>{"v=DKIM1"});
+  EXPECT_EQ(replay->query("s._domainkey.b.example", ns_t_a).status, DnsAnswer::Status::kFailed);
+  EXPECT_EQ(replay->query("other.b.example", ns_t_txt).status, DnsAnswer::Status::kFailed);
+}
+
 TEST(DeferredChecksTextTest, AnyBytesASenderOrARecordGaveComeBackAsTheyWere) {
   DeferredChecks c;
   c.arrived = 1790000000;
