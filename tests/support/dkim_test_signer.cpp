@@ -4,6 +4,7 @@
 
 #include <svc/sdk/util.h>
 
+#include <openssl/rsa.h>
 #include <openssl/x509.h>
 
 #include <cctype>
@@ -11,6 +12,11 @@
 #include <vector>
 
 namespace svc::plugins::email::testing {
+
+EVP_PKEY* sharedRsaKey() {
+  static EVP_PKEY* key = EVP_RSA_gen(2048);
+  return key;
+}
 
 namespace {
 

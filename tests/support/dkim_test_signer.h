@@ -23,6 +23,9 @@ struct TestSignature {
   std::string separator = " ";  ///< Between tags, e.g. "\r\n\t" to fold each onto its line.
 };
 
+/// @return a 2048-bit RSA key, made once for the test binary.
+EVP_PKEY* sharedRsaKey();
+
 /// @return message with the signature's field on top.
 std::string signForTest(const std::string& message, const TestSignature& sig);
 

@@ -33,6 +33,22 @@ bool validName(std::string_view name) {
   return true;
 }
 
+// @return the `;`-separated spec of text that starts at `at`, which moves past it.
+std::string_view nextSpec(std::string_view text, std::size_t& at) {
+  std::size_t end = text.find(';', at);
+  if (end == std::string_view::npos) end = text.size();
+  const std::string_view spec = text.substr(at, end - at);
+  at = end + 1;
+  return spec;
+}
+
+// @return s without the FWS around it.
+std::string_view trimmedFws(std::string_view s) {
+  while (!s.empty() && isFws(s.front())) s.remove_prefix(1);
+  while (!s.empty() && isFws(s.back())) s.remove_suffix(1);
+  return s;
+}
+
 }  // namespace
 
 std::optional<DkimTags> DkimTags::parse(std::string_view text) {
@@ -43,19 +59,12 @@ std::optional<DkimTags> DkimTags::parse(std::string_view text) {
   DkimTags out;
   std::size_t at = 0;
   while (at <= text.size()) {
-    std::size_t end = text.find(';', at);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view spec = text.substr(at, end - at);
-    at = end + 1;
+    const std::string_view spec = nextSpec(text, at);
     if (std::all_of(spec.begin(), spec.end(), isFws)) continue;  // after the last `;`, or `;;`
     const std::size_t eq = spec.find('=');
     if (eq == std::string_view::npos) return std::nullopt;
-    const std::string_view raw_name = spec.substr(0, eq);
     // FWS may surround the name, not split it ("a b=1" is no tag).
-    std::size_t first = 0, last = raw_name.size();
-    while (first < last && isFws(raw_name[first])) ++first;
-    while (last > first && isFws(raw_name[last - 1])) --last;
-    const std::string_view name = raw_name.substr(first, last - first);
+    const std::string_view name = trimmedFws(spec.substr(0, eq));
     if (!validName(name)) return std::nullopt;
     out.tags_.emplace_back(name, withoutFws(spec.substr(eq + 1)));
   }
@@ -71,16 +80,11 @@ std::optional<DkimTags> DkimTags::parse(std::string_view text) {
 std::optional<std::string> DkimTags::peek(std::string_view text, std::string_view name) {
   std::size_t at = 0;
   while (at <= text.size()) {
-    std::size_t end = text.find(';', at);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view spec = text.substr(at, end - at);
-    at = end + 1;
+    const std::string_view spec = nextSpec(text, at);
     const std::size_t eq = spec.find('=');
-    if (eq == std::string_view::npos) continue;
-    std::string_view tag = spec.substr(0, eq);
-    while (!tag.empty() && isFws(tag.front())) tag.remove_prefix(1);
-    while (!tag.empty() && isFws(tag.back())) tag.remove_suffix(1);
-    if (tag == name) return withoutFws(spec.substr(eq + 1));
+    if (eq != std::string_view::npos && trimmedFws(spec.substr(0, eq)) == name) {
+      return withoutFws(spec.substr(eq + 1));
+    }
   }
   return std::nullopt;
 }

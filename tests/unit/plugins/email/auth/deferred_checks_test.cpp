@@ -24,8 +24,7 @@ using testing::signForTest;
 using testing::TestSignature;
 
 EVP_PKEY* rsaKey() {
-  static EVP_PKEY* key = EVP_RSA_gen(2048);
-  return key;
+  return testing::sharedRsaKey();
 }
 
 struct Zone {

@@ -26,8 +26,7 @@ using testing::signForTest;
 using testing::TestSignature;
 
 EVP_PKEY* rsaKey() {
-  static EVP_PKEY* key = EVP_RSA_gen(2048);
-  return key;
+  return testing::sharedRsaKey();
 }
 EVP_PKEY* smallRsaKey() {
   static EVP_PKEY* key = EVP_RSA_gen(768);
