@@ -72,21 +72,30 @@ export class Svcd {
     const shared = settings._shared;
     delete settings._shared;
     s.db = shared ? { url: shared.db.url, drop() {} } : freshDatabase(s.dataDir);
-    s.port = settings['server.port'] ? Number(settings['server.port']) : await freePort();
-    s.adminPort = await freePort();
-    s.url = `http://127.0.0.1:${s.port}`;
-    s.admin = `http://127.0.0.1:${s.adminPort}`;
-    const sets = { 'db.url': s.db.url, 'admin.listen': `127.0.0.1:${s.adminPort}`,
-      'email.smtp.listen': '127.0.0.1:0',
-      // Inbound mail's checks ask no DNS server off this machine: nothing answers on port 9.
-      'email.dns.server': '127.0.0.1:9',
-      'public.base_url': s.url,
-      // Every answer is checked against its route's declaration; stop() fails on a mismatch.
-      'server.check_responses': 'true', ...settings };
-    delete sets['server.port'];
-    s.args = ['--port', String(s.port), '--data-dir', s.dataDir];
-    for (const [k, v] of Object.entries(sets)) s.args.push('--set', `${k}=${v}`);
-    await s.launch();
+    // A port freePort picked may be taken by another test's process before svcd binds it: then
+    // svcd is started again on new ports (a port the caller named is its own to keep free).
+    for (let attempt = 1; ; ++attempt) {
+      s.port = settings['server.port'] ? Number(settings['server.port']) : await freePort();
+      s.adminPort = await freePort();
+      s.url = `http://127.0.0.1:${s.port}`;
+      s.admin = `http://127.0.0.1:${s.adminPort}`;
+      const sets = { 'db.url': s.db.url, 'admin.listen': `127.0.0.1:${s.adminPort}`,
+        'email.smtp.listen': '127.0.0.1:0',
+        // Inbound mail's checks ask no DNS server off this machine: nothing answers on port 9.
+        'email.dns.server': '127.0.0.1:9',
+        'public.base_url': s.url,
+        // Every answer is checked against its route's declaration; stop() fails on a mismatch.
+        'server.check_responses': 'true', ...settings };
+      delete sets['server.port'];
+      s.args = ['--port', String(s.port), '--data-dir', s.dataDir];
+      for (const [k, v] of Object.entries(sets)) s.args.push('--set', `${k}=${v}`);
+      try {
+        await s.launch();
+        break;
+      } catch (e) {
+        if (attempt === 5 || !s.log.includes('Address already in use')) throw e;
+      }
+    }
     s.adminToken = readFileSync(path.join(s.dataDir, 'admin.token'), 'utf8').trim();
     return s;
   }
