@@ -499,16 +499,13 @@ void Ingest::completeChecks(Item& item) {
     }
   }
   if (!failure.empty()) {
-    // Acknowledged already: filed as unchecked rather than lost or held up (the spool with it).
+    // Acknowledged already: filed unjudged (quarantined when enforcing) rather than lost or
+    // held up, and the spool with it.
     context_.logger().error(
         "the checks of a message from <%s> could not be completed when it "
         "was filed: %s",
         item.mail.mail_from, failure);
-    d = {};
-    if (item.mail.later) d.authentication.spf = item.mail.later->spf;
-    d.authentication.verdict = "none";
-    d.authentication.reason = "the checks could not be completed when the message was filed";
-    d.authentication.header = authenticationResults(d.authentication, hostname_);
+    d = auth_.incomplete(item.mail.later ? &*item.mail.later : nullptr, item.mail.data);
   }
   item.mail.later.reset();
   item.mail.authentication = authenticationText(d.authentication);

@@ -3,6 +3,7 @@
 #include "auth/checks.h"
 
 #include <Poco/Net/IPAddress.h>
+#include <Poco/String.h>
 
 #include <algorithm>
 #include <cstring>
@@ -134,8 +135,10 @@ std::optional<Authenticator::Decision> Authenticator::checkCached(const SmtpClie
 // SPF passed for the From's own domain (the envelope sender's, not the HELO name's): aligned
 // however the record asks (strict or relaxed), so DMARC passes whatever DKIM says.
 bool Authenticator::dmarcPassesBySpf(const std::string& from_domain, const SpfOutcome& spf) {
-  return !from_domain.empty() && spf.result == "pass" && !spf.mail_from.empty() &&
-         spf.domain == from_domain;
+  const std::size_t at = spf.mail_from.rfind('@');
+  return !from_domain.empty() && spf.result == "pass" && at != std::string::npos &&
+         spf.domain == from_domain &&
+         Poco::icompare(spf.mail_from.substr(at + 1), from_domain) == 0;
 }
 
 Authenticator::Decision Authenticator::check(const SmtpClient& client, const std::string& mail_from,
@@ -188,6 +191,20 @@ Authenticator::Decision Authenticator::complete(const DeferredChecks& later,
   decided(d);
   if (d.action != PolicyAction::kAccept) d.action = PolicyAction::kQuarantine;
   d.refusal.clear();
+  return d;
+}
+
+Authenticator::Decision Authenticator::incomplete(const DeferredChecks* later,
+                                                  std::string_view data) const {
+  Decision d;
+  Authentication& a = d.authentication;
+  if (later) a.spf = later->spf;
+  a.dkim.push_back({"temperror", "", ""});  // as verifyDkim reports a message it cannot check
+  a.dmarc = DmarcOutcome{"temperror", "", fromDomain(data)};
+  decideVerdict(a);
+  a.reason = "the checks could not be completed when the message was filed";
+  a.header = authenticationResults(a, options_.hostname);
+  if (options_.enforce) d.action = PolicyAction::kQuarantine;
   return d;
 }
 

@@ -76,6 +76,11 @@ class Authenticator {
   /// @return the whole decision; a failure check() would have refused (not one it can find from
   /// those answers, short of a bug) is quarantined, the message being acknowledged already.
   Decision complete(const DeferredChecks& later, std::string_view data) const;
+  /// The decision for a deferred check that could not be completed (its record unreadable, or
+  /// complete() threw): DKIM and DMARC temperror, verdict none, and quarantined when enforcing,
+  /// since what they would have said is unknown and the message is acknowledged already.
+  /// @param later the deferred Decision's, when it could be read (its SPF outcome is kept).
+  Decision incomplete(const DeferredChecks* later, std::string_view data) const;
   /// Runs job on one of the threads, in its client's turn. @param client the sender's address.
   /// @param bytes what the job holds (its message).
   /// @return false (job dropped) when too many wait already or the threads are stopped.

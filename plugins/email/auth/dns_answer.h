@@ -8,6 +8,8 @@
 namespace svc::plugins::email {
 
 struct DnsAnswer {
+  /// kFailed stays last: a spooled record of deferred checks reads a status as a number up to
+  /// it (deferred_checks.cpp).
   enum class Status { kOk, kNotFound, kNoData, kFailed };
   Status status = Status::kFailed;
   /// TXT: each record's strings joined; A and AAAA: the 4 or 16 address bytes; MX, PTR: names.

@@ -104,8 +104,10 @@ std::unique_ptr<DnsResolver> DnsResolver::replaying(std::vector<Recorded> answer
   return std::make_unique<DnsResolver>(
       options,
       [given](const std::string& name, int type, std::chrono::milliseconds) {
-        // A question asked twice then (two signatures of one key) may have failed once: the
-        // answer it got is the one a check then would have used for both.
+        // A question asked twice then (two signatures of one key) may have failed once: every
+        // signature of that key gets the answer that did not fail. (A check made at once could
+        // have judged the first temperror; here DKIM could not change the SMTP answer, and each
+        // refile judges the same.)
         const DnsAnswer* found = nullptr;
         for (const auto& r : *given) {
           if (r.type != type || Poco::icompare(r.name, name) != 0) continue;

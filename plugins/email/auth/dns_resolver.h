@@ -55,7 +55,7 @@ class DnsResolver {
 
   /// @param server `host:port` (IPv4) or empty for the system's resolver.
   DnsResolver(std::string server, Options options);
-  /// For tests: answers come from transport, time from now.
+  /// Answers come from transport, time from now: for tests, and for replaying().
   DnsResolver(Options options, Transport transport, std::function<Clock::time_point()> now);
 
   /// @param type ns_t_a, ns_t_aaaa, ns_t_mx, ns_t_ptr or ns_t_txt. @return the answer, from the

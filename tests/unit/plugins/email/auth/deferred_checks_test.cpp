@@ -140,6 +140,16 @@ TEST_F(DeferredChecksTest, UnderPRejectWithoutAlignedSpfDkimDecidesTheAnswer) {
                  "From: a@reject.example\r\nSubject: hi\r\n\r\nHello.\r\n", true);
   EXPECT_FALSE(unaligned.later);
   EXPECT_EQ(unaligned.action, PolicyAction::kReject);
+  // A bounce (no envelope sender): SPF passes for the HELO name, which libopendmarc counts
+  // for DMARC; only an envelope sender's pass leaves DKIM for filing, so it is checked at once.
+  const auto by_helo = auth.check({"192.0.2.1", "reject.example"}, "",
+                                  "From: a@reject.example\r\nSubject: hi\r\n\r\nHello.\r\n", true);
+  ASSERT_TRUE(by_helo.authentication.spf);
+  EXPECT_EQ(by_helo.authentication.spf->result, "pass");
+  EXPECT_FALSE(by_helo.later);
+  ASSERT_TRUE(by_helo.authentication.dmarc);
+  EXPECT_TRUE(by_helo.authentication.dmarc->spf_aligned);
+  EXPECT_EQ(by_helo.action, PolicyAction::kAccept);
 }
 
 TEST_F(DeferredChecksTest, WhatLibopendmarcReadsAsRejectIsReject) {
@@ -227,6 +237,30 @@ TEST_F(DeferredChecksTest, AFailureFoundWhenFiledIsQuarantinedNotRefused) {
       auth.complete(later, "From: a@reject.example\r\nSubject: hi\r\n\r\nHello.\r\n");
   EXPECT_EQ(unknown.authentication.dmarc->result, "temperror");
   EXPECT_TRUE(zone_.asked.empty());
+}
+
+TEST_F(DeferredChecksTest, ChecksThatCouldNotBeCompletedAreQuarantinedWhenEnforcing) {
+  // The message may be the forgery DMARC would have caught: not trusted, not lost.
+  const std::string m = message("reject.example");
+  DeferredChecks later;
+  later.spf = SpfOutcome{"pass", "reject.example", "192.0.2.1", "x", "a@reject.example"};
+  const auto done = authenticator().incomplete(&later, m);
+  EXPECT_EQ(done.action, PolicyAction::kQuarantine);
+  EXPECT_EQ(done.authentication.verdict, "none");
+  EXPECT_EQ(done.authentication.reason,
+            "the checks could not be completed when the message was filed");
+  ASSERT_TRUE(done.authentication.spf);
+  EXPECT_EQ(done.authentication.spf->result, "pass");
+  // The header says the checks failed for now, not that the message carries no signature.
+  EXPECT_EQ(done.authentication.header,
+            "Authentication-Results: mx.agents.test; spf=pass smtp.mailfrom=a@reject.example "
+            "smtp.helo=x; dkim=temperror; dmarc=temperror header.from=reject.example");
+  EXPECT_TRUE(zone_.asked.empty());
+  // A record that could not be read at all; and not enforcing, the message is listed.
+  const auto unread = authenticator(false).incomplete(nullptr, m);
+  EXPECT_EQ(unread.action, PolicyAction::kAccept);
+  EXPECT_FALSE(unread.authentication.spf);
+  EXPECT_EQ(unread.authentication.verdict, "none");
 }
 
 TEST(DeferredChecksTextTest, AQuestionAskedTwiceIsAnsweredAsItWasWhenItWasAnswered) {
