@@ -137,7 +137,6 @@ std::optional<Authenticator::Decision> Authenticator::checkCached(const SmtpClie
 bool Authenticator::dmarcPassesBySpf(const std::string& from_domain, const SpfOutcome& spf) {
   const std::size_t at = spf.mail_from.rfind('@');
   return !from_domain.empty() && spf.result == "pass" && at != std::string::npos &&
-         spf.domain == from_domain &&
          Poco::icompare(spf.mail_from.substr(at + 1), from_domain) == 0;
 }
 
