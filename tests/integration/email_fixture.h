@@ -8,6 +8,7 @@
 #include <Poco/JSON/Array.h>
 #include <Poco/Net/ServerSocket.h>
 #include <Poco/Net/SocketAddress.h>
+#include <Poco/URI.h>
 
 #include <gtest/gtest.h>
 
@@ -15,9 +16,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <regex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -138,6 +142,53 @@ class Email : public ::testing::Test {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     return false;
+  }
+
+  /// Every message of the list `query` selects, paged through whole (a list's `count` stops at
+  /// email.messages.exact_count, so it cannot tell how many a long burst stored). @return how
+  /// many messages carry each subject.
+  std::map<std::string, int> storedSubjects(const std::string& query) {
+    std::map<std::string, int> stored;
+    std::string next = "/api/email-messages/?limit=200&" + query;
+    while (!next.empty()) {
+      auto reply = call("GET", next);
+      if (reply.status != 200) {
+        ADD_FAILURE() << next << ": " << reply.status << " " << reply.body;
+        break;
+      }
+      auto page = reply.json();
+      for (auto& v : *page->getArray("results")) {
+        ++stored[v.extract<Poco::JSON::Object::Ptr>()->getValue<std::string>("subject")];
+      }
+      next = page->isNull("next")
+                 ? ""
+                 : Poco::URI(page->getValue<std::string>("next")).getPathAndQuery();
+    }
+    return stored;
+  }
+
+  /// Waits until every subject in `expected` is listed by `query`, as long as the list keeps
+  /// growing (filing a long burst takes as long as it takes; a list that stops growing for
+  /// `stall` has stopped filing). @return the subjects stored, as storedSubjects.
+  std::map<std::string, int> waitForSubjects(
+      const std::set<std::string>& expected, const std::string& query,
+      std::chrono::seconds stall = std::chrono::seconds(60)) {
+    std::map<std::string, int> stored;
+    std::size_t seen = 0;
+    for (auto progress = std::chrono::steady_clock::now();
+         std::chrono::steady_clock::now() - progress < stall;) {
+      stored = storedSubjects(query);
+      if (std::all_of(expected.begin(), expected.end(),
+                      [&](const std::string& s) { return stored.count(s) > 0; })) {
+        break;
+      }
+      if (stored.size() > seen) {
+        seen = stored.size();
+        progress = std::chrono::steady_clock::now();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return stored;
   }
 
   Poco::JSON::Object::Ptr message(const std::string& id) {
