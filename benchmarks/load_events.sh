@@ -19,7 +19,10 @@ cleanup() {
 trap cleanup EXIT
 source "$root/benchmarks/bench_lib.sh"
 ulimit -n "$(ulimit -Hn)"
-bench_start_svcd --set auth.rate.failed_auth_per_minute=0 --set server.max_connections_per_address=0
+# One identity key per identity, beside the management key: more than auth.keys.max_per_account's
+# default allows one account.
+bench_start_svcd --set auth.rate.failed_auth_per_minute=0 --set server.max_connections_per_address=0 \
+  --set auth.keys.max_per_account=$((identities + 10))
 bench_login
 : >"$work/keys"
 for i in $(seq 1 $identities); do
