@@ -1,6 +1,6 @@
 // The email plugin keeps its files in its data directory (`data.dir/email/`). Older svcd kept
 // them one level deeper, in `data.dir/email/email/` (the plugin added its own name to a
-// directory that already carried it); this moves them where the README says they are.
+// directory that already carried it); this moves them where plugins/email/README.md says they are.
 #pragma once
 
 #include <string>

@@ -28,7 +28,8 @@ TEST_F(Email, SpoolIsInDataDirEmailSpoolAndAnOlderLayoutIsAdopted) {
                 .find("250 2.0.0 Ok: stored"),
             std::string::npos);
   const std::string email_dir = svcd_->dataDir() + "/email";
-  EXPECT_TRUE(Poco::File(email_dir + "/spool/id").exists()) << "the README's data.dir/email/spool";
+  EXPECT_TRUE(Poco::File(email_dir + "/spool/id").exists())
+      << "data.dir/email/spool, where plugins/email/README.md says it is";
   EXPECT_TRUE(Poco::File(email_dir + "/blobs").exists());
   EXPECT_FALSE(Poco::File(email_dir + "/email").exists()) << "nothing under data.dir/email/email";
 

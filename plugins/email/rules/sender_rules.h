@@ -5,7 +5,7 @@
 // address, which is both. This file is the pure part: what a pattern may be, and how the rules
 // that apply decide.
 //
-// How identity and account rules combine (README, email section):
+// How identity and account rules combine (plugins/email/README.md, Sender rules):
 // - The identity's own rules are asked first, then the account's defaults: the first of the two
 //   layers with a rule matching the sender decides. So an identity can allow a sender its account
 //   blocks, or block one its account allows.

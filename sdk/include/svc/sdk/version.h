@@ -6,8 +6,8 @@
 //   - the SDK version, major AND minor. Plugins and the kernel exchange C++ objects by value
 //     (Route, Response, PluginInfo, Migration): a field added in a minor version would make an
 //     older plugin's objects too small, and a newer plugin's too big, for the other side. So, as
-//     nginx and Envoy do, a plugin is rebuilt for every SDK release; the README says what each
-//     changed.
+//     nginx and Envoy do, a plugin is rebuilt for every SDK release; sdk/CHANGELOG.md says what
+//     each changed.
 //   - the build signature: compiler and its major.minor, the C++ standard library and its ABI flag,
 //     the standard library's debug mode where it changes container layouts (_GLIBCXX_DEBUG does;
 //     _GLIBCXX_ASSERTIONS does not, so it is left out and may differ), pointer size, and Poco's
