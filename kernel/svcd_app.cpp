@@ -2,6 +2,7 @@
 
 #include "api_server.h"
 #include "config.h"
+#include "config_reference.h"
 #include "database.h"
 #include "event_log.h"
 #include "kernel_routes.h"
@@ -34,6 +35,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 
@@ -172,7 +174,8 @@ std::unique_ptr<SqlDatabase> openDatabase(const Poco::Util::AbstractConfiguratio
                                           int threads) {
   int pool_size = conf.getInt("db.pool_size");
   if (pool_size == 0) pool_size = threads + 4;
-  auto db = std::make_unique<SqlDatabase>(conf.getString("db.url"), pool_size);
+  auto db = std::make_unique<SqlDatabase>(conf.getString("db.url"), pool_size,
+                                          conf.getString("db.sqlite.synchronous"));
   db->migrate("kernel", eventLogMigrations());
   return db;
 }
@@ -235,6 +238,10 @@ void SvcdApp::defineOptions(Poco::Util::OptionSet& options) {
   options.addOption(Option("check-config", "",
                            "validate the configuration and plugins, print the effective "
                            "configuration (secrets redacted), exit non-zero on any error"));
+  options.addOption(Option("config-reference", "",
+                           "print every key svcd and the plugins declare, with its default and "
+                           "meaning, as Markdown (or as the man page svcd.properties(5) with =man)")
+                        .argument("FORMAT", false));
 }
 
 void SvcdApp::handleOption(const std::string& name, const std::string& value) {
@@ -254,6 +261,8 @@ void SvcdApp::handleOption(const std::string& name, const std::string& value) {
     sets_.push_back("data.dir=" + value);
   } else if (name == "check-config") {
     check_config_ = true;
+  } else if (name == "config-reference") {
+    config_reference_ = value.empty() ? "markdown" : value;
   }
 }
 
@@ -264,7 +273,7 @@ int SvcdApp::main(const std::vector<std::string>& /*args*/) {
     help.setCommand("svcd");
     help.setUsage(
         "[--config FILE] [--set key=value ...] [--port N] [--data-dir DIR] "
-        "[--check-config]");
+        "[--check-config] [--config-reference[=man]]");
     help.setHeader("svcd: the agent identity service. Loads its plugins, serves the REST API.");
     help.setFooter("Every key can also be set as SVC_<KEY> (dots as underscores, upper-case).");
     help.format(std::cout);
@@ -316,6 +325,31 @@ int SvcdApp::checkConfig(ConfigLayers& layers, PluginHost& host,
   return problems.empty() ? EXIT_OK : EXIT_CONFIG;
 }
 
+int SvcdApp::printConfigReference(PluginHost& host, const std::vector<std::string>& problems) {
+  if (config_reference_ != "markdown" && config_reference_ != "man") {
+    std::cerr << "svcd: --config-reference takes no value or =man, got '" << config_reference_
+              << "'\n";
+    return EXIT_USAGE;
+  }
+  if (!problems.empty()) {
+    for (const auto& p : problems) std::cerr << "error: " << p << "\n";
+    return EXIT_CONFIG;
+  }
+  std::vector<KeyOwner> owners = {
+      {"svcd", "The kernel: HTTP server, database, plugin loading, operator listener, logging.",
+       &kernelConfigKeys()}};
+  for (const auto& p : host.plugins()) {
+    const auto& info = p->plugin->info();
+    owners.push_back({info.name, info.description, &info.config});
+  }
+  // By name, not load order: the reference reads the same whatever the directory's order.
+  std::sort(owners.begin() + 1, owners.end(),
+            [](const KeyOwner& a, const KeyOwner& b) { return a.name < b.name; });
+  std::cout << configReference(
+      owners, config_reference_ == "man" ? ReferenceFormat::kMan : ReferenceFormat::kMarkdown);
+  return EXIT_OK;
+}
+
 int SvcdApp::serve() {
   const auto started = std::chrono::steady_clock::now();
   Poco::Logger& log = Poco::Logger::get("svcd");
@@ -334,6 +368,7 @@ int SvcdApp::serve() {
     }
   }
   if (check_config_) return checkConfig(layers, host, problems);
+  if (!config_reference_.empty()) return printConfigReference(host, problems);
   if (!problems.empty()) {
     for (const auto& p : problems) log.fatal(p);
     bool plugin_problem = problems.back().rfind("plugin '", 0) == 0;

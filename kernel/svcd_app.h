@@ -27,9 +27,12 @@ class SvcdApp : public Poco::Util::ServerApplication {
   bool layerConfiguration(ConfigLayers& layers, std::vector<std::string>& problems);
   /// --check-config: prints the effective configuration and the problems. @return the exit code.
   int checkConfig(ConfigLayers& layers, PluginHost& host, const std::vector<std::string>& problems);
+  /// --config-reference: prints the declared keys. @return the exit code.
+  int printConfigReference(PluginHost& host, const std::vector<std::string>& problems);
   bool help_ = false;
   bool version_ = false;
   bool check_config_ = false;
+  std::string config_reference_;  ///< "", "markdown" or "man"
   std::string config_file_;
   std::vector<std::string> sets_;
 };

@@ -21,6 +21,13 @@ test -x "$work/prefix/bin/svcd"
 test -x "$work/prefix/bin/svcctl"
 test -f "$work/prefix/etc/svc/svcd.properties"
 test -f "$work/prefix/lib/systemd/system/svcd.service"
+# The plugin author's guide and changelog beside the SDK, and the man pages, the configuration's
+# made from the keys the installed plugins declare.
+test -f "$work/prefix/share/doc/svc-sdk/README.md"
+test -f "$work/prefix/share/doc/svc-sdk/CHANGELOG.md"
+test -f "$work/prefix/share/man/man8/svcd.8"
+test -f "$work/prefix/share/man/man1/svcctl.1"
+grep -q 'email.smtp.listen' "$work/prefix/share/man/man5/svcd.properties.5"
 
 # Against a sanitized svcd (tools/test.sh --sanitize), the plugin and its test are built the same
 # way: the test links the kit, which carries the sanitizers' runtime.
