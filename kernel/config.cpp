@@ -61,6 +61,10 @@ const std::vector<sdk::ConfigKey>& kernelConfigKeys() {
       {"db.url", "sqlite:${data.dir}/svc.db", "sqlite:PATH or mysql://user:pass@host:port/db",
        true},
       {"db.pool_size", "0", "database sessions in the pool (0: server.threads + 4)", false},
+      {"db.sqlite.synchronous", "full",
+       "SQLite only: full (a commit is on disk before it is acknowledged), normal, or off "
+       "(tests only: no fsync; a commit survives svcd's crash, not the machine's)",
+       false},
       {"plugins.dir", "", "directory of plugin libraries (default: <prefix>/lib/svc/plugins)",
        false},
       {"plugins.enabled", "*", "comma list of plugins to load; * loads every one in plugins.dir",

@@ -6,6 +6,7 @@
 #include <Poco/File.h>
 #include <Poco/Logger.h>
 #include <Poco/Path.h>
+#include <Poco/String.h>
 #include <Poco/URI.h>
 #ifdef SVC_WITH_MYSQL
 #include <Poco/Data/MySQL/Connector.h>
@@ -61,11 +62,14 @@ std::string mysqlConnectionString(const std::string& url) {
 // SQLite settings that belong to each connection, applied as the pool opens it.
 class SqlitePool : public Poco::Data::SessionPool {
  public:
-  SqlitePool(const std::string& path, int max_sessions)
-      : SessionPool("SQLite", path, 1, max_sessions, 60) {}
+  SqlitePool(const std::string& path, int max_sessions, std::string synchronous)
+      : SessionPool("SQLite", path, 1, max_sessions, 60), synchronous_(std::move(synchronous)) {}
 
  protected:
   void customizeSession(Poco::Data::Session& s) override {
+    // Per connection, not per database: with FULL a commit is on disk before it is acknowledged,
+    // so acknowledged writes survive kill -9 and power loss alike.
+    s << "PRAGMA synchronous=" + synchronous_, now;
     // A filing transaction of a few hundred messages dirties more than SQLite's default 2 MiB
     // page cache: it then spills pages to the WAL mid-transaction and reads them back.
     s << "PRAGMA cache_size = -16384", now;  // KiB
@@ -73,23 +77,30 @@ class SqlitePool : public Poco::Data::SessionPool {
     // memory, which then followed the database's size (+14 MiB in a 10-minute soak) instead of
     // what svcd holds; pages read with pread sit in the kernel's page cache all the same.
   }
+
+ private:
+  std::string synchronous_;  // FULL, NORMAL or OFF
 };
 
 }  // namespace
 
-SqlDatabase::SqlDatabase(const std::string& url, int pool_size) {
+SqlDatabase::SqlDatabase(const std::string& url, int pool_size,
+                         const std::string& sqlite_synchronous) {
   registerDataConnectors();
+  const std::string synchronous = Poco::toUpper(sqlite_synchronous);
+  if (synchronous != "FULL" && synchronous != "NORMAL" && synchronous != "OFF") {
+    throw std::runtime_error("db.sqlite.synchronous must be full, normal or off, not '" +
+                             sqlite_synchronous + "'");
+  }
   try {
     if (url.rfind("sqlite:", 0) == 0) {
       dialect_ = sdk::Dialect::kSqlite;
       std::string path = url.substr(7);
       Poco::File(Poco::Path(path).makeAbsolute().parent()).createDirectories();
-      pool_ = std::make_unique<SqlitePool>(path, pool_size);
+      pool_ = std::make_unique<SqlitePool>(path, pool_size, synchronous);
       Poco::Data::Session s = pool_->get();
-      // WAL lets readers run beside the writer; with synchronous=FULL a commit is on disk before
-      // it is acknowledged, so acknowledged writes survive kill -9 and power loss alike.
+      // WAL lets readers run beside the writer (the mode is the database file's, kept).
       s << "PRAGMA journal_mode=WAL", now;
-      s << "PRAGMA synchronous=FULL", now;
       // All sessions' page caches together: past 32 MiB SQLite reuses pages instead of growing
       // (cache_size alone bounds each of up to db.pool_size sessions, not their sum).
       s << "PRAGMA soft_heap_limit = 33554432", now;

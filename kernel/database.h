@@ -17,8 +17,12 @@ class SqlDatabase : public sdk::Database {
  public:
   /// @param url `sqlite:PATH` or `mysql://user:pass@host:port/db`.
   /// @param pool_size the most sessions open at once.
-  /// @throws std::runtime_error when the database cannot be opened.
-  SqlDatabase(const std::string& url, int pool_size);
+  /// @param sqlite_synchronous SQLite's `synchronous` for every connection: `full` (a commit is on
+  /// disk before it is acknowledged), `normal` or `off` (no fsync: a commit survives svcd's crash
+  /// but not the machine's; for tests that do not check durability). Ignored on MySQL.
+  /// @throws std::runtime_error when the database cannot be opened, or for another value.
+  SqlDatabase(const std::string& url, int pool_size,
+              const std::string& sqlite_synchronous = "full");
   ~SqlDatabase() override;
 
   sdk::Dialect dialect() const override { return dialect_; }

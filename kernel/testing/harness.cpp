@@ -160,6 +160,9 @@ PluginHarness::PluginHarness(HarnessOptions options) : impl_(std::make_unique<Im
   impl_->layers->addSet("data.dir=" + impl_->dir);
   impl_->layers->addSet("db.url=sqlite:" + Poco::Path(impl_->dir).append("svc.db").toString());
   impl_->layers->addSet("admin.token=" + std::string(kOperatorToken));
+  // No fsync: a test that checks what survives the machine's crash is none a test kit can run.
+  // options.config may set db.sqlite.synchronous=full again.
+  impl_->layers->addSet("db.sqlite.synchronous=off");
   for (const auto& [key, value] : impl_->options.config) impl_->layers->addSet(key + "=" + value);
   auto problems = impl_->layers->build();
   if (!problems.empty()) throw std::runtime_error("test kit configuration: " + problems.front());
@@ -218,7 +221,8 @@ void PluginHarness::start() {
     if (s.options.stub_credentials && !offeredByAPlugin(kIdentityDirectoryService.name)) {
       s.stubs.offer(kIdentityDirectoryService, s.directory);
     }
-    s.db = std::make_unique<kernel::SqlDatabase>(s.config->getString("db.url"), 8);
+    s.db = std::make_unique<kernel::SqlDatabase>(s.config->getString("db.url"), 8,
+                                                 s.config->getString("db.sqlite.synchronous"));
     s.db->migrate("kernel", kernel::eventLogMigrations());
     s.events = std::make_unique<kernel::EventLog>(*s.db, 1);
     s.events->setEventTypes(&s.host->eventTypes());

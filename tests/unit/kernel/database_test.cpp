@@ -45,6 +45,25 @@ class DatabaseTest : public ::testing::Test {
   std::unique_ptr<SqlDatabase> db_;
 };
 
+// Every connection of the pool, not only the first: SQLite's synchronous is per connection.
+TEST_F(DatabaseTest, SqliteCommitsReachTheDiskUnlessToldOtherwise) {
+  auto synchronous = [](SqlDatabase& db) {
+    std::vector<Poco::Data::Session> held;
+    std::vector<int> values;
+    for (int i = 0; i < 3; ++i) {
+      held.push_back(db.session());
+      int value = -1;
+      held.back() << "PRAGMA synchronous", into(value), now;
+      values.push_back(value);
+    }
+    return values;
+  };
+  EXPECT_EQ(synchronous(*db_), (std::vector<int>{2, 2, 2})) << "FULL by default";
+  SqlDatabase fast("sqlite:" + dir_ + "/fast.db", 4, "off");
+  EXPECT_EQ(synchronous(fast), (std::vector<int>{0, 0, 0}));
+  EXPECT_THROW(SqlDatabase("sqlite:" + dir_ + "/bad.db", 4, "sometimes"), std::runtime_error);
+}
+
 TEST_F(DatabaseTest, MigrationsApplyOnceInOrderAndAreRecorded) {
   std::vector<sdk::Migration> steps = {
       sdk::Migration::portable(1, "t", {"CREATE TABLE t (id INT)"}),

@@ -46,7 +46,7 @@ class AuthServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = Poco::TemporaryFile::tempName();
-    db_ = std::make_unique<kernel::SqlDatabase>("sqlite:" + dir_ + "/t.db", 4);
+    db_ = std::make_unique<kernel::SqlDatabase>("sqlite:" + dir_ + "/t.db", 4, "off");
     db_->migrate("auth", authMigrations());
     store_ = std::make_unique<AuthStore>(*db_);
     jwt_ = std::make_unique<JwtIssuer>(*db_, "https://svc.example");

@@ -48,7 +48,7 @@ class ContactStoreTest : public ::testing::Test {
  protected:
   ContactStoreTest()
       : dir_(Poco::TemporaryFile::tempName()),
-        db_(std::make_unique<kernel::SqlDatabase>("sqlite:" + dir_ + "/t.db", 4)),
+        db_(std::make_unique<kernel::SqlDatabase>("sqlite:" + dir_ + "/t.db", 4, "off")),
         store_(*db_, bus_) {
     db_->migrate("contacts", ContactStore::migrations());
   }

@@ -52,7 +52,7 @@ class RuleCacheTest : public ::testing::Test {
  protected:
   RuleCacheTest()
       : dir_(Poco::TemporaryFile::tempName()),
-        db_(std::make_unique<kernel::SqlDatabase>("sqlite:" + dir_ + "/t.db", 4)),
+        db_(std::make_unique<kernel::SqlDatabase>("sqlite:" + dir_ + "/t.db", 4, "off")),
         cache_(*db_, bus_) {
     db_->migrate("email", MailStore::migrations());
     cache_.start();

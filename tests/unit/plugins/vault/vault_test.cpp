@@ -236,7 +236,7 @@ class VaultServiceTest : public ::testing::TestWithParam<std::string> {
  protected:
   VaultServiceTest() : database_(GetParam(), dir_.path), cipher_(dir_.path + "/master.key") {
     if (database_.url.empty()) return;
-    db_ = std::make_unique<kernel::SqlDatabase>(database_.url, 4);
+    db_ = std::make_unique<kernel::SqlDatabase>(database_.url, 4, "off");
     store_ = std::make_unique<VaultStore>(*db_);
     service_ = std::make_unique<VaultService>(*store_, cipher_, Poco::Logger::get("vault-test"));
   }
