@@ -16,16 +16,32 @@ if [ "${1:-}" = "--sanitize" ]; then
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 fi
 
+# Each step says what it cost, so a slow one is seen (the note of issue 37 has the figures).
+step_start=$(date +%s)
+step() {
+  local now
+  now=$(date +%s)
+  echo "== ${1}: $((now - step_start)) s"
+  step_start=$now
+}
+
 svc_install_packages "${SVC_BUILD_PACKAGES[@]}" "${SVC_TEST_PACKAGES[@]}"
 svc_install_node
+step "packages"
 svc_build "$build_dir" "${cmake_args[@]}"
+step "build"
 
 # The libFuzzer targets in their own clang build (build-fuzz/): seeds, then 20,000 mutations each
 # from a fixed seed, so a run explores the same inputs on any machine (a time budget would not).
 SVC_FUZZ_SEED=1 bash "$SVC_ROOT/tools/fuzz.sh" --runs 20000 60
+step "fuzzing (build and runs)"
 
 trap svc_mariadb_stop EXIT
 svc_mariadb_start
 export SVC_TEST_REQUIRE_MYSQL=1
 cd "$build_dir"
-ctest --output-on-failure -j 2 --timeout 900
+# Each GoogleTest case is a test of its own; most of an integration test's time is spent waiting
+# on svcd (sockets, timers, fsync), so more run at once than there are cores. ctest remembers
+# each test's cost and starts the long ones first the next time.
+ctest --output-on-failure -j "${SVC_TEST_JOBS:-4}" --timeout 900
+step "tests"
