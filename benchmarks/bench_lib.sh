@@ -4,10 +4,15 @@
 json() { python3 -c "import json,sys; print(json.load(sys.stdin)[\"$1\"])"; }
 
 bench_start_svcd() {  # bench_start_svcd [svcd args...]
-  "$build/bin/svcd" --port 0 --data-dir "$work/data" --set admin.listen=127.0.0.1:0 --set email.smtp.listen=127.0.0.1:0 "$@" \
+  # No DNS server off this machine: inbound mail's checks say temperror at once (a caller may
+  # name its own with --set email.dns.server=...).
+  "$build/bin/svcd" --port 0 --data-dir "$work/data" --set admin.listen=127.0.0.1:0 --set email.smtp.listen=127.0.0.1:0 \
+    --set email.dns.server=127.0.0.1:9 "$@" \
     >"$work/svcd.log" 2>&1 &
   pid=$!
-  until grep -q "svcd ready" "$work/svcd.log" 2>/dev/null; do
+  # The whole line, not its first words: a line can be read while it is being written.
+  local ready='svcd ready: api https?://[^:]*:[0-9]+ admin (http://[^:]*:[0-9]+|disabled) plugins'
+  until grep -Eq "$ready" "$work/svcd.log" 2>/dev/null; do
     kill -0 "$pid" 2>/dev/null || { cat "$work/svcd.log" >&2; exit 1; }
     sleep 0.02
   done

@@ -19,6 +19,7 @@ source "$root/benchmarks/bench_lib.sh"
 
 cpu() {  # cpu BENCHMARK -> median CPU ns
   "$build/bin/svc_bench_pipeline" --benchmark_filter="^$1\$" --benchmark_repetitions=5 \
+    ${BENCH_MIN_TIME:+--benchmark_min_time=$BENCH_MIN_TIME} \
     --benchmark_report_aggregates_only=true --benchmark_format=csv 2>/dev/null |
     awk -F, '/_median/ {print $4}'
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Event stream load: STREAMS concurrent SSE streams to one svcd (100 identities, each stream on
+# Event stream load: STREAMS concurrent SSE streams to one svcd (up to 100 identities, each stream on
 # one identity's key), RATE events a second for SECONDS; prints delivery latency, svcd's resident
-# memory, and GET /api/health/ throughput during the run against the same without streams.
+# memory, and GET /api/health/ throughput (HEALTH_SECONDS of wrk, default 5) during the run
+# against the same without streams.
 #   benchmarks/load_events.sh [BUILD_DIR] [STREAMS] [RATE] [SECONDS]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -9,7 +10,8 @@ build=$(cd "${1:-$root/build}" && pwd)
 streams=${2:-10000}
 rate=${3:-100}
 secs=${4:-20}
-identities=100
+identities=$((streams < 100 ? streams : 100))
+health_secs=${HEALTH_SECONDS:-5}
 work=$(mktemp -d /tmp/svc-events.XXXXXX)
 cleanup() {
   [ -n "${bench:-}" ] && kill "$bench" 2>/dev/null
@@ -35,7 +37,7 @@ done
 echo "management $key" >>"$work/keys"
 
 rss() { awk '/VmRSS/ {printf "%.0f MiB", $2/1024}' "/proc/$pid/status"; }
-health() { wrk -t1 -c20 -d5s "http://127.0.0.1:$port/api/health/" | awk '/Requests\/sec/ {print $2}'; }
+health() { wrk -t1 -c20 -d"${health_secs}s" "http://127.0.0.1:$port/api/health/" | awk '/Requests\/sec/ {print $2}'; }
 idle=$(health)
 echo "idle: health $idle req/s, svcd RSS $(rss)"
 

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Load benchmark: wrk against a bare Poco HTTPServer (fixed JSON) and against svcd's
-# GET /api/health/ in the same run, then the same svcd with 1,000 held responses open.
+# GET /api/health/ in the same run, then the same svcd with HELD (default 1,000) held responses
+# open.
 # Prints both rates, their ratio, p99 latency at 50 connections, idle resident memory with all
 # plugins, and start-to-ready time.
-#   benchmarks/load_health.sh [BUILD_DIR] [SECONDS]
+#   benchmarks/load_health.sh [BUILD_DIR] [SECONDS] [HELD]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
 secs=${2:-10}
+held=${3:-1000}
 work=$(mktemp -d /tmp/svc-load.XXXXXX)
 pids=()
 cleanup() {
@@ -29,15 +31,16 @@ t0=$(now_ms)
 # 1,000 device logins from one address.
 "$build/bin/svcd" --port 0 --data-dir "$work/data" --set admin.listen=127.0.0.1:0 \
   --set auth.rate.device_per_minute=0 --set auth.rate.token_per_minute=0 \
-  --set server.max_connections_per_address=0 >"$work/svcd.log" 2>&1 &
+  --set server.max_connections_per_address=0 --set email.smtp.listen=127.0.0.1:0 \
+  >"$work/svcd.log" 2>&1 &
 svcd_pid=$!
 pids+=($svcd_pid)
-port=""
-until [ -n "$port" ]; do
-  port=$(sed -n 's/.*svcd ready: api http:\/\/[^:]*:\([0-9]*\).*/\1/p' "$work/svcd.log")
+# The whole line, not its first words: a line can be read while it is being written.
+until grep -Eq 'svcd ready: api .* plugins' "$work/svcd.log" 2>/dev/null; do
   kill -0 "$svcd_pid" 2>/dev/null || { cat "$work/svcd.log" >&2; exit 1; }
-  [ -n "$port" ] || sleep 0.005
+  sleep 0.005
 done
+port=$(sed -n 's/.*svcd ready: api http:\/\/[^:]*:\([0-9]*\).*/\1/p' "$work/svcd.log")
 until curl -sf "http://127.0.0.1:$port/api/health/" >/dev/null; do sleep 0.005; done
 t1=$(now_ms)
 ready_self=$(sed -n 's/.*svcd ready:.* in \([0-9]*\) ms.*/\1/p' "$work/svcd.log")
@@ -67,11 +70,11 @@ read -r svcd_rate svcd_p99 < <(run_wrk "http://127.0.0.1:$port/api/health/")
 
 # 1,000 held responses open while the same load runs: agents long-polling device logins that
 # nobody approves (POST /api/auth/device/token/ with wait: true holds up to 120 s).
-python3 - "$port" >"$work/held.log" 2>&1 <<'PY' &
+python3 - "$port" "$held" >"$work/held.log" 2>&1 <<'PY' &
 import json, socket, sys, time, urllib.request
 port = int(sys.argv[1])
 codes = []
-for i in range(1000):
+for i in range(int(sys.argv[2])):
     req = urllib.request.Request("http://127.0.0.1:%d/api/auth/device/" % port, data=b"", method="POST")
     codes.append(json.load(urllib.request.urlopen(req))["device_code"])
 socks = []
@@ -84,11 +87,15 @@ for code in codes:
 print("open", len(socks), flush=True)
 time.sleep(3600)
 PY
-pids+=($!)
+holder=$!
+pids+=($holder)
 held_rate="n/a"
 held_p99="n/a"
 if curl -s "http://127.0.0.1:$port/api/health/" | grep -q '"auth"'; then
-  until grep -q open "$work/held.log"; do sleep 0.1; done
+  until grep -q open "$work/held.log"; do
+    kill -0 "$holder" 2>/dev/null || { cat "$work/held.log" >&2; exit 1; }
+    sleep 0.1
+  done
   sleep 1
   held_open=$(curl -s -H "Authorization: Bearer $(cat "$work/data/admin.token")" \
     "http://127.0.0.1:$(sed -n 's/.*admin http:\/\/[^:]*:\([0-9]*\).*/\1/p' "$work/svcd.log")/metrics" |
@@ -103,7 +110,7 @@ awk -v a="$svcd_rate" -v b="$bare_rate" 'BEGIN {printf "ratio svcd/bare:       %
 echo "svcd idle RSS:         $((rss_idle / 1024)) MiB (target < 40)"
 echo "start to ready:        ${ready_self} ms by svcd's own clock, $((t1 - t0)) ms until the first health answer (target < 300)"
 if [ "$held_rate" != "n/a" ]; then
-  echo "with 1,000 held:       $held_rate req/s   p99 $(to_ms "$held_p99") ms ($held_open held open)"
+  echo "with $held held:       $held_rate req/s   p99 $(to_ms "$held_p99") ms ($held_open held open)"
 else
-  echo "with 1,000 held:       skipped (the auth plugin's device login holds them; it is not loaded)"
+  echo "with $held held:       skipped (the auth plugin's device login holds them; it is not loaded)"
 fi

@@ -60,8 +60,12 @@ while True:
             socks[i] = connect(i)
     print("cut", cut, flush=True)
 PY
-pids+=($!)
-until grep -q open "$work/slow.log"; do sleep 0.1; done
+slowpid=$!
+pids+=($slowpid)
+until grep -q open "$work/slow.log"; do
+  kill -0 "$slowpid" 2>/dev/null || { cat "$work/slow.log" >&2; exit 1; }
+  sleep 0.1
+done
 sleep 1
 read -r slow_rate slow_p99 < <(run_wrk)
 open_now=$(ls /proc/"$pid"/fd | wc -l)

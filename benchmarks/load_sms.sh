@@ -56,7 +56,14 @@ pct = lambda p: latencies[min(len(latencies) - 1, int(p * len(latencies)))] * 10
 print("sent %d SMS in %.1f s: %.0f messages/s; POST /api/messages/send/ p50 %.2f ms, p99 %.2f ms, max %.2f ms; %d failures"
       % (len(latencies), wall, len(latencies) / wall, pct(0.5), pct(0.99), latencies[-1] * 1000, len(failures)))
 for f in failures[:5]: print("failure:", f)
+sys.exit(1 if failures else 0)
 PY
-received=$(curl -sf "http://127.0.0.1:$port/api/messages/?direction=incoming&limit=1" \
-  -H "Authorization: Bearer $key" | json count)
+list=$(curl -sf "http://127.0.0.1:$port/api/messages/?direction=incoming&limit=1" \
+  -H "Authorization: Bearer $key")
+received=$(echo "$list" | json count)
 echo "received $received of $count"
+# The count is exact up to sms.messages.exact_count (10,000); beyond it, it is a lower bound.
+if [ "$(echo "$list" | json count_is_exact)" = True ] && [ "$received" -ne "$count" ]; then
+  echo "FAILED: $((count - received)) sent messages did not arrive" >&2
+  exit 1
+fi

@@ -62,6 +62,21 @@ PY
     "--txt-record=_dmarc.bench.example,v=DMARC1; p=reject" \
     "--txt-record=s1._domainkey.bench.example,$pieces" >"$work/dnsmasq.log" 2>&1 &
   dns=$!
+  # Ready when it answers a question about its zone.
+  python3 - "$dns_port" <<'PY' || { cat "$work/dnsmasq.log" >&2; exit 1; }
+import socket, struct, sys, time
+query = struct.pack(">HHHHHH", 1, 0x0100, 1, 0, 0, 0) + b"\x05bench\x07example\x00" + struct.pack(">HH", 16, 1)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(0.2)
+for _ in range(100):
+    try:
+        s.sendto(query, ("127.0.0.1", int(sys.argv[1])))
+        s.recv(512)
+        sys.exit(0)
+    except OSError:
+        time.sleep(0.1)
+sys.exit(1)
+PY
   message=("$work/message.eml")
   checks=(--set email.dns.server=127.0.0.1:"$dns_port")
 fi
@@ -76,7 +91,12 @@ sink_port=$(free_port)
 user=$([ "$(id -u)" = 0 ] && echo "-u nobody" || echo "")
 smtp-sink $user 127.0.0.1:"$sink_port" 256 &
 sink=$!
-sleep 0.3
+# Ready when it answers (and the DNS server, when there is one, when it answers a question).
+for _ in $(seq 100); do
+  (exec 3<>"/dev/tcp/127.0.0.1/$sink_port") 2>/dev/null && break
+  kill -0 "$sink" || exit 1
+  sleep 0.1
+done
 
 # Messages svcd holds (acknowledged ones are filed behind the burst, at most 600 s).
 stored() {
@@ -136,8 +156,16 @@ whole=$(awk -v t=$((whole1 - whole0)) -v n="$acked" -v hz="$(getconf CLK_TCK)" \
 echo "server CPU per message in the rounds: svcd $(cpu svcd) us (with its filing $whole us)," \
   "smtp-sink $(cpu smtp-sink) us"
 echo "acknowledged $acked, stored $(stored) (the last round's backlog filed $waited s after it)"
+if [ "$(stored)" -lt "$acked" ]; then
+  echo "FAILED: svcd acknowledged $acked messages and stored $(stored)" >&2
+  exit 1
+fi
 if [ "$auth" != off ]; then  # every message was judged, and judged pass
   verdicts=$(curl -sf "http://127.0.0.1:$port/api/email-messages/?identity=$identity&authenticated=true&limit=1" \
     -H "Authorization: Bearer $key" | json count)
   echo "authentication $auth: $verdicts of them have verdict pass"
+  if [ "$verdicts" -ne "$(stored)" ]; then
+    echo "FAILED: $(($(stored) - verdicts)) stored messages did not pass authentication" >&2
+    exit 1
+  fi
 fi

@@ -161,7 +161,10 @@ console.log(JSON.stringify({ sent, failed, took }));
 JS
 node "$work/receiver.mjs" "$work/receiver.port" "$work/latencies.json" &
 receiver=$!
-until [ -s "$work/receiver.port" ]; do sleep 0.05; done
+until [ -s "$work/receiver.port" ]; do
+  kill -0 "$receiver" 2>/dev/null || exit 1
+  sleep 0.05
+done
 produced=$(node "$work/producer.mjs" "$port" "$key" "$uuid" "$(cat "$work/receiver.port")" "$secs" "$rate" "$work/answers.json" "$event" "$smtp")
 sent=$(echo "$produced" | json sent)
 # Every event delivered (or 60 s passed): the delivered counter on /metrics says how many.

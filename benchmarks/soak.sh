@@ -9,12 +9,15 @@
 # RSS after a 30 s warm-up and at the end. Exits non-zero on any error, on RSS growth over 10 %,
 # or if svcd died. Rates: SOAK_RATES="--rate-whoami 20 ..." passes driver flags (see --help);
 # SOAK_SVCD_ARGS="--set server.threads=8" passes svcd flags.
+# MINUTES may be a fraction; SOAK_EXPIRES (default 20) is auth.device.expires_seconds, and
+# SOAK_RATES="--max-rss-growth P" changes the 10 % bound (a run of seconds has no steady state).
 #   benchmarks/soak.sh [BUILD_DIR] [MINUTES]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
 minutes=${2:-10}
-expires=20  # device codes nobody approves expire, and their long-polls answer, after this
+# Device codes nobody approves expire, and their long-polls answer, after this.
+expires=${SOAK_EXPIRES:-20}
 work=$(mktemp -d /tmp/svc-soak.XXXXXX)
 cleanup() {
   [ -n "${sink:-}" ] && kill "$sink" 2>/dev/null
@@ -43,7 +46,7 @@ echo "svcd pid $pid: api $port, admin $admin, smtp $smtp; relay smtp-sink on $si
 
 status=0
 # shellcheck disable=SC2086
-timeout $((minutes * 60 + 420)) python3 "$root/benchmarks/soak_driver.py" --port "$port" \
+timeout "$(awk -v m="$minutes" 'BEGIN {print int(m * 60 + 420)}')" python3 "$root/benchmarks/soak_driver.py" --port "$port" \
   --admin "$admin" --admin-token "$token" --smtp "$smtp" --pid "$pid" --data-dir "$work/data" --key "$key" \
   --user bench@example.com --domain soak.test --minutes "$minutes" --expires $expires \
   ${SOAK_RATES:-} || status=$?
