@@ -79,7 +79,7 @@ test('tools come from the declarations and act with the caller\'s key, fenced li
       { headers: { Authorization: `Bearer ${svcd.adminToken}` } })).text();
     assert.match(metrics, /svc_http_requests_total\{method="POST",route="\/api\/secrets\/",status="(201|2xx)"\} [1-9]/);
     // The access log reaches svcd's output a moment later than the answer: look for a while.
-    for (let i = 0; i < 50 && !/POST \/api\/secrets\/ 201/.test(svcd.log); i++) {
+    for (let i = 0; i < 300 && !/POST \/api\/secrets\/ 201/.test(svcd.log); i++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     assert.match(svcd.log, /POST \/api\/secrets\/ 201/);
@@ -132,7 +132,16 @@ test('a wait tool holds the call until the SMS with the code arrives', async () 
       arguments: { body: { name: 'Waiter', provision_phone: true } } }));
     const waiting = client.callTool({ name: 'get_messages_wait',
       arguments: { identity: made.uuid, timeout: 20 } }, undefined, { timeout: 30000 });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Held before the SMS comes (else it would find it already there): the hub's gauge says so.
+    const held = async () => {
+      const metrics = await (await fetch(`${svcd.admin}/metrics`,
+        { headers: { Authorization: `Bearer ${svcd.adminToken}` } })).text();
+      return Number((/^svc_held_responses_open (\S+)$/m.exec(metrics) ?? [])[1] ?? 0);
+    };
+    for (const deadline = Date.now() + 30000; (await held()) < 1;) {
+      assert.ok(Date.now() < deadline, 'the wait was never held');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     svcd.svcctl(['sms', 'inject', '--to', made.phone.number, '--from', '+15005550006',
       'Your code is 246 810']);
     const got = await waiting;

@@ -668,7 +668,9 @@ test('the server\'s KDF parameters are bounded, and the derivation leaves the pa
     for (let i = 0; i < 5; i++) await page.evaluate(() => document.title);
     const responsive = Date.now() - started;
     await page.locator('#vault-status', { hasText: 'Wrong passphrase' }).waitFor({ timeout: 60000 });
-    assert.ok(responsive < 1000, `the page answered five times in ${responsive} ms while deriving`);
+    // A page blocked by the derivation would answer after it (t 12: many seconds); a loaded
+    // machine may take a while to answer at all.
+    assert.ok(responsive < 5000, `the page answered five times in ${responsive} ms while deriving`);
 
     await page.unroute('**/api/encryption/');
     await unlock();

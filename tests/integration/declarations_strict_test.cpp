@@ -132,7 +132,8 @@ class StrictDeclarations : public ::testing::Test {
   }
 
   // One request on its own connection, closed after the answer: a route that took the request
-  // (an event stream) is cut off after a second instead of holding the test.
+  // (an event stream) is cut off after 10 s of silence instead of holding the test (every
+  // request here is refused, and closed, at once: the 10 s are for a slow machine).
   static Reply send(const std::string& method, const std::string& target, const std::string& body,
                     const std::string& credential) {
     std::string request = method + " " + target + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n";
@@ -143,7 +144,7 @@ class StrictDeclarations : public ::testing::Test {
     if (!body.empty()) request += "Content-Type: application/json\r\n";
     request += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
     Reply reply;
-    reply.raw = rawExchange(svcd_->port(), request, 1000);
+    reply.raw = rawExchange(svcd_->port(), request, 10000);
     if (reply.raw.rfind("HTTP/1.1 ", 0) == 0) reply.status = std::stoi(reply.raw.substr(9, 3));
     const auto at = reply.raw.find("\r\n\r\n");
     try {

@@ -37,37 +37,21 @@ inline std::string text(const Poco::JSON::Object::Ptr& o) {
   return out.str();
 }
 
-// smtp-sink, ended with the test.
+// smtp-sink, ended with the test, ready once it answers (on another port when its first was
+// taken meanwhile).
 class Sink {
  public:
-  explicit Sink(const std::string& dump) : port_(freePort()) {
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::setpgid(0, 0);
-      const std::string cmd = "exec smtp-sink -u nobody -d " + dump +
-                              "/%M. 127.0.0.1:" + std::to_string(port_) + " 10 >/dev/null 2>&1";
-      ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    // Ready once it answers: a loaded machine may take seconds to start it.
-    for (int i = 0; i < 100; ++i) {
-      try {
-        Poco::Net::StreamSocket probe(Poco::Net::SocketAddress("127.0.0.1", port_));
-        return;
-      } catch (const Poco::Exception&) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
-    }
-  }
-  ~Sink() {
-    ::kill(pid_, SIGTERM);
-    ::waitpid(pid_, nullptr, 0);
-  }
-  int port() const { return port_; }
+  explicit Sink(const std::string& dump)
+      : child_(
+            [dump](int port) {
+              return "smtp-sink -u nobody -d " + dump + "/%M. 127.0.0.1:" + std::to_string(port) +
+                     " 10";
+            },
+            Ready::kTcp) {}
+  int port() const { return child_.port(); }
 
  private:
-  int port_;
-  pid_t pid_;
+  Child child_;
 };
 
 // A relay that answers by the recipient's address: "gone..." is refused for good (550 5.1.1),
@@ -247,7 +231,7 @@ class EmailBounces : public Email {
   // Waits until the message's status is no longer `queued` and the outbox row is gone.
   Poco::JSON::Object::Ptr settled(const std::string& id, const std::string& key = "") {
     Poco::JSON::Object::Ptr m;
-    for (int i = 0; i < 100; ++i) {
+    for (int i = 0; i < 300; ++i) {
       m = http(svcd_->port(), "GET", "/api/email-messages/" + id + "/", "",
                bearer(key.empty() ? key_ : key))
               .json();
@@ -276,7 +260,7 @@ class EmailBounces : public Email {
     EXPECT_EQ(r.status, 201) << r.body;
     const std::string id = r.json()->getValue<std::string>("id");
     Poco::JSON::Object::Ptr m;
-    for (int i = 0; i < 100; ++i) {
+    for (int i = 0; i < 300; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       m = http(svcd_->port(), "GET", "/api/email-messages/" + id + "/", "",
                bearer(key.empty() ? key_ : key))
@@ -300,12 +284,12 @@ class EmailBounces : public Email {
     return out;
   }
 
-  std::string events(const std::string& types, const std::string& key = "") {
-    return rawExchange(svcd_->port(),
-                       "GET /api/events/stream/?last_event_id=0&types=" + types +
-                           " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
-                           (key.empty() ? key_ : key) + "\r\n\r\n",
-                       1500);
+  // The event stream from its start, read until `needles` are in it and then nothing more
+  // comes for a second.
+  std::string events(const std::string& types, const std::vector<std::string>& needles,
+                     const std::string& key = "") {
+    return eventStream(svcd_->port(), key.empty() ? key_ : key, "last_event_id=0&types=" + types,
+                       needles, 1000);
   }
 };
 
@@ -313,7 +297,7 @@ class EmailBounces : public Email {
 // VERP, one message per recipient). @return by recipient; empty when there are not n messages.
 inline std::map<std::string, std::string> envelopeSenders(const std::string& dump, std::size_t n) {
   std::vector<std::string> files;
-  for (int i = 0; i < 50 && files.size() < n; ++i) {
+  for (int i = 0; i < 300 && files.size() < n; ++i) {
     files.clear();
     Poco::File(dump).list(files);
     if (files.size() < n) std::this_thread::sleep_for(std::chrono::milliseconds(100));

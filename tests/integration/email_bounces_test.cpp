@@ -85,7 +85,8 @@ TEST_F(EmailBounces, AReportToTheVerpAddressBouncesTheMessageAndIsNotFiled) {
   // The same report again adds nothing and publishes nothing more.
   ASSERT_EQ(
       deliver(verp, report(verp, "nobody@remote.example", message_id, "failed", "5.1.1")).first, 0);
-  const std::string stream = events("email.bounced,email.received");
+  const std::string stream = events("email.bounced,email.received",
+                                    {"event: email.bounced", "User unknown in virtual mailbox"});
   EXPECT_EQ(stream.find("event: email.received"), std::string::npos) << stream;
   std::size_t first = stream.find("event: email.bounced");
   ASSERT_NE(first, std::string::npos) << stream;
@@ -137,7 +138,7 @@ TEST_F(EmailBounces, TheRelaysRefusalBouncesOnlyTheRecipientsItRefused) {
             "unknown");
   // The other recipient still got it.
   EXPECT_EQ(relay.taken(), std::vector<std::string>{"<ok@remote.example>"});
-  const std::string stream = events("email.bounced");
+  const std::string stream = events("email.bounced", {"RCPT answered 550 5.1.1"});
   EXPECT_NE(stream.find("event: email.bounced"), std::string::npos) << stream;
   EXPECT_NE(stream.find("RCPT answered 550 5.1.1"), std::string::npos) << stream;
 
@@ -222,8 +223,9 @@ TEST_F(EmailBounces, ReportsAtTheSendersOwnAddressAndForgedOnes) {
                 ->size(),
             2u);
   // Alice's account saw no bounce event; Bob's did.
-  EXPECT_EQ(events("email.bounced").find("event: email.bounced"), std::string::npos);
-  EXPECT_NE(events("email.bounced", b_key).find("event: email.bounced"), std::string::npos);
+  EXPECT_EQ(events("email.bounced", {}).find("event: email.bounced"), std::string::npos);
+  EXPECT_NE(events("email.bounced", {"event: email.bounced"}, b_key).find("event: email.bounced"),
+            std::string::npos);
 }
 
 TEST_F(EmailBounces, OnlyRecipientsTheMessageWasRelayedToBounceAndOldTokensExpire) {

@@ -6,8 +6,10 @@
 #include "harness.h"
 
 #include <Poco/JSON/Array.h>
+#include <Poco/Net/DatagramSocket.h>
 #include <Poco/Net/ServerSocket.h>
 #include <Poco/Net/SocketAddress.h>
+#include <Poco/Net/StreamSocket.h>
 #include <Poco/URI.h>
 
 #include <gtest/gtest.h>
@@ -18,6 +20,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <regex>
@@ -34,10 +37,65 @@ inline int freePort() {
   return s.address().port();
 }
 
-/// A helper process (smtp-sink, dnsmasq) that ends with the test.
+/// How a helper process shows it is ready on its port: it accepts a TCP connection (smtp-sink),
+/// or it answers a DNS query over UDP (dnsmasq).
+enum class Ready { kTcp, kDns };
+
+/// @return whether something on 127.0.0.1:port answers as `how` says, within about a second.
+inline bool answers(Ready how, int port) {
+  try {
+    if (how == Ready::kTcp) {
+      Poco::Net::StreamSocket probe(
+          Poco::Net::SocketAddress("127.0.0.1", static_cast<Poco::UInt16>(port)));
+      return true;
+    }
+    // A TXT query for probe.test: any answer (an NXDOMAIN, a refusal) says it listens.
+    static const unsigned char query[] = {
+        0x12, 0x34, 0x01, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 5,    'p',
+        'r',  'o',  'b',  'e',  4,    't',  'e',  's',  't',  0,    0x00, 0x10, 0x00, 0x01};
+    Poco::Net::DatagramSocket udp(Poco::Net::SocketAddress("127.0.0.1", 0));
+    udp.setReceiveTimeout(Poco::Timespan(1, 0));
+    udp.sendTo(query, sizeof query,
+               Poco::Net::SocketAddress("127.0.0.1", static_cast<Poco::UInt16>(port)));
+    unsigned char reply[512];
+    Poco::Net::SocketAddress from;
+    return udp.receiveFrom(reply, sizeof reply, from) >= 2 && reply[0] == 0x12 && reply[1] == 0x34;
+  } catch (const Poco::Exception&) {
+    return false;
+  }
+}
+
+/// A helper process (smtp-sink, dnsmasq) listening on a port of its own, ended with the test.
+/// It is ready once it answers there (a loaded machine may take seconds to start it). The port
+/// comes from freePort(), so a test running beside this one may take it before the child binds
+/// it: a child that exits, or does not answer within 10 s, is stopped and started again on
+/// another port (on the same one when the test named it), for 60 s at most.
 class Child {
  public:
-  explicit Child(const std::string& cmd) {
+  /// @param command the command line for a port.
+  Child(std::function<std::string(int port)> command, Ready how, int port = 0) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < deadline) {
+      port_ = port != 0 ? port : freePort();
+      start(command(port_));
+      const auto tried = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (alive() && std::chrono::steady_clock::now() < tried) {
+        // Answered, and still running: the answer was not another process's on a taken port.
+        if (answers(how, port_) && alive()) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      stop();
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    ADD_FAILURE() << "the helper never answered on its port: " << command(port_);
+  }
+  ~Child() { stop(); }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  int port() const { return port_; }
+
+ private:
+  void start(const std::string& cmd) {
     pid_ = ::fork();
     if (pid_ == 0) {
       ::setpgid(0, 0);
@@ -45,17 +103,22 @@ class Child {
               static_cast<char*>(nullptr));
       ::_exit(127);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
   }
-  ~Child() {
+  bool alive() {
+    if (pid_ <= 0) return false;
+    if (::waitpid(pid_, nullptr, WNOHANG) != pid_) return true;
+    pid_ = -1;
+    return false;
+  }
+  void stop() {
+    if (pid_ <= 0) return;
     ::kill(pid_, SIGTERM);
     ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
   }
-  Child(const Child&) = delete;
-  Child& operator=(const Child&) = delete;
 
- private:
-  pid_t pid_;
+  pid_t pid_ = -1;
+  int port_ = 0;
 };
 
 class Email : public ::testing::Test {
@@ -133,11 +196,11 @@ class Email : public ::testing::Test {
     return list;
   }
 
-  /// Waits (30 s at most) until svcd has filed every message it acknowledged: a 250 comes once
+  /// Waits (60 s at most) until svcd has filed every message it acknowledged: a 250 comes once
   /// a message is on disk, its filing (a bounce matched, a rule applied) a moment later when the
   /// filer is busy or slow. @return true when it has.
   bool allFiled() {
-    for (int i = 0; i < 300; ++i) {
+    for (int i = 0; i < 600; ++i) {
       if (sample(metricsOf(*svcd_), "svc_email_spool_backlog_messages") == 0) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
@@ -198,7 +261,15 @@ class Email : public ::testing::Test {
   }
 
   // One SMTP session, every command in one write (PIPELINING), answers until the server closes.
-  std::string smtp(const std::string& session) { return rawExchange(smtp_port_, session, 5000); }
+  // A message acknowledged is filed before its 250 only when filing is quick: it waits until
+  // svcd has filed it, so that the lists show it.
+  std::string smtp(const std::string& session) {
+    const std::string out = rawExchange(smtp_port_, session, 30000);
+    if (out.find("250 2.0.0") != std::string::npos) {
+      EXPECT_TRUE(allFiled()) << "a message acknowledged was never filed";
+    }
+    return out;
+  }
 
   static std::string envelope(const std::string& from, const std::string& to,
                               const std::string& data) {

@@ -28,9 +28,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <regex>
 #include <sstream>
@@ -106,6 +109,71 @@ std::string rawExchange(int port, const std::string& bytes, int timeout_ms) {
   return out;
 }
 
+namespace {
+
+// Reads from a new connection until done(what came so far) and then nothing more for settle_ms,
+// the server closes, or timeout_ms passes.
+std::string readWhile(int port, const std::string& bytes,
+                      const std::function<bool(const std::string&)>& done, int timeout_ms,
+                      int settle_ms = 0) {
+  Poco::Net::StreamSocket socket;
+  socket.connect(Poco::Net::SocketAddress("127.0.0.1", static_cast<Poco::UInt16>(port)));
+  socket.setReceiveTimeout(Poco::Timespan(0, 100000));
+  if (!bytes.empty()) socket.sendBytes(bytes.data(), static_cast<int>(bytes.size()));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  std::string out;
+  char buf[4096];
+  auto last_byte = std::chrono::steady_clock::now();
+  const auto finished = [&] {
+    return done(out) &&
+           std::chrono::steady_clock::now() - last_byte >= std::chrono::milliseconds(settle_ms);
+  };
+  while (!finished() && std::chrono::steady_clock::now() < deadline) {
+    try {
+      const int n = socket.receiveBytes(buf, sizeof buf);
+      if (n <= 0) break;
+      out.append(buf, static_cast<std::size_t>(n));
+      last_byte = std::chrono::steady_clock::now();
+    } catch (const Poco::TimeoutException&) {
+    } catch (const Poco::Net::NetException&) {
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string readUntil(int port, const std::string& bytes, const std::vector<std::string>& needles,
+                      int timeout_ms) {
+  return readWhile(
+      port, bytes,
+      [&](const std::string& out) {
+        return std::all_of(needles.begin(), needles.end(),
+                           [&](const std::string& n) { return out.find(n) != std::string::npos; });
+      },
+      timeout_ms);
+}
+
+std::string eventStream(int port, const std::string& key, const std::string& query,
+                        const std::vector<std::string>& needles, int settle_ms, int timeout_ms) {
+  return readWhile(
+      port,
+      "GET /api/events/stream/?" + query + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + key +
+          "\r\n\r\n",
+      [&](const std::string& out) {
+        // Every needle, and the event holding the last of them whole (up to its blank line).
+        std::size_t last = 0;
+        for (const auto& n : needles) {
+          const std::size_t at = out.find(n);
+          if (at == std::string::npos) return false;
+          last = std::max(last, at);
+        }
+        return out.find("\n\n", last) != std::string::npos;
+      },
+      timeout_ms, settle_ms);
+}
+
 int connectFrom(const std::string& source, int port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return -1;
@@ -134,6 +202,23 @@ std::string readAvailable(int fd, int timeout_ms) {
   return out;
 }
 
+std::string readUntilFd(int fd, const std::string& needle, int timeout_ms) {
+  timeval tv{0, 100000};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  std::string out;
+  char buf[4096];
+  while (out.find(needle) == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n > 0) {
+      out.append(buf, static_cast<std::size_t>(n));
+    } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      break;
+    }
+  }
+  return out;
+}
+
 std::string metricsOf(Svcd& svcd) {
   auto m = http(svcd.adminPort(), "GET", "/metrics", "",
                 {{"Authorization", "Bearer " + svcd.adminToken()}});
@@ -145,6 +230,15 @@ double sample(const std::string& text, const std::string& name) {
   std::smatch m;
   if (!std::regex_search(text, m, std::regex("(^|\n)" + name + " ([^\n]+)\n"))) return NAN;
   return std::stod(m[2]);
+}
+
+bool waitForSample(Svcd& svcd, const std::string& name, double at_least, int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    if (sample(metricsOf(svcd), name) >= at_least) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
 }
 
 bool raiseFileLimit(unsigned long want) {
@@ -287,7 +381,8 @@ bool Svcd::start() {
   launch();
   static const std::regex ready(
       R"(svcd ready: api https?://[^:]+:(\d+) admin (?:http://[^:]+:(\d+)|disabled))");
-  for (int i = 0; i < 1000; ++i) {
+  // 60 s: a loaded machine under the sanitizers may take long to start it; ready is seen at once.
+  for (int i = 0; i < 6000; ++i) {
     std::string text = log().substr(before);
     std::smatch m;
     if (std::regex_search(text, m, ready)) {
@@ -301,7 +396,7 @@ bool Svcd::start() {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  ADD_FAILURE() << "svcd was not ready within 10 s:\n" << log();
+  ADD_FAILURE() << "svcd was not ready within 60 s:\n" << log();
   return false;
 }
 
@@ -361,7 +456,7 @@ std::string Svcd::adminToken() const {
 
 std::string Svcd::waitForLog(const std::string& needle) const {
   std::string text;
-  for (int i = 0; i < 300; ++i) {
+  for (int i = 0; i < 3000; ++i) {
     text = log();
     if (text.find(needle) != std::string::npos) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

@@ -31,11 +31,27 @@ HttpReply http(int port, const std::string& method, const std::string& path,
 /// closes or `timeout_ms` passes.
 std::string rawExchange(int port, const std::string& bytes, int timeout_ms = 3000);
 
+/// Sends raw bytes on a new connection and reads what the server answers until every one of
+/// `needles` is in it, the server closes, or `timeout_ms` passes (a deadline for a slow machine:
+/// it returns as soon as they are there). For streams, which do not close.
+std::string readUntil(int port, const std::string& bytes, const std::vector<std::string>& needles,
+                      int timeout_ms = 15000);
+/// The event stream (GET /api/events/stream/?query) as `key` sees it, read as readUntil does
+/// until every one of `needles` is in it with the event holding it whole. What comes after may
+/// be cut off; with `settle_ms`, reading goes on until nothing came for that long (for a test
+/// that looks for what must not be there: it can only miss a late event, not fail wrongly).
+std::string eventStream(int port, const std::string& key, const std::string& query,
+                        const std::vector<std::string>& needles, int settle_ms = 0,
+                        int timeout_ms = 15000);
+
 /// A blocking TCP connection to 127.0.0.1:port from the loopback address `source` (127.0.0.x, to
 /// act as several clients). @return its descriptor, or -1.
 int connectFrom(const std::string& source, int port);
 /// @return what the peer sends until it closes or `timeout_ms` passes without a byte.
 std::string readAvailable(int fd, int timeout_ms);
+/// @return what the peer sends until `needle` is in it, it closes, or `timeout_ms` passes (a
+/// deadline for a slow machine: it returns as soon as the needle is there).
+std::string readUntilFd(int fd, const std::string& needle, int timeout_ms);
 /// Raises this process's open-files soft limit. @return true when it is now at least `want`.
 bool raiseFileLimit(unsigned long want);
 
@@ -93,7 +109,7 @@ class Svcd {
   int adminPort() const { return admin_port_; }
   std::string adminToken() const;
   std::string log() const;
-  /// Waits (up to 3 s) until the log contains needle; the access log is written every 100 ms.
+  /// Waits (up to 30 s) until the log contains needle; the access log is written every 100 ms.
   /// @return the log.
   std::string waitForLog(const std::string& needle) const;
   const std::string& dataDir() const { return data_dir_; }
@@ -115,6 +131,10 @@ class Svcd {
 std::string metricsOf(Svcd& svcd);
 /// @return the value of an unlabelled sample in a /metrics text, or NaN when absent.
 double sample(const std::string& text, const std::string& name);
+/// Waits until svcd's unlabelled sample `name` is at least `at_least` (a held response open, an
+/// event stream subscribed...), polling its /metrics; `timeout_ms` is a deadline for a slow
+/// machine, it returns as soon as it is there. @return whether it got there.
+bool waitForSample(Svcd& svcd, const std::string& name, double at_least, int timeout_ms = 30000);
 
 /// A new account the way an installation without a browser makes one: the operator adds a local
 /// user and approves a device login for them. @return the device-token answer (access, refresh,

@@ -291,7 +291,7 @@ TEST_F(KernelHttp, EventsArePublishedToInProcessSubscribers) {
   EXPECT_GT(second.json()->getValue<int>("sequence"), first.json()->getValue<int>("sequence"));
   // Subscribers hear from the event thread, after the commit, in order.
   std::string seen;
-  for (int i = 0; i < 100 && seen.find("test.two") == std::string::npos; ++i) {
+  for (int i = 0; i < 1500 && seen.find("test.two") == std::string::npos; ++i) {
     seen = server_->get("/api/testkit/seen/").body;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

@@ -303,12 +303,10 @@ TEST_F(Passwords, EventsCarryTheEntryWithoutItsValues) {
   ASSERT_EQ(call("PATCH", "/api/passwords/" + uuid + "/", R"({"password":"pw-value-2"})").status,
             200);
   ASSERT_EQ(call("DELETE", "/api/passwords/" + uuid + "/").status, 204);
-  const std::string stream =
-      rawExchange(svcd_->port(),
-                  "GET /api/events/stream/?last_event_id=0&types=password.created,password.updated,"
-                  "password.deleted HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
-                      key_ + "\r\n\r\n",
-                  1500);
+  const std::string stream = eventStream(
+      svcd_->port(), key_,
+      "last_event_id=0&types=password.created,password.updated,password.deleted",
+      {"event: password.created", "event: password.updated", "event: password.deleted"});
   for (const char* type : {"password.created", "password.updated", "password.deleted"}) {
     EXPECT_NE(stream.find(std::string("event: ") + type), std::string::npos) << stream;
   }

@@ -51,7 +51,7 @@ cp "$work/hello/svc_plugin_hello.so" "$work/prefix/lib/svc/plugins/"
   --set plugins.enabled=auth,identities,dashboard,hello --set hello.greeting=Howdy >"$work/svcd.log" 2>&1 &
 pid=$!
 port=""
-for _ in $(seq 1 200); do
+for _ in $(seq 1 1200); do  # 60 s at most: a loaded machine may take long to start it
   port=$(sed -n 's/.*svcd ready: api http:\/\/[^:]*:\([0-9]*\).*/\1/p' "$work/svcd.log")
   [ -n "$port" ] && break
   sleep 0.05
@@ -102,12 +102,18 @@ none=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/dashboard/
 [ "$none" = 404 ] || { echo "dashboard/hellox: $none" >&2; exit 1; }
 greeted=$(api /api/hello/greetings/ -H "Authorization: Bearer $key" -d '{"name":"agent"}')
 [ "$greeted" = '{"message":"Howdy, agent!"}' ] || { echo "greeting: $greeted" >&2; exit 1; }
+# The stream (which never ends) read for 3 s, or longer on a slow machine until `$2` is in it.
 stream() {
-  curl -sN --max-time 3 -H "Authorization: Bearer $key" \
-    "http://127.0.0.1:$port/api/events/stream/?last_event_id=0$1" || true
+  local out=""
+  for t in 3 10 30; do
+    out=$(curl -sN --max-time "$t" -H "Authorization: Bearer $key" \
+      "http://127.0.0.1:$port/api/events/stream/?last_event_id=0$1" || true)
+    grep -q "$2" <<<"$out" && break
+  done
+  printf '%s\n' "$out"
 }
-all=$(stream "")
-filtered=$(stream "&types=hello.greeted")
+all=$(stream "" '^event: key.created')
+filtered=$(stream "&types=hello.greeted" '"message":"Howdy, agent!"')
 grep -q '^event: key.created' <<<"$all" || { echo "unfiltered: $all" >&2; exit 1; }
 grep -q '^event: hello.greeted' <<<"$filtered" || { echo "filtered: $filtered" >&2; exit 1; }
 grep -q '"message":"Howdy, agent!"' <<<"$filtered" || { echo "filtered: $filtered" >&2; exit 1; }

@@ -289,12 +289,9 @@ TEST_F(Sms, LoopbackDeliversBetweenIdentitiesWithConversationsAndReadState) {
   EXPECT_EQ(call("GET", "/api/sms-inbox/" + b.phone_id + "_+19998887777/").status, 404);
 
   // Events: received and sent, without bodies.
-  const std::string stream = rawExchange(
-      svcd_->port(),
-      "GET /api/events/stream/?last_event_id=0&types=sms.received,sms.sent,phone.provisioned "
-      "HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
-          key_ + "\r\n\r\n",
-      1500);
+  const std::string stream = eventStream(
+      svcd_->port(), key_, "last_event_id=0&types=sms.received,sms.sent,phone.provisioned",
+      {"event: sms.received", "event: sms.sent", "event: phone.provisioned"});
   EXPECT_NE(stream.find("event: sms.received"), std::string::npos) << stream;
   EXPECT_NE(stream.find("event: sms.sent"), std::string::npos) << stream;
   EXPECT_NE(stream.find("event: phone.provisioned"), std::string::npos) << stream;
@@ -527,7 +524,8 @@ TEST_F(Sms, AWaitHeldBeforeAnSmsArrivesAnswersWithItsCodeAndTimesOutWith204) {
   auto waiting = std::async(std::launch::async, [&] {
     return call("GET", "/api/messages/wait/?timeout=20&from=555-0006&identity=" + a.uuid);
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // Held before the messages come (else it would find the last one already there).
+  ASSERT_TRUE(waitForSample(*svcd_, "svc_held_responses_open", 1));
   // Neither another identity's message nor another sender's answers it.
   ASSERT_EQ(inject(b.number, "+15005550006", "Code 111111").status, 201);
   ASSERT_EQ(inject(a.number, "+15005550007", "Code 222222").status, 201);

@@ -265,7 +265,7 @@ class SmsTwilio : public ::testing::Test {
     return webhook("inbound", o);
   }
 
-  // The event stream from its start, read until `needle` appears `times` (or 5 s pass).
+  // The event stream from its start, read until `needle` appears `times` (or 30 s pass).
   std::string eventsUntil(const std::string& types, const std::string& needle,
                           std::size_t times = 1) {
     Poco::Net::StreamSocket socket;
@@ -276,7 +276,7 @@ class SmsTwilio : public ::testing::Test {
     socket.sendBytes(request.data(), static_cast<int>(request.size()));
     socket.setReceiveTimeout(Poco::Timespan(0, 100000));
     std::string out;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     char buf[4096];
     while (occurrences(out, needle) < times && std::chrono::steady_clock::now() < deadline) {
       try {
@@ -634,7 +634,8 @@ TEST_F(SmsTwilio, CarrierFailureLeavesTheMessageFailedWithTheReason) {
 }
 
 TEST_F(SmsTwilio, CarrierTimeoutLeavesTheMessageFailedNotLost) {
-  start({"--set", "sms.twilio.timeout_seconds=1"});
+  // 3 s: the identity made below talks to Twilio under the same limit, on a slow machine too.
+  start({"--set", "sms.twilio.timeout_seconds=3"});
   Ident a = identity("A");
   Poco::JSON::Object hang;
   hang.set("match", "Messages");
@@ -643,10 +644,10 @@ TEST_F(SmsTwilio, CarrierTimeoutLeavesTheMessageFailedNotLost) {
   auto r = sendSms(a, "+14155550123", "are you there?");
   const auto took = std::chrono::steady_clock::now() - t0;
   ASSERT_EQ(r.status, 201) << r.body;
-  EXPECT_LT(took, std::chrono::seconds(5));
+  EXPECT_LT(took, std::chrono::seconds(15));  // the limit, not the hang (which lasts)
   auto m = r.json();
   EXPECT_EQ(m->getValue<std::string>("status"), "failed");
-  EXPECT_NE(m->getValue<std::string>("error_message").find("did not answer within 1 second"),
+  EXPECT_NE(m->getValue<std::string>("error_message").find("did not answer within 3 second"),
             std::string::npos)
       << r.body;
   auto listed = messages("identity=" + a.uuid);
@@ -661,7 +662,7 @@ TEST_F(SmsTwilio, CarrierTimeoutLeavesTheMessageFailedNotLost) {
   ASSERT_EQ(twilio().post("hang", hang).status, 204);
   const auto t1 = std::chrono::steady_clock::now();
   auto stuck = call("POST", "/api/identities/", R"({"name":"B","provision_phone":true})");
-  EXPECT_LT(std::chrono::steady_clock::now() - t1, std::chrono::seconds(5));
+  EXPECT_LT(std::chrono::steady_clock::now() - t1, std::chrono::seconds(15));
   EXPECT_EQ(stuck.status, 503) << stuck.body;
   EXPECT_FALSE(stuck.header("retry-after").empty());
   EXPECT_EQ(identityCount(), before);

@@ -64,7 +64,7 @@ TEST_F(Email, PipelinedSessionsEndingInQuitGetEveryAnswer) {
 
 // The first line a new SMTP connection reads (a greeting or a refusal).
 std::string firstLine(int fd) {
-  timeval wait{2, 0};
+  timeval wait{30, 0};  // a deadline for a slow machine: the greeting comes at once
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
   char buf[256];
   ssize_t n = ::recv(fd, buf, sizeof buf, 0);  // one segment
@@ -93,7 +93,7 @@ TEST_F(Email, AThousandIdleSessionsDoNotStopMail) {
   auto start = std::chrono::steady_clock::now();
   auto a = smtp(envelope("x@example.com", "flood@agents.test", "Subject: through\r\n\r\nhi"));
   EXPECT_NE(a.find("250 2.0.0 Ok: stored"), std::string::npos) << a;
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(15));
   EXPECT_EQ(messagesOnce("", 1)->size(), 1u);
   for (int fd : idle) ::close(fd);
 }

@@ -14,7 +14,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
 #include <future>
+#include <iterator>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -100,7 +102,8 @@ TEST_F(SvcctlMail, WaitPrintsTheCodeOfAMessageDeliveredOverSmtp) {
   auto waiting = std::async(std::launch::async, [&] {
     return ctl("mail wait --identity " + sales.uuid + " --timeout 20", true);
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // Held before the message comes (svcctl may take a while to start).
+  ASSERT_TRUE(waitForSample(*svcd_, "svc_held_responses_open", 1));
   ASSERT_EQ(waiting.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
   ASSERT_NE(codeMail("sales@agents.test", "Your verification code is 482 913.").find("250 2.0.0"),
             std::string::npos);
@@ -245,7 +248,8 @@ TEST_F(SvcctlSmsWait, WaitPrintsTheCodeOfAnInjectedSms) {
   auto waiting = std::async(std::launch::async, [&] {
     return ctl("sms wait --identity " + uuid + " --timeout 20", true);
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // Held before the message comes (svcctl may take a while to start).
+  ASSERT_TRUE(waitForSample(*svcd_, "svc_held_responses_open", 1));
   ASSERT_EQ(waiting.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
   auto [inject_rc, injected] =
       ctl("sms inject --to '" + number + "' --from +15005550006 'Your code is 730521'");
@@ -284,18 +288,30 @@ std::pair<std::vector<std::string>, std::vector<std::string>> tailAcrossRestart(
     return r.json()->getValue<std::string>("uuid");
   };
   std::vector<std::string> made;
-  // Bounded, so a missed event fails the test instead of leaving it waiting for ever.
+  // Bounded, so a missed event fails the test instead of leaving it waiting for ever. What it
+  // prints goes to a file (it flushes each event), read as it comes.
+  const std::string printed_file = first.dataDir() + "/../tail.out";
   auto tail = std::async(std::launch::async, [&] {
     return runCommand("timeout 120 '" + binDir() + "/svcctl' --url http://127.0.0.1:" + port +
                       " --key " + key + " --json events tail --types identity.created --count " +
-                      (event_before ? "2" : "1"));
+                      (event_before ? "2" : "1") + " > '" + printed_file + "'");
   });
+  const auto printedSoFar = [&] {
+    std::ifstream in(printed_file);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
   // The stream starts "from now": an event made before svcctl is connected is not its to print
   // (a slow start, as under the sanitizers, made the tail miss `Before` and wait for ever).
   EXPECT_TRUE(streamsOpen(first, 1)) << "the tail never opened its stream";
   if (event_before) {
     made.push_back(create("Before"));
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    // The tail has it before svcd stops (else it would have no position to resume from).
+    for (const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+         printedSoFar().find(made.back()) == std::string::npos &&
+         std::chrono::steady_clock::now() < until;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_NE(printedSoFar().find(made.back()), std::string::npos) << "the tail never printed it";
   }
   EXPECT_EQ(first.terminate(), 0);
   o.db_url = first.dbUrl();
@@ -304,7 +320,8 @@ std::pair<std::vector<std::string>, std::vector<std::string>> tailAcrossRestart(
   EXPECT_EQ(std::to_string(second.port()), port);
   made.push_back(create("After"));
   EXPECT_EQ(tail.wait_for(std::chrono::seconds(20)), std::future_status::ready);
-  auto [rc, out] = tail.get();
+  const int rc = tail.get().first;
+  const std::string out = printedSoFar();
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("reconnecting"), std::string::npos) << out;
   std::istringstream lines(out);

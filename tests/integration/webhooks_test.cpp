@@ -195,7 +195,7 @@ class Webhooks : public ::testing::Test {
 
   /// Waits up to `seconds` for done(). @return whether it came.
   template <class F>
-  static bool waitFor(F done, int seconds = 10) {
+  static bool waitFor(F done, int seconds = 30) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
     while (!done()) {
       if (std::chrono::steady_clock::now() > deadline) return false;
@@ -348,7 +348,7 @@ TEST_F(Webhooks, DeliveriesAreLoggedRetriedAndReplayed) {
   ASSERT_EQ(c.status, 201) << c.body;
   auto log = [&] { return call("GET", "/api/webhooks/" + hook + "/deliveries/").json(); };
   // Failing: attempts go up, the delivery stays pending with its next attempt.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   Poco::JSON::Object::Ptr d;
   while (std::chrono::steady_clock::now() < deadline) {
     auto page = log();
@@ -364,7 +364,7 @@ TEST_F(Webhooks, DeliveriesAreLoggedRetriedAndReplayed) {
   EXPECT_FALSE(d->isNull("next_attempt_dt"));
   EXPECT_EQ(d->getValue<std::string>("event_type"), "contact.created");
   receiver.status = 204;
-  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < deadline) {
     d = log()->getArray("results")->getObject(0);
     if (d->getValue<std::string>("state") == "delivered") break;
@@ -379,7 +379,7 @@ TEST_F(Webhooks, DeliveriesAreLoggedRetriedAndReplayed) {
       "POST",
       "/api/webhooks/" + hook + "/deliveries/" + d->getValue<std::string>("id") + "/replay/", "{}");
   ASSERT_EQ(replayed.status, 202) << replayed.body;
-  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < deadline && receiver.bodies().size() == received) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -402,7 +402,7 @@ TEST_F(WebhooksShortLease, AnEventCommittedBeforeACrashIsDeliveredAfterTheRestar
   ASSERT_EQ(made.status, 201);
   ASSERT_EQ(call("POST", "/api/contacts/?identity=" + ann_, R"({"email":"y@example.com"})").status,
             201);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < deadline && receiver.bodies().empty()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -413,7 +413,7 @@ TEST_F(WebhooksShortLease, AnEventCommittedBeforeACrashIsDeliveredAfterTheRestar
   const std::size_t refused = receiver.bodies().size();
   receiver.status = 204;
   ASSERT_TRUE(svcd_->start()) << svcd_->log();
-  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < deadline && receiver.bodies().size() == refused) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -443,7 +443,7 @@ TEST_F(WebhooksShortLease, ATricklingReceiverIsCutAtTheAttemptsDeadline) {
   EXPECT_NE(d->getValue<std::string>("last_error").find("no complete answer within 1 s"),
             std::string::npos)
       << d->getValue<std::string>("last_error");
-  EXPECT_TRUE(waitFor([&] { return receiver.cut.load() >= 1; }, 5));
+  EXPECT_TRUE(waitFor([&] { return receiver.cut.load() >= 1; }));
   // A next attempt is in flight (retries come after 50 ms): stopping does not wait for it.
   ASSERT_TRUE(waitFor([&] { return receiver.requests.load() >= 2; }));
   const auto asked = std::chrono::steady_clock::now();
@@ -488,10 +488,17 @@ TEST_F(WebhooksOneWorker, ABusyWebhookDoesNotKeepTheWorkerFromAnother) {
               201);
   }
   ASSERT_TRUE(waitFor([&] { return !busy.bodies().empty(); }));
+  // What is left of the backlog when the quiet event comes: a slow machine may have sent much
+  // of it while the contacts were made.
+  const std::size_t before = busy.bodies().size();
+  if (before + 10 > static_cast<std::size_t>(kBacklog)) {
+    GTEST_SKIP() << "the backlog was nearly sent (" << before << " of " << kBacklog
+                 << ") before the quiet event: nothing left to wait behind";
+  }
   identity("Cy");
-  ASSERT_TRUE(waitFor([&] { return !quiet.bodies().empty(); }, 20));
-  EXPECT_LT(busy.bodies().size(), static_cast<std::size_t>(kBacklog))
-      << "the quiet webhook waited for the whole backlog";
+  ASSERT_TRUE(waitFor([&] { return !quiet.bodies().empty(); }, 60));
+  EXPECT_LT(busy.bodies().size() - before, static_cast<std::size_t>(kBacklog) - before)
+      << "the quiet webhook waited for the whole rest of the backlog";
 }
 
 TEST_F(Webhooks, AnAccountHasAtMostTwentyWebhooks) {
@@ -526,18 +533,21 @@ TEST_F(Webhooks, WebhookEventsCarryTheUrlsHostNeverItsPathOrQuery) {
 
 // Disabled, a webhook misses what happens meanwhile; enabled again, it gets what comes after.
 TEST_F(Webhooks, AReEnabledWebhookGetsOnlyWhatHappensAfter) {
-  Receiver receiver;
+  Receiver receiver, witness;
   const std::string hook =
       makeHook(R"({"url":")" + receiver.url() + R"(","event_types":["contact.created"]})");
+  // Always enabled, for the same events: once it has one, the fan-out has passed that event.
+  makeHook(R"({"url":")" + witness.url() + R"(","event_types":["contact.created"]})");
   ASSERT_EQ(call("PATCH", "/api/webhooks/" + hook + "/", R"({"enabled":false})").status, 200);
   ASSERT_EQ(
       call("POST", "/api/contacts/?identity=" + ann_, R"({"email":"off@example.com"})").status,
       201);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the fan-out passes it by
+  ASSERT_TRUE(waitFor([&] { return !witness.bodies().empty(); }));  // passed by while disabled
   ASSERT_EQ(call("PATCH", "/api/webhooks/" + hook + "/", R"({"enabled":true})").status, 200);
   ASSERT_EQ(call("POST", "/api/contacts/?identity=" + ann_, R"({"email":"on@example.com"})").status,
             201);
   ASSERT_TRUE(waitFor([&] { return !receiver.bodies().empty(); }));
+  ASSERT_TRUE(waitFor([&] { return witness.bodies().size() >= 2; }));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // nothing more comes
   ASSERT_EQ(receiver.bodies().size(), 1u);
   EXPECT_NE(receiver.bodies().front().find("on@example.com"), std::string::npos);
@@ -644,7 +654,7 @@ TEST_F(Webhooks, SvcctlCoversEveryRoute) {
   EXPECT_NE(rotated.find("secret: whsec_"), std::string::npos) << rotated;
   ASSERT_EQ(call("POST", "/api/contacts/?identity=" + ann_, R"({"email":"q@example.com"})").status,
             201);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   std::string log;
   while (std::chrono::steady_clock::now() < deadline) {
     log = ctl("webhooks deliveries " + uuid).second;

@@ -97,6 +97,11 @@ class TestkitPlugin : public sdk::Plugin {
                                                  {16, 64, 256}, {{"route", "publish"}});
     context.metrics().gaugeFunction("svc_testkit_seen_events", "events the subscriber has seen",
                                     [this] { return static_cast<double>(seen_.load()); });
+    // A test waits for a slow request to be in flight instead of sleeping for it (read on the
+    // operator listener, which a public listener's busy workers do not hold up).
+    context.metrics().gaugeFunction("svc_testkit_slow_in_flight",
+                                    "requests to /api/testkit/slow/ sleeping now",
+                                    [this] { return static_cast<double>(slow_.load()); });
   }
 
   std::vector<sdk::Migration> migrations() const override {
@@ -193,9 +198,11 @@ class TestkitPlugin : public sdk::Plugin {
                       .header("Retry-After", "7");
                 }});
     routes.add({"GET", "/api/testkit/slow/", AuthNeed::kNone, sdk::BodyKind::kJson, 0, "",
-                [json](sdk::Request& r) {
+                [this, json](sdk::Request& r) {
                   int ms = Poco::NumberParser::parse(r.queryParam("ms").value_or("500"));
+                  ++slow_;
                   std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+                  --slow_;
                   Poco::JSON::Object::Ptr o = new Poco::JSON::Object;
                   o->set("slept_ms", ms);
                   return json(o);
@@ -324,6 +331,7 @@ class TestkitPlugin : public sdk::Plugin {
   sdk::PluginContext* context_ = nullptr;
   std::string greeting_;
   std::atomic<int> held_{0};
+  std::atomic<int> slow_{0};
   std::atomic<int> seen_{0};
   std::shared_ptr<sdk::Counter> published_;
   std::shared_ptr<sdk::Histogram> publish_bytes_;
