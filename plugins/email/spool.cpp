@@ -77,7 +77,8 @@ std::string Spool::frame(const std::string& payload) {
 }
 
 Spool::Spool(std::string dir, Filer filer, Options options)
-    : dir_(std::move(dir)), filer_(std::move(filer)), options_(options) {
+    : dir_(std::move(dir)), filer_(std::move(filer)), options_(std::move(options)) {
+  if (!options_.now) options_.now = steadyMicros;
   Poco::File(dir_).createDirectories();
   lock_fd_ = ::open((dir_ + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
@@ -227,10 +228,10 @@ void Spool::write() {
     std::deque<Pending> batch;
     batch.swap(queue_);
     lock.unlock();
-    last_append_us_ = steadyMicros();
+    last_append_us_ = options_.now();
     in_write_ = true;  // a write (its fdatasync) may outlast burst_gap: it is no lull
     writeBatch(batch);
-    last_append_us_ = steadyMicros();  // a lull counts from when the disk was free again
+    last_append_us_ = options_.now();  // a lull counts from when the disk was free again
     in_write_ = false;
     lock.lock();
     for (Pending& p : batch) {
@@ -333,7 +334,7 @@ void Spool::ingest() {
   // Records arriving a second, over the last lag or more (the ingester's own view).
   double arrival_rate = 0;
   std::uint64_t arrivals_mark = 0;
-  std::int64_t arrivals_mark_us = steadyMicros();
+  std::int64_t arrivals_mark_us = options_.now();
   for (;;) {
     Position limit;
     std::int64_t current;
@@ -347,7 +348,7 @@ void Spool::ingest() {
       const auto bounded = [&] {
         return stopping_ || waiting_filed_ > 0 || unfiled_bytes_ >= options_.defer_below_bytes;
       };
-      const std::int64_t now_us = steadyMicros();
+      const std::int64_t now_us = options_.now();
       const std::int64_t lag = micros(options_.max_filing_lag);
       if (now_us - arrivals_mark_us >= lag) {
         arrival_rate = static_cast<double>(appended_ - arrivals_mark) * 1e6 /
@@ -383,7 +384,7 @@ void Spool::ingest() {
       continue;
     }
     // Read what follows the position in its segment (up to what was acknowledged there).
-    const std::int64_t began_us = steadyMicros();
+    const std::int64_t began_us = options_.now();
     int fd = ::open(segmentPath(pos.segment).c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
       pause(std::chrono::milliseconds(100));
@@ -429,11 +430,11 @@ void Spool::ingest() {
         continue;
       }
       pos = batch.back().end;
-      const double seconds = std::max<std::int64_t>(steadyMicros() - began_us, 1) / 1e6;
+      const double seconds = std::max<std::int64_t>(options_.now() - began_us, 1) / 1e6;
       std::lock_guard lock(mutex_);
       const double rate = static_cast<double>(batch.size()) / seconds;
       filing_rate_ = filing_rate_ == 0 ? rate : 0.7 * filing_rate_ + 0.3 * rate;
-      last_filed_us_ = steadyMicros();
+      last_filed_us_ = options_.now();
       filed_ = pos;
       // Records of an earlier run were never counted: the counts stop at zero.
       unfiled_ = unfiled_ - std::min(unfiled_.load(), batch.size());

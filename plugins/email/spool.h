@@ -65,6 +65,9 @@ class Spool {
     /// and the lag would grow all the same), the rest in the lull or once past
     /// defer_below_bytes.
     std::chrono::milliseconds max_filing_lag{1000};
+    /// Microseconds on a steady clock: what burst_gap, max_filing_lag and the filing rate are
+    /// measured on. Empty: std::chrono::steady_clock (tests give their own).
+    std::function<std::int64_t()> now{};
   };
 
   /// @param dir the spool directory (created; locked against a second process).

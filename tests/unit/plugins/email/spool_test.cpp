@@ -43,7 +43,7 @@ TEST(Spool, FilesInOrderAndResumesFromTheRecordedPosition) {
     Spool spool(dir, first.filer());
     spool.start({});
     for (int i = 0; i < 50; ++i) last = spool.append("message " + std::to_string(i));
-    ASSERT_TRUE(spool.waitFiled(last, 5000));
+    ASSERT_TRUE(spool.waitFiled(last, 30000));
     EXPECT_EQ(spool.backlog(), 0u);
     EXPECT_THROW(Spool(dir, first.filer()), std::runtime_error) << "one process per spool";
   }
@@ -62,7 +62,7 @@ TEST(Spool, FilesInOrderAndResumesFromTheRecordedPosition) {
     Spool spool(dir, second.filer());
     spool.start(first.at);
     auto p = spool.append("after restart");
-    ASSERT_TRUE(spool.waitFiled(p, 5000));
+    ASSERT_TRUE(spool.waitFiled(p, 30000));
   }
   ASSERT_EQ(second.payloads.size(), 1u);
   EXPECT_EQ(second.payloads[0], "after restart");
@@ -73,14 +73,12 @@ TEST(Spool, FilesInOrderAndResumesFromTheRecordedPosition) {
   {
     Spool spool(dir, third.filer());
     spool.start({});
-    for (int i = 0; i < 100; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      std::lock_guard lock(third.mutex);
-      if (!third.payloads.empty()) break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    // Filed once: a record appended now is filed after what the restart found, and nothing
+    // else before it.
+    ASSERT_TRUE(spool.waitFiled(spool.append("after the second restart"), 30000));
   }
-  EXPECT_EQ(third.payloads, std::vector<std::string>{"after restart"});
+  EXPECT_EQ(third.payloads,
+            (std::vector<std::string>{"after restart", "after the second restart"}));
   Poco::File(dir).remove(true);
 }
 
@@ -102,7 +100,7 @@ TEST(Spool, BacklogCountsWhatIsNotYetFiled) {
     EXPECT_EQ(spool.backlog(), 3u);
     EXPECT_EQ(spool.backlogBytes(), 3u + 5u + 11u);
     held.unlock();
-    ASSERT_TRUE(spool.waitFiled(last, 5000));
+    ASSERT_TRUE(spool.waitFiled(last, 30000));
     EXPECT_EQ(spool.backlog(), 0u);
     EXPECT_EQ(spool.backlogBytes(), 0u);
   }
@@ -110,11 +108,29 @@ TEST(Spool, BacklogCountsWhatIsNotYetFiled) {
   Poco::File(dir).remove(true);
 }
 
+// The spool's steady clock (Options::now), moved by the test alone: a burst, a lull and a lag
+// are what the test says they are, however long the machine takes to append and to file. It
+// counts the ingester's reads (once the test knows its thread), so a test can wait until the
+// ingester has looked at the time it set.
+struct ManualClock {
+  std::atomic<std::int64_t> us{1'000'000'000};
+  std::atomic<std::thread::id> ingester{};
+  std::atomic<std::uint64_t> ingester_reads{0};
+  std::function<std::int64_t()> now() {
+    return [this] {
+      if (std::this_thread::get_id() == ingester.load()) ++ingester_reads;
+      return us.load();
+    };
+  }
+  void advance(std::chrono::microseconds by) { us += by.count(); }
+};
+
 // Under a burst filing waits for a lull (its commits would share the disk with the appends'
 // fdatasync), unless a session waits for its message to be filed, the backlog passes its bound
 // or the oldest record has waited max_filing_lag; once the burst ends, everything is filed.
-// The gaps are generous and the waits deadlines: on a loaded machine an append takes long, and
-// the filer (the lowest priority) runs late.
+// The spool's clock is the test's: the burst lasts until the test moves it. The waits are
+// deadlines: on a loaded machine an append takes long, and the filer (the lowest priority) runs
+// late.
 bool within(std::chrono::seconds limit, const std::function<bool()>& done) {
   for (const auto until = std::chrono::steady_clock::now() + limit;
        std::chrono::steady_clock::now() < until;) {
@@ -127,10 +143,12 @@ bool within(std::chrono::seconds limit, const std::function<bool()>& done) {
 TEST(Spool, FilingWaitsOutABurstWithinItsBounds) {
   const std::string dir = Poco::TemporaryFile::tempName("/tmp/") + "-spool";
   Filed filed;
+  ManualClock clock;
   Spool::Options options;
   options.defer_below_bytes = 1 << 20;
-  options.burst_gap = std::chrono::milliseconds(1000);
+  options.burst_gap = std::chrono::milliseconds(20);
   options.max_filing_lag = std::chrono::milliseconds(60000);
+  options.now = clock.now();
   {
     Spool spool(dir, filed.filer(), options);
     spool.start({});
@@ -138,71 +156,118 @@ TEST(Spool, FilingWaitsOutABurstWithinItsBounds) {
     for (int i = 0; i < 20; ++i) last = spool.append("burst " + std::to_string(i));
     EXPECT_GT(spool.backlog(), 0u) << "filed while the appends went on";
     // A session waiting for its message ends the wait at once.
-    ASSERT_TRUE(spool.waitFiled(last, 20000));
+    ASSERT_TRUE(spool.waitFiled(last, 30000));
     EXPECT_EQ(spool.backlog(), 0u);
     // Past the bound, filing goes on under the burst.
     const std::string big(600 << 10, 'b');
     last = spool.append(big);
     last = spool.append(big);
-    EXPECT_TRUE(within(std::chrono::seconds(20), [&] {
+    EXPECT_TRUE(within(std::chrono::seconds(30), [&] {
       spool.append("small");
       return spool.backlogBytes() < options.defer_below_bytes;
     }));
-    ASSERT_TRUE(spool.waitFiled(last, 20000));
-    // The lull: the rest is filed without anyone waiting.
+    ASSERT_TRUE(spool.waitFiled(last, 30000));
+    // Under the burst, what is left waits; in the lull it is filed without anyone waiting.
     spool.append("last");
-    EXPECT_TRUE(within(std::chrono::seconds(20), [&] { return spool.backlog() == 0; }));
+    EXPECT_GT(spool.backlog(), 0u);
+    clock.advance(options.burst_gap);
+    EXPECT_TRUE(within(std::chrono::seconds(30), [&] { return spool.backlog() == 0; }));
   }
   Poco::File(dir).remove(true);
 
   // A burst that never ends: what waited max_filing_lag is filed under it, not before.
-  Filed steady;
   options.burst_gap = std::chrono::milliseconds(60000);
-  options.max_filing_lag = std::chrono::milliseconds(300);
+  options.max_filing_lag = std::chrono::milliseconds(30);
+  std::atomic<std::int64_t> filed_at{0};
   {
-    Spool spool(dir, steady.filer(), options);
+    Spool spool(
+        dir,
+        [&](const std::vector<Spool::Record>&, const Spool::Position&) {
+          if (filed_at == 0) filed_at = clock.us.load();
+        },
+        options);
     spool.start({});
-    const auto began = std::chrono::steady_clock::now();
-    EXPECT_TRUE(within(std::chrono::seconds(20), [&] {
+    const std::int64_t began = clock.us;
+    EXPECT_TRUE(within(std::chrono::seconds(30), [&] {
       spool.append("steady");
-      std::lock_guard lock(steady.mutex);
-      return !steady.payloads.empty();
+      clock.advance(std::chrono::milliseconds(5));
+      return filed_at != 0;
     })) << "filing waited past its lag";
-    EXPECT_GE(std::chrono::steady_clock::now() - began, options.max_filing_lag);
+    EXPECT_GE(filed_at - began, std::chrono::microseconds(options.max_filing_lag).count());
   }
   Poco::File(dir).remove(true);
 }
 
-// A spool whose filing takes `per_record` a record (burst gap 300 ms, lag 1 s), started with its
-// filing rate known: `known` records appended and filed.
+// A spool whose filing takes `per_record` a record on its clock (burst gap 20 ms, lag 100 ms),
+// started with its filing rate known: `known` records appended and filed (the filer moves the
+// clock itself meanwhile). Then the test moves the clock a step at a time, appending what arrived
+// meanwhile, while a batch being filed waits for the clock to reach its end; after each step the
+// test waits for the ingester to have read the new time (or to be filing), so the ingester sees
+// the time pass as the test says, however slowly it runs.
 struct SlowlyFiled {
   const std::string dir = Poco::TemporaryFile::tempName("/tmp/") + "-spool";
   Filed filed;
-  std::atomic<int> written{0};
+  ManualClock clock;
+  std::atomic<bool> stepping{false};          // the test moves the clock
+  std::atomic<std::int64_t> filing_until{0};  // a batch being filed ends then (0: none)
+  std::atomic<std::uint64_t> written{0};
+  std::uint64_t appended = 0;
   Spool::Options options;
   std::unique_ptr<Spool> spool;
   SlowlyFiled(std::chrono::microseconds per_record, int known) {
     options.defer_below_bytes = 1 << 20;
-    options.burst_gap = std::chrono::milliseconds(300);
-    options.max_filing_lag = std::chrono::milliseconds(1000);
+    options.burst_gap = std::chrono::milliseconds(20);
+    options.max_filing_lag = std::chrono::milliseconds(100);
+    options.now = clock.now();
     spool = std::make_unique<Spool>(
         dir,
         [this, per_record](const std::vector<Spool::Record>& records, const Spool::Position& end) {
-          std::this_thread::sleep_for(per_record * records.size());
+          clock.ingester = std::this_thread::get_id();  // the filer runs on the ingester thread
+          const std::int64_t takes = (per_record * records.size()).count();
+          if (!stepping) {
+            clock.advance(std::chrono::microseconds(takes));
+          } else {
+            filing_until = clock.us + takes;
+            while (stepping && clock.us < filing_until) {
+              std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            }
+            filing_until = 0;
+          }
           filed.filer()(records, end);
         },
         options);
     spool->start({});
     Spool::Position last;
     for (int i = 0; i < known; ++i) last = spool->append("known " + std::to_string(i));
-    if (!spool->waitFiled(last, 20000)) throw std::runtime_error("the first records not filed");
+    if (!spool->waitFiled(last, 30000)) throw std::runtime_error("the first records not filed");
+    stepping = true;
   }
   ~SlowlyFiled() {
+    stepping = false;  // a batch being filed does not wait for the clock any more
     spool.reset();
     Poco::File(dir).remove(true);
   }
-  void append(const char* what) {
-    spool->appendAsync(what, [this](const Spool::Position&, const std::string&) { ++written; });
+  /// Appends n records and waits until they are on disk.
+  void append(int n) {
+    for (int i = 0; i < n; ++i) {
+      spool->appendAsync("mail", [this](const Spool::Position&, const std::string&) { ++written; });
+    }
+    appended += static_cast<std::uint64_t>(n);
+    if (!within(std::chrono::seconds(30), [&] { return written == appended; })) {
+      throw std::runtime_error("appends not written");
+    }
+  }
+  /// Moves the clock on, then waits (within bounds) until the ingester has read it twice (it has
+  /// decided what to do at the new time), is filing a batch that ends later, or has nothing to
+  /// file.
+  void step(std::chrono::microseconds by) {
+    const std::uint64_t reads = clock.ingester_reads;
+    clock.advance(by);
+    within(std::chrono::seconds(30), [&] {
+      const std::int64_t until = filing_until;
+      return clock.ingester_reads >= reads + 2 || (until != 0 && clock.us < until) ||
+             spool->backlog() == 0;
+    });
   }
   std::size_t count() {
     std::lock_guard lock(filed.mutex);
@@ -214,35 +279,51 @@ struct SlowlyFiled {
 // one batch a lag under the burst, where filing all along would take CPU from the
 // acknowledgements and the lag would grow all the same; the rest is filed in the lull.
 TEST(Spool, AFloodIsFiledABatchALagThenInTheLull) {
-  SlowlyFiled s(std::chrono::milliseconds(2), 20);  // at most 500 records a second
+  SlowlyFiled s(std::chrono::microseconds(200), 20);  // at most 5,000 records a second
   const std::size_t before = s.count();
-  // 1,000 records a second for 2.4 s: the first batch (256 records) goes a lag after the flood
-  // began and is filed by ~1.5 s, the next not before ~2.5 s. Filing all along would file
-  // ~1,000 in the burst.
-  const auto began = std::chrono::steady_clock::now();
-  while (std::chrono::steady_clock::now() < began + std::chrono::milliseconds(2400)) {
-    for (int i = 0; i < 100; ++i) s.append("flood");
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto step = std::chrono::milliseconds(10);
+  const std::int64_t lag = std::chrono::microseconds(s.options.max_filing_lag).count();
+  // 10,000 records a second until the first batch (256 records, 51 ms of filing, the flood
+  // going on meanwhile) is filed a lag after the flood began.
+  const std::int64_t began = s.clock.us;
+  while (s.count() == before && s.clock.us - began < 20 * lag) {
+    s.append(100);
+    s.step(step);
   }
-  const std::size_t under_burst = s.count() - before;
-  EXPECT_GE(under_burst, 1u) << "nothing filed under the flood";
-  EXPECT_LE(under_burst, 256u) << "filed all along under the flood";
-  EXPECT_TRUE(within(std::chrono::seconds(60), [&] { return s.spool->backlog() == 0; }));
+  ASSERT_GT(s.count(), before) << "nothing filed under the flood";
+  EXPECT_GE(s.clock.us - began, lag) << "filed before the lag";
+  // The flood goes on for most of a lag more (the first batch was filed at most a step before
+  // it was seen): filing all along would file the next batch within it, a batch a lag does not.
+  const std::int64_t seen = s.clock.us;
+  while (s.clock.us + step.count() * 1000 < seen + lag - 2 * step.count() * 1000) {
+    s.append(100);
+    s.step(step);
+  }
+  EXPECT_LE(s.count() - before, 256u) << "filed all along under the flood";
+  // The lull: the rest is filed.
+  EXPECT_TRUE(within(std::chrono::seconds(60), [&] {
+    s.clock.advance(step);
+    return s.spool->backlog() == 0;
+  }));
 }
 
 // A spike in steady mail that filing keeps up with is no flood: once the spike has passed,
 // filing goes on under the stream (a lag at a time) and catches up; an agent's code is not
 // left behind it at a batch a lag.
 TEST(Spool, ASpikeInSteadyMailIsCaughtUpUnderTheStream) {
-  SlowlyFiled s(std::chrono::microseconds(500), 100);  // at most 2,000 records a second
-  // A spike of 3,000 (more than filing does in the lag), then 400 a second for 5.5 s: caught up
-  // within ~4.5 s, then what a lag brings (~400) waits at most. A batch a lag (256) would leave
-  // thousands.
-  for (int i = 0; i < 3000; ++i) s.append("spike");
-  const auto began = std::chrono::steady_clock::now();
-  while (std::chrono::steady_clock::now() < began + std::chrono::milliseconds(5500)) {
-    for (int i = 0; i < 40; ++i) s.append("steady");
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  SlowlyFiled s(std::chrono::microseconds(50), 100);  // at most 20,000 records a second
+  // A spike of 3,000 (more than filing does in the lag), then 4,000 a second for 550 ms (the
+  // clock's): caught up within ~200 ms, then what a lag brings (~400) waits at most. A batch a
+  // lag (256) would leave thousands.
+  s.append(3000);
+  const std::int64_t began = s.clock.us;
+  std::uint64_t steady = 0;
+  while (s.clock.us - began < 550'000) {
+    // What arrived since the last step (filing moves the clock too).
+    const auto due = static_cast<std::uint64_t>((s.clock.us - began) * 4000 / 1'000'000);
+    s.append(static_cast<int>(due - steady));
+    steady = due;
+    s.step(std::chrono::milliseconds(5));
   }
   EXPECT_LT(s.spool->backlog(), 1000u) << "the stream was taken for a flood";
 }
@@ -279,7 +360,7 @@ TEST(Spool, AsynchronousAppendsAreAnsweredOnceTheyAreOnDisk) {
   }
   EXPECT_EQ(std::count(on_disk.begin(), on_disk.end(), true), n);
   for (int i = 1; i < n; ++i) EXPECT_LT(ends[i - 1].offset, ends[i].offset);
-  ASSERT_TRUE(spool.waitFiled(ends.back(), 5000));
+  ASSERT_TRUE(spool.waitFiled(ends.back(), 30000));
   spool.stop();
   ASSERT_EQ(filed.payloads.size(), static_cast<std::size_t>(n));
   EXPECT_EQ(filed.payloads[n - 1], "record " + std::to_string(n - 1));
@@ -300,11 +381,17 @@ TEST(Spool, ZeroFilledSegmentsEndAtTheirLastRecord) {
     spool.start({});
     EXPECT_THROW(spool.append(""), std::invalid_argument) << "a zero length ends a segment";
     Spool::Position first, last;
+    // Past prepare_after the spare is zero-filled in the background (at the lowest priority,
+    // however long that takes): wait for it before filling the segment, or the writer would
+    // start a segment of its own.
     for (int i = 0; i < 2000 && last.segment == first.segment; ++i) {
       sent.push_back("message " + std::to_string(i) + std::string(100, 'x'));
       last = spool.append(sent.back());
       if (i == 0) first = last;
-      if (last.segment == first.segment) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (last.offset > small.prepare_after) {
+        ASSERT_TRUE(
+            within(std::chrono::seconds(30), [&] { return Poco::File(dir + "/spare").exists(); }));
+      }
     }
     ASSERT_EQ(last.segment, first.segment + 1) << "the writer moved to the zero-filled spare";
     for (int i = 0; i < 5; ++i) sent.push_back("in the spare " + std::to_string(i));
@@ -321,7 +408,7 @@ TEST(Spool, ZeroFilledSegmentsEndAtTheirLastRecord) {
     spool.start({});
     sent.push_back("after restart");
     auto p = spool.append(sent.back());
-    ASSERT_TRUE(spool.waitFiled(p, 5000));
+    ASSERT_TRUE(spool.waitFiled(p, 30000));
   }
   EXPECT_EQ(filed.payloads, sent);
   Poco::File(dir).remove(true);
@@ -351,7 +438,7 @@ TEST(Spool, ASpoolLeftAtTheOldPathIsAdoptedWithItsUnfiledMail) {
     Spool spool(current, filed.filer());
     spool.start({});
     sent.push_back("after the upgrade");
-    ASSERT_TRUE(spool.waitFiled(spool.append(sent.back()), 5000));
+    ASSERT_TRUE(spool.waitFiled(spool.append(sent.back()), 30000));
   }
   EXPECT_EQ(filed.payloads, sent);
 
