@@ -15,7 +15,7 @@ std::shared_ptr<const CachedSecret> SecretCache::find(const std::string& identit
                                                       const std::string& key) {
   std::lock_guard lock(mutex_);
   auto it = entries_.find(slot(identity, key));
-  if (it != entries_.end() && Clock::now() >= it->second.until) {
+  if (it != entries_.end() && now_() >= it->second.until) {
     eraseLocked(it);
     it = entries_.end();
   }
@@ -41,7 +41,7 @@ void SecretCache::keep(std::uint64_t claim, std::shared_ptr<const CachedSecret> 
     bytes_ = 0;
   }
   auto [it, inserted] =
-      entries_.emplace(where, Entry{std::move(secret), Clock::now() + fresh_for_, bytes});
+      entries_.emplace(where, Entry{std::move(secret), now_() + fresh_for_, bytes});
   try {
     slot_by_id_[id] = std::move(where);
   } catch (...) {

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -38,7 +39,11 @@ class SecretCache {
   static constexpr std::size_t kMaxEntryBytes = 16384;  ///< Larger secrets are not kept.
 
   /// @param fresh_for how long an entry is served; zero keeps nothing.
-  explicit SecretCache(Clock::duration fresh_for) : fresh_for_(fresh_for) {}
+  /// @param now the time entries lapse by (tests give their own).
+  explicit SecretCache(
+      Clock::duration fresh_for,
+      std::function<Clock::time_point()> now = [] { return Clock::now(); })
+      : fresh_for_(fresh_for), now_(std::move(now)) {}
 
   /// A reader's claim, taken before it reads the database: how many drops there have been.
   std::uint64_t claim();
@@ -72,6 +77,7 @@ class SecretCache {
   void dropLocked(const std::string& id);
 
   const Clock::duration fresh_for_;
+  const std::function<Clock::time_point()> now_;
   std::mutex mutex_;
   std::uint64_t drops_ = 0;
   std::size_t bytes_ = 0;

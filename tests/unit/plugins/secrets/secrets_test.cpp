@@ -189,10 +189,13 @@ TEST(SecretCache, FollowsSecretEventsFromAnyProcessAndNothingElse) {
 }
 
 TEST(SecretCache, EntriesLapseAndMemoryIsBounded) {
-  SecretCache brief(std::chrono::milliseconds(300));
+  // The cache's clock is the test's: an entry lapses when the test says the time has passed.
+  SecretCache::Clock::time_point now{std::chrono::hours(1)};
+  SecretCache brief(std::chrono::milliseconds(300), [&] { return now; });
   brief.keep(brief.claim(), secretOf("s1", "ann", "TOKEN"));
+  now += std::chrono::milliseconds(299);
   EXPECT_TRUE(brief.find("ann", "TOKEN"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  now += std::chrono::milliseconds(1);
   EXPECT_FALSE(brief.find("ann", "TOKEN"));
   EXPECT_EQ(brief.bytes(), 0u);
 
@@ -249,9 +252,40 @@ constexpr const char* kAnn = "aaaaaaaa-0000-4000-8000-00000000000a";
 constexpr const char* kBob = "aaaaaaaa-0000-4000-8000-00000000000b";
 constexpr const char* kCarol = "bbbbbbbb-0000-4000-8000-00000000000c";
 
+// Publishes `probe.settled` when asked. The kernel's event thread hands each event to every
+// subscriber (the harness's recorder first, then the plugins) before the next: once the recorder
+// has the probe's event, every plugin has handled the events before it.
+class EventProbe : public sdk::Plugin {
+ public:
+  EventProbe() {
+    info_.name = "probe";
+    info_.version = "0.0.1";
+    info_.description = "tells a test when the events published so far were handled";
+    sdk::EventType settled;
+    settled.name = "probe.settled";
+    settled.description = "The events before it were handed to every subscriber.";
+    info_.events = {settled};
+  }
+  const sdk::PluginInfo& info() const override { return info_; }
+  void configure(sdk::PluginContext& context) override { events_ = &context.events(); }
+  std::vector<sdk::Migration> migrations() const override { return {}; }
+  void registerRoutes(sdk::RouteRegistry&) override {}
+  void registerServices(sdk::ServiceRegistry&) override {}
+  void start() override {}
+  void stop() override {}
+  void publish() { events_->publish("probe.settled", kAccount, "", nullptr, nullptr); }
+
+ private:
+  sdk::PluginInfo info_;
+  sdk::EventBus* events_ = nullptr;
+};
+
 class SecretsTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    auto probe = std::make_unique<EventProbe>();
+    probe_ = probe.get();
+    harness_.add(std::move(probe));
     harness_.add(std::make_unique<FakeVaultPlugin>(vault_));
     harness_.load(std::string(SVC_BUNDLED_PLUGIN_DIR) + "/svc_plugin_secrets.so");
     harness_.addIdentity(kAccount, kAnn, "Ann");
@@ -292,6 +326,7 @@ class SecretsTest : public ::testing::Test {
 
   std::shared_ptr<FakeVault> vault_ = std::make_shared<FakeVault>();
   PluginHarness harness_;
+  EventProbe* probe_ = nullptr;  // owned by the harness
 };
 
 TEST_F(SecretsTest, CreateReadListChangeAndDeleteUnderBothPrefixes) {
@@ -325,7 +360,9 @@ TEST_F(SecretsTest, CreateReadListChangeAndDeleteUnderBothPrefixes) {
               "prod");
   }
 
-  // PATCH changes what it names; PUT replaces (absent notes are none).
+  // PATCH changes what it names; PUT replaces (absent notes are none). The clock moves on
+  // between the writes, so the new updated_dt is later whatever the machine's speed.
+  sdk::advanceClockForTesting(1000000);
   auto patched =
       call(RequestBuilder::patch("/api/vault/" + uuid + "/").json(R"({"value":"sk-2"})"));
   ASSERT_EQ(patched.status, 200) << patched.body;
@@ -471,10 +508,12 @@ TEST_F(SecretsTest, AReadByKeyIsKeptEncryptedAndNeverOutlivesAWriteHere) {
   // Every `secret.*` event drops too (it may come from another svcd), refusing what a read that
   // began before it would keep: let both arrive first.
   for (int i = 0; i < 2; ++i) {
-    ASSERT_TRUE(harness_.events().waitFor("secret.created", std::chrono::seconds(5)));
+    ASSERT_TRUE(harness_.events().waitFor("secret.created", std::chrono::seconds(30)));
   }
-  // The recorder hears each event just before the plugin does, on the same thread.
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // The recorder hears each event just before the plugin does, on the same thread: once it has
+  // heard one published after them, the plugin has handled both.
+  probe_->publish();
+  ASSERT_TRUE(harness_.events().waitFor("probe.settled", std::chrono::seconds(30)));
   const auto ann = identityPrincipal(kAccount, kAnn);
   auto value = [&](const sdk::Principal& as, const std::string& query = "") {
     auto r = call(RequestBuilder::get("/api/secrets/?key=DB_URL" + query), as);
@@ -526,7 +565,7 @@ TEST_F(SecretsTest, EventsCarryTheSecretWithoutValueOrNotes) {
   call(RequestBuilder::patch("/api/secrets/" + uuid + "/").json(R"({"value":"hunter3"})"));
   call(RequestBuilder::del("/api/secrets/" + uuid + "/"));
   for (const char* type : {"secret.created", "secret.updated", "secret.deleted"}) {
-    auto e = harness_.events().waitFor(type, std::chrono::seconds(5));
+    auto e = harness_.events().waitFor(type, std::chrono::seconds(30));
     ASSERT_TRUE(e) << type;
     EXPECT_EQ(e->account, kAccount);
     EXPECT_EQ(e->identity, kAnn);
