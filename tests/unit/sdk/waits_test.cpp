@@ -102,6 +102,17 @@ class HeldWaitsTest : public ::testing::Test {
 
   OneSubscriberBus bus_;
   HeldWaits waits_;
+  // The wait is let go by the stream's close callback, which runs on the waits' thread just
+  // after the answer is handed over: it may still be on its way when the answer is read.
+  // @return true once no wait is held (within 30 s).
+  bool letGo() {
+    for (const auto until = std::chrono::steady_clock::now() + milliseconds(30000);
+         waits_.heldCount() != 0 && std::chrono::steady_clock::now() < until;) {
+      std::this_thread::sleep_for(milliseconds(1));
+    }
+    return waits_.heldCount() == 0;
+  }
+
   std::atomic<bool> arrived_{false};
   std::atomic<int> checks_{0};
 };
@@ -114,34 +125,28 @@ TEST_F(HeldWaitsTest, WhatIsAlreadyThereAnswersAtOnceWithoutHolding) {
 }
 
 TEST_F(HeldWaitsTest, AnEventForTheIdentityAnswersTheHeldWait) {
-  const Response held = waits_.hold(window(milliseconds(5000)), arrivedCheck());
+  // The window is far off: a 200 is the event's answer (the timeout's is 204), however long a
+  // loaded machine takes to deliver it.
+  const Response held = waits_.hold(window(milliseconds(60000)), arrivedCheck());
   ASSERT_TRUE(held.on_hold);
   std::thread later([&] {
     while (waits_.heldCount() == 0) std::this_thread::sleep_for(milliseconds(5));
     arrived_ = true;
     bus_.deliver("thing.received", "acct", "ident");
   });
-  const auto start = std::chrono::steady_clock::now();
-  const Response r = testing::awaitHeld(held, "req-1", milliseconds(4000));
+  const Response r = testing::awaitHeld(held, "req-1", milliseconds(30000));
   later.join();
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, "\"here\"");
-  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(3000));
-  // The wait is let go by the stream's close callback, which runs on the waits' thread just
-  // after the answer is handed over: it may still be on its way when the answer is read.
-  for (const auto until = std::chrono::steady_clock::now() + milliseconds(2000);
-       waits_.heldCount() != 0 && std::chrono::steady_clock::now() < until;) {
-    std::this_thread::sleep_for(milliseconds(1));
-  }
-  EXPECT_EQ(waits_.heldCount(), 0u);
+  EXPECT_TRUE(letGo());
 }
 
 TEST_F(HeldWaitsTest, OtherEventsIdentitiesAndAccountsDoNotWakeItAndTheTimeoutAnswers204) {
   const Response held = waits_.hold(window(milliseconds(400)), arrivedCheck());
   ASSERT_TRUE(held.on_hold);
   std::thread noise([&] {
-    while (waits_.heldCount() == 0) std::this_thread::sleep_for(milliseconds(5));
-    std::this_thread::sleep_for(milliseconds(50));  // the registration's own look is done
+    // The look at the call and the registration's own look are done.
+    while (checks_ < 2) std::this_thread::sleep_for(milliseconds(5));
     const int before = checks_;
     arrived_ = true;  // a check now would answer 200: none may run
     bus_.deliver("thing.sent", "acct", "ident");
@@ -150,16 +155,16 @@ TEST_F(HeldWaitsTest, OtherEventsIdentitiesAndAccountsDoNotWakeItAndTheTimeoutAn
     std::this_thread::sleep_for(milliseconds(50));
     EXPECT_EQ(checks_.load(), before);
   });
-  const Response r = testing::awaitHeld(held, "req-2", milliseconds(3000));
+  const Response r = testing::awaitHeld(held, "req-2", milliseconds(30000));
   noise.join();
   EXPECT_EQ(r.status, 204);
-  EXPECT_EQ(waits_.heldCount(), 0u);
+  EXPECT_TRUE(letGo());
 }
 
 TEST_F(HeldWaitsTest, AFailingCheckAnswersTheErrorAndStopAnswersTheRest) {
   std::atomic<bool> fail{false};
   const Response failing =
-      waits_.hold(window(milliseconds(5000)), [&](const Event*) -> std::optional<Response> {
+      waits_.hold(window(milliseconds(60000)), [&](const Event*) -> std::optional<Response> {
         if (fail) throw HttpError(404, "not_found", "gone");
         return std::nullopt;
       });
@@ -168,7 +173,7 @@ TEST_F(HeldWaitsTest, AFailingCheckAnswersTheErrorAndStopAnswersTheRest) {
     fail = true;
     bus_.deliver("thing.received", "acct", "ident");
   });
-  const Response r = testing::awaitHeld(failing, "req-3", milliseconds(4000));
+  const Response r = testing::awaitHeld(failing, "req-3", milliseconds(30000));
   later.join();
   EXPECT_EQ(r.status, 404);
   EXPECT_NE(r.body.find("not_found"), std::string::npos);
@@ -178,7 +183,7 @@ TEST_F(HeldWaitsTest, AFailingCheckAnswersTheErrorAndStopAnswersTheRest) {
     while (waits_.heldCount() == 0) std::this_thread::sleep_for(milliseconds(5));
     waits_.stop();
   });
-  const Response stopped = testing::awaitHeld(held, "req-4", milliseconds(4000));
+  const Response stopped = testing::awaitHeld(held, "req-4", milliseconds(30000));
   stopper.join();
   EXPECT_EQ(stopped.status, 204);
 }
@@ -191,7 +196,7 @@ TEST_F(HeldWaitsTest, TheStoreIsLookedAtTwiceThenOnlyEventsAreOffered) {
   std::mutex offered_mutex;
   auto parked = std::make_shared<ParkedStream>();
   const Response held =
-      waits_.hold(window(milliseconds(5000)), [&](const Event* e) -> std::optional<Response> {
+      waits_.hold(window(milliseconds(60000)), [&](const Event* e) -> std::optional<Response> {
         if (!e) {
           ++store_looks;
           return std::nullopt;
@@ -218,7 +223,7 @@ TEST_F(HeldWaitsTest, TheStoreIsLookedAtTwiceThenOnlyEventsAreOffered) {
     bus_.deliver("thing.received", "acct", "ident", "m1");
     bus_.deliver("thing.received", "acct", "ident", "m2");
   });
-  const Response r = testing::awaitHeld(held, "req-5", milliseconds(4000));
+  const Response r = testing::awaitHeld(held, "req-5", milliseconds(30000));
   later.join();
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, "\"m2\"");
@@ -240,7 +245,7 @@ TEST_F(HeldWaitsTest, WaitsBeyondTheCapAreRefusedWith429) {
   }
   EXPECT_EQ(waits_.heldCount(), HeldWaits::kMaxPerIdentity);
   const Response over = waits_.hold(window(milliseconds(60000)), arrivedCheck());
-  const Response refused = testing::awaitHeld(over, "req-over", milliseconds(2000));
+  const Response refused = testing::awaitHeld(over, "req-over", milliseconds(30000));
   EXPECT_EQ(refused.status, 429);
   EXPECT_NE(refused.body.find("\"throttled\""), std::string::npos) << refused.body;
   EXPECT_NE(refused.body.find("\"retry_after_seconds\":5"), std::string::npos) << refused.body;
@@ -248,7 +253,7 @@ TEST_F(HeldWaitsTest, WaitsBeyondTheCapAreRefusedWith429) {
   EXPECT_EQ(refused.headers[0], (std::pair<std::string, std::string>{"Retry-After", "5"}));
   // Another identity is not affected.
   const Response elsewhere = waits_.hold(window(milliseconds(100), "other"), arrivedCheck());
-  EXPECT_EQ(testing::awaitHeld(elsewhere, "req-other", milliseconds(2000)).status, 204);
+  EXPECT_EQ(testing::awaitHeld(elsewhere, "req-other", milliseconds(30000)).status, 204);
   waits_.stop();
   EXPECT_EQ(waits_.heldCount(), 0u);
   for (const auto& parked : streams) EXPECT_EQ(parked->status(), 204);
