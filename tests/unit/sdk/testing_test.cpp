@@ -170,7 +170,7 @@ TEST_F(TestKitTest, RecordsCommittedEventsAndServesMetricsAndTheDatabase) {
   harness_.call(RequestBuilder::post("/api/notes/")
                     .as(managementPrincipal(kAccount))
                     .json("{\"title\":\"one\"}"));
-  auto event = harness_.events().waitFor("note.created", std::chrono::seconds(5));
+  auto event = harness_.events().waitFor("note.created", std::chrono::seconds(30));
   ASSERT_TRUE(event);
   EXPECT_EQ(event->account, kAccount);
   EXPECT_EQ(event->object->getValue<std::string>("title"), "memo: one");

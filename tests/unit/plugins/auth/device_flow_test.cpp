@@ -88,7 +88,7 @@ TEST_F(DeviceFlowTest, AnApprovedLoginGivesAKeyThatAuthenticates) {
   EXPECT_EQ(key.rfind("svc_mgmt_", 0), 0u) << key;
   EXPECT_EQ(tokens.json()->getObject("user")->getValue<std::string>("email"), "ann@example.com");
   EXPECT_EQ(error(harness_->call(poll(login))), "invalid_grant");  // issued exactly once
-  auto created = harness_->events().waitFor("key.created", std::chrono::seconds(5));
+  auto created = harness_->events().waitFor("key.created", std::chrono::seconds(30));
   ASSERT_TRUE(created);
   EXPECT_EQ(created->account, account);
 
@@ -112,7 +112,7 @@ TEST_F(DeviceFlowTest, AHeldPollIsAnsweredWhenTheCodeIsApproved) {
   EXPECT_EQ(held.code(), "test_timeout");
 
   auto waiting = std::async(std::launch::async, [&] {
-    return harness_->call(poll(login, true).waitAtMost(std::chrono::seconds(5)));
+    return harness_->call(poll(login, true).waitAtMost(std::chrono::seconds(30)));
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // usually held by now
   ASSERT_EQ(decide(login, "approve").status, 200);

@@ -125,11 +125,11 @@ TEST_F(EmailPluginTest, ComposeDeliversToAnotherIdentityHereWithItsEvents) {
   EXPECT_EQ(at_bob->getObject(0)->getValue<std::string>("message_id"),
             sent.json()->getValue<std::string>("message_id"));
 
-  auto sent_event = harness_->events().waitFor("email.sent", std::chrono::seconds(5));
+  auto sent_event = harness_->events().waitFor("email.sent", std::chrono::seconds(30));
   ASSERT_TRUE(sent_event);
   EXPECT_EQ(sent_event->identity, alice.uuid);
   EXPECT_EQ(sent_event->object->getValue<std::string>("subject"), "Plan");
-  auto received = harness_->events().waitFor("email.received", std::chrono::seconds(5));
+  auto received = harness_->events().waitFor("email.received", std::chrono::seconds(30));
   ASSERT_TRUE(received);
   EXPECT_EQ(received->identity, bob.uuid);
   EXPECT_EQ(received->account, kAccount);

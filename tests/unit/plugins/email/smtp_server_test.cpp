@@ -49,7 +49,7 @@ class LateDelivery : public SmtpDelivery {
   }
   bool waitAnswered(int n) {
     std::unique_lock lock(mutex_);
-    return cv_.wait_for(lock, std::chrono::seconds(5), [&] { return answered_ >= n; });
+    return cv_.wait_for(lock, std::chrono::seconds(30), [&] { return answered_ >= n; });
   }
   std::vector<std::string> messages() {
     std::lock_guard lock(mutex_);
@@ -70,7 +70,7 @@ const char* kEnvelope = "MAIL FROM:<a@there.test>\r\nRCPT TO:<inbox@here.test>\r
 class Client {
  public:
   explicit Client(unsigned short port) : socket_(Poco::Net::SocketAddress("127.0.0.1", port)) {
-    socket_.setReceiveTimeout(Poco::Timespan(5, 0));
+    socket_.setReceiveTimeout(Poco::Timespan(30, 0));
   }
   void send(const std::string& text) {
     socket_.sendBytes(text.data(), static_cast<int>(text.size()));

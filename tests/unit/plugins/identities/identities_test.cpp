@@ -267,11 +267,11 @@ TEST_F(IdentitiesTest, CreatesListsReadsAndRenames) {
   EXPECT_EQ(results->getObject(1)->getValue<std::string>("name"), "Second");
 
   // The events say the same, committed.
-  auto made = harness_.events().waitFor("identity.created", std::chrono::seconds(5));
+  auto made = harness_.events().waitFor("identity.created", std::chrono::seconds(30));
   ASSERT_TRUE(made);
   EXPECT_EQ(made->account, kAccount);
   EXPECT_EQ(made->identity, uuid);
-  auto updated = harness_.events().waitFor("identity.updated", std::chrono::seconds(5));
+  auto updated = harness_.events().waitFor("identity.updated", std::chrono::seconds(30));
   ASSERT_TRUE(updated);
   EXPECT_EQ(updated->object->getValue<std::string>("name"), "Helper");
 }
@@ -358,7 +358,7 @@ TEST_F(IdentitiesTest, AnExtensionProvisionsInsideTheIdentitysTransaction) {
   EXPECT_EQ(probe_.provisioned.load(), 2);
   EXPECT_EQ(identityRows(), 1);
   EXPECT_EQ(badgeRows(), 1);
-  ASSERT_TRUE(harness_.events().waitFor("identity.created", std::chrono::seconds(5)));
+  ASSERT_TRUE(harness_.events().waitFor("identity.created", std::chrono::seconds(30)));
   EXPECT_FALSE(harness_.events().waitFor("identity.created", std::chrono::milliseconds(50)));
 }
 
@@ -379,7 +379,7 @@ TEST_F(IdentitiesTest, AnExtensionDescribesItsMemberInListsReadsAndEvents) {
   EXPECT_TRUE(list->getObject(1)->has("badge"));
   EXPECT_TRUE(list->getObject(1)->isNull("badge"));  // an identity it has nothing for
 
-  auto event = harness_.events().waitFor("identity.created", std::chrono::seconds(5));
+  auto event = harness_.events().waitFor("identity.created", std::chrono::seconds(30));
   ASSERT_TRUE(event);
   EXPECT_EQ(event->object->getObject("badge")->getValue<std::string>("badge"), "gold");
   auto renamed = harness_.call(RequestBuilder::patch("/api/identities/" + with + "/")
@@ -387,7 +387,7 @@ TEST_F(IdentitiesTest, AnExtensionDescribesItsMemberInListsReadsAndEvents) {
                                    .json(R"({"name":"renamed"})"));
   ASSERT_EQ(renamed.status, 200);
   EXPECT_EQ(renamed.json()->getObject("badge")->getValue<std::string>("badge"), "gold");
-  auto updated = harness_.events().waitFor("identity.updated", std::chrono::seconds(5));
+  auto updated = harness_.events().waitFor("identity.updated", std::chrono::seconds(30));
   ASSERT_TRUE(updated);
   EXPECT_EQ(updated->object->getObject("badge")->getValue<std::string>("badge"), "gold");
 }

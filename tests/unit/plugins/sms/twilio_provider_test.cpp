@@ -276,7 +276,7 @@ TEST_F(TwilioProviderTest, SilenceIsAFailedDeliveryAfterTheTimeout) {
   const auto took = std::chrono::steady_clock::now() - start;
   EXPECT_EQ(d.status, "failed");
   EXPECT_EQ(d.error_message, "Twilio did not answer within 1 seconds.");
-  EXPECT_LT(took, std::chrono::seconds(5));
+  EXPECT_LT(took, std::chrono::seconds(10)) << "a loaded machine is late, not this late";
 }
 
 TEST(TwilioProvider, AnUnreachableTwilioIsAFailedDelivery) {
