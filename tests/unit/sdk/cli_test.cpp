@@ -85,6 +85,50 @@ TEST(CliArgs, WhatDoesNotFitTheDeclarationIsAUsageError) {
   }
 }
 
+// `users add EMAIL --password-stdin`: an option the command cannot do without.
+CliCommand addCommand() {
+  return CliCommand::leaf("add", "add a user", {"EMAIL"},
+                          {{"--password-stdin", "", "the password from stdin",
+                            /*repeatable=*/false, /*required=*/true},
+                           {"--name", "NAME", "a display name"}},
+                          [](CliContext&, const CliArgs&) { return 0; });
+}
+
+TEST(CliArgs, ARequiredOptionIsInTheUsageLineListedApartAndMissingItIsAUsageError) {
+  CliCommandTable t;
+  t.add({CliCommand::group("users", "users", {addCommand()})}, "plugin auth");
+  auto help = run(t, {"users", "add", "--help"});
+  EXPECT_EQ(help.code, 0);
+  EXPECT_NE(help.out.find("usage: svcctl users add [options] EMAIL --password-stdin\n"),
+            std::string::npos)
+      << help.out;
+  EXPECT_NE(help.out.find("required options:\n  --password-stdin  the password from stdin\n\n"
+                          "options:\n  --name NAME  a display name\n"),
+            std::string::npos)
+      << help.out;
+  auto missing = run(t, {"users", "add", "a@example.com", "--name", "A"});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_EQ(missing.err.rfind("svcctl: missing --password-stdin\nusage: svcctl users add", 0), 0u)
+      << missing.err;
+  EXPECT_EQ(run(t, {"users", "add", "a@example.com", "--password-stdin"}).code, 0);
+  // Only required options: no `[options]`; a valued one shows what it takes.
+  auto approve = CliCommand::leaf("approve", "", {"USER_CODE"},
+                                  {{"--user", "EMAIL", "who", /*repeatable=*/false,
+                                    /*required=*/true}},
+                                  [](CliContext&, const CliArgs&) { return 0; });
+  CliCommandTable only;
+  only.add({approve}, "plugin auth");
+  EXPECT_NE(
+      run(only, {"approve", "--help"}).out.find("usage: svcctl approve USER_CODE --user EMAIL\n"),
+      std::string::npos);
+  try {
+    parseCliArgs(approve, {"BCDF-GHJK"});
+    FAIL();
+  } catch (const CliUsageError& e) {
+    EXPECT_STREQ(e.what(), "missing --user EMAIL");
+  }
+}
+
 TEST(CliField, TheValueIsJsonWhenItParsesElseAString) {
   EXPECT_EQ(parseCliField("provision_phone=true").second.convert<bool>(), true);
   EXPECT_EQ(parseCliField("n=42").second.convert<int>(), 42);
