@@ -420,6 +420,15 @@ TEST_F(Auth, OperatorCommandsWorkFromSvcctl) {
   EXPECT_EQ(bare_rc, 2) << bare;
   EXPECT_NE(bare.find("svcctl: missing --password-stdin"), std::string::npos) << bare;
   auto d = start();
+  // Approving as a user who does not exist says how to add one.
+  auto [unknown_rc, unknown] =
+      runCommand(svcctl + " device approve " + d->getValue<std::string>("user_code") +
+                 " --user nobody@example.com");
+  EXPECT_EQ(unknown_rc, 1) << unknown;
+  EXPECT_NE(unknown.find("svcctl: 404 not_found: No user has this email; add one with `svcctl "
+                         "users add EMAIL --password-stdin`"),
+            std::string::npos)
+      << unknown;
   auto [ok, approved] =
       runCommand(svcctl + " device approve " + d->getValue<std::string>("user_code") +
                  " --user gu@example.com");
