@@ -361,6 +361,22 @@ std::string globalOptionIn(const CliCommand& command) {
   return "";
 }
 
+// The server names an identity as HTTP does (`?identity=`, `X-Svc-Identity`); a command that
+// takes --identity names it so in its refusal, keeping the server's error for --json.
+CliError inCommandTerms(const CliCommand& command, const CliError& e) {
+  const bool takes_identity =
+      std::any_of(command.options.begin(), command.options.end(),
+                  [](const CliOption& o) { return o.name == "--identity"; });
+  const std::string code = "identity_required";
+  const std::string message = e.what();
+  const auto at = message.find(code + ": ");
+  if (e.code != code || !takes_identity || at == std::string::npos) return e;
+  return CliError(message.substr(0, at + code.size() + 2) +
+                      "name the identity with --identity UUID (a management key acts for the "
+                      "whole account), or use an identity key.",
+                  e.exit_code, e.code, e.server_error);
+}
+
 }  // namespace
 
 std::vector<std::string> CliCommandTable::add(const std::vector<CliCommand>& commands,
@@ -489,7 +505,7 @@ int CliCommandTable::run(const std::vector<std::string>& args, CliContext& conte
   } catch (const CliUsageError& e) {
     return usageError(e.what());
   } catch (const CliError& e) {
-    return report(context, e);
+    return report(context, inCommandTerms(*command, e));
   } catch (const std::exception& e) {
     return report(context, CliError(e.what()));
   }

@@ -287,7 +287,11 @@ TEST_F(SvcctlSms, BadNumbersAndMissingIdentitiesAreRefusedClearly) {
   EXPECT_NE(bad.find("to_number"), std::string::npos) << bad;
   auto [no_identity_rc, no_identity] = ctl("sms send --to +12025550199 hello");
   EXPECT_EQ(no_identity_rc, 1);
-  EXPECT_NE(no_identity.find("svcctl: 400 identity_required: "), std::string::npos) << no_identity;
+  EXPECT_NE(no_identity.find("svcctl: 400 identity_required: name the identity with --identity "
+                             "UUID"),
+            std::string::npos)
+      << no_identity;
+  EXPECT_EQ(no_identity.find("X-Svc-Identity"), std::string::npos) << no_identity;
   auto [no_to_rc, no_to] = ctl("sms send --identity " + ann + " hello");
   EXPECT_EQ(no_to_rc, 2) << no_to;
   auto [bad_id_rc, bad_id] = ctl("sms read nonsense_x --identity " + ann);

@@ -284,6 +284,32 @@ TEST(CliCommandTable, AHandlersFailureIsItsMessageAndExitCode) {
       << misused.err;
 }
 
+TEST(CliCommandTable, AnIdentityRequiredRefusalNamesTheIdentityOptionOfACommandThatHasOne) {
+  // The server's words are for HTTP clients; a command names its own option.
+  const std::string server = R"({"detail":"Name the identity with ?identity=<uuid> or the )"
+                             R"(X-Svc-Identity header, or use an identity key.",)"
+                             R"("code":"identity_required"})";
+  const auto refused = [server](CliContext&, const CliArgs&) -> int {
+    CliContext::expect({400, server, "application/json"});
+    return 0;
+  };
+  CliCommandTable t;
+  t.add({CliCommand::leaf("send", "", {}, {{"--identity", "UUID", "the identity"}}, refused),
+         CliCommand::leaf("other", "", {}, {}, refused)},
+        "kernel");
+  auto with_option = run(t, {"send"});
+  EXPECT_EQ(with_option.code, 1);
+  EXPECT_EQ(with_option.err,
+            "svcctl: 400 identity_required: name the identity with --identity UUID (a management "
+            "key acts for the whole account), or use an identity key.\n");
+  // Under --json the server's error object, as it answered.
+  auto json = run(t, {"--json", "send"});
+  EXPECT_EQ(json.out, server + "\n");
+  // A command without --identity relays the server's words.
+  EXPECT_NE(run(t, {"other"}).err.find("?identity=<uuid> or the X-Svc-Identity header"),
+            std::string::npos);
+}
+
 TEST(CliTable, ColumnsAlignToTheWidestCellAndDetailsIndent) {
   CliTable t({"NAME", "VERSION", "ROUTES"});
   t.row({"auth", "1.0.0", "2"}, {"GET /a", "POST /b"});
