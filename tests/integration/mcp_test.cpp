@@ -1,6 +1,7 @@
 // POST /mcp/ as a model reads it: what a tool call answers when there is nothing to say (a wait
-// that timed out) and a call with arguments the tool does not take. The protocol itself, through
-// a real MCP client, is tests/browser/mcp.test.mjs's.
+// that timed out), a call with arguments the tool does not take, and the descriptions of the
+// tools that read end-to-end encrypted values. The protocol itself, through a real MCP client, is
+// tests/browser/mcp.test.mjs's.
 #include "harness.h"
 
 #include <Poco/JSON/Array.h>
@@ -76,6 +77,25 @@ TEST_F(Mcp, EveryUnknownArgumentIsNamedAtOnce) {
             "Unknown arguments `colour`, `size`; this tool takes what its inputSchema lists.");
   EXPECT_EQ(call("get_identities", R"({"colour":"red"})"),
             "Unknown argument `colour`; this tool takes what its inputSchema lists.");
+}
+
+TEST_F(Mcp, ToolsThatReadSealedValuesSayNoCallCanOpenThem) {
+  auto tools = rpc("tools/list", "{}")->getArray("tools");
+  ASSERT_TRUE(tools);
+  int described = 0;
+  for (std::size_t i = 0; i < tools->size(); ++i) {
+    auto tool = tools->getObject(static_cast<unsigned>(i));
+    const std::string name = tool->getValue<std::string>("name");
+    if (name != "get_secrets" && name != "get_secrets_by_uuid" && name != "get_passwords" &&
+        name != "get_passwords_by_uuid") {
+      continue;
+    }
+    ++described;
+    const std::string description = tool->getValue<std::string>("description");
+    EXPECT_NE(description.find("`e2e::` sealed boxes"), std::string::npos) << name;
+    EXPECT_NE(description.find("MCP tools, cannot show them in clear"), std::string::npos) << name;
+  }
+  EXPECT_EQ(described, 4);
 }
 
 }  // namespace
