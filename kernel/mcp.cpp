@@ -53,11 +53,14 @@ sdk::Response rpcError(const Poco::Dynamic::Var& id, int code, const std::string
 }
 
 // A tool's result: the route's answer as text (and as structured content when it is a JSON
-// object), an error when the route answered one, so the model reads what went wrong.
-ObjectPtr toolResult(const sdk::Response& answer) {
+// object), an error when the route answered one, so the model reads what went wrong. `held`:
+// the route held the call (a wait), so an empty answer means its timeout passed with nothing.
+ObjectPtr toolResult(const sdk::Response& answer, bool held = false) {
   std::string text = answer.body;
   ObjectPtr structured;
-  if (answer.status == 204 || answer.body.empty()) {
+  if (held && answer.status == 204) {
+    text = "Nothing arrived within the timeout (204). Call again to keep waiting.";
+  } else if (answer.status == 204 || answer.body.empty()) {
     text = "Done (" + std::to_string(answer.status) + ", no content).";
   } else if (answer.content_type.rfind("application/json", 0) == 0) {
     try {
@@ -98,7 +101,7 @@ class ToolCallStream : public sdk::Stream {
       : outer_(outer), id_(std::move(id)), request_id_(outer->requestId()), record_(record) {}
   bool respond(const sdk::Response& response) override {
     auto outer = outer_.lock();
-    if (!outer || !outer->respond(rpcResult(id_, toolResult(response)))) return false;
+    if (!outer || !outer->respond(rpcResult(id_, toolResult(response, true)))) return false;
     recordOnce(response.status);
     return true;
   }
@@ -327,6 +330,7 @@ sdk::Response McpServer::call(const ObjectPtr& params, sdk::Request& outer,
   sdk::Request req;
   req.method = route.method;
   req.path = route.pattern;
+  std::vector<std::string> unknown;  // every one is named at once, as REST names every field
   for (const auto& [key, value] : *args) {
     const bool in_path = std::find(tool->path_params.begin(), tool->path_params.end(), key) !=
                          tool->path_params.end();
@@ -349,9 +353,18 @@ sdk::Response McpServer::call(const ObjectPtr& params, sdk::Request& outer,
       req.body = text.str();
       req.content_type = "application/json";
     } else {
-      return rpcResult(id, toolError("Unknown argument `" + key.substr(0, 64) +
-                                     "`; this tool takes what its inputSchema lists."));
+      unknown.push_back("`" + key.substr(0, 64) + "`");
     }
+  }
+  if (!unknown.empty()) {
+    std::string named;
+    for (std::size_t i = 0; i < unknown.size() && i < 20; ++i) {
+      named += (i == 0 ? "" : ", ") + unknown[i];
+    }
+    if (unknown.size() > 20) named += " and " + std::to_string(unknown.size() - 20) + " more";
+    return rpcResult(id, toolError(std::string(unknown.size() == 1 ? "Unknown argument "
+                                                                   : "Unknown arguments ") +
+                                   named + "; this tool takes what its inputSchema lists."));
   }
   if (req.path.find('{') != std::string::npos) {
     return rpcResult(id, toolError("Missing a path argument: " + route.pattern + "."));

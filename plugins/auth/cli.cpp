@@ -33,9 +33,6 @@ int operatorPost(CliContext& cli, const std::string& path, const Poco::JSON::Obj
 }
 
 int usersAdd(CliContext& cli, const CliArgs& args) {
-  if (!args.has("--password-stdin")) {
-    throw sdk::CliUsageError("give the password on standard input: --password-stdin");
-  }
   Poco::JSON::Object body;
   body.set("email", args.arg(0));
   std::string password;
@@ -190,16 +187,19 @@ std::vector<CliCommand> commands() {
           "users", "local users (operator)",
           {CliCommand::leaf(
                "add", "add a local user (prints the user as JSON)", {"EMAIL"},
-               {{"--password-stdin", "", "read the password from the first line of stdin"},
+               {{"--password-stdin", "", "read the password from the first line of stdin",
+                 /*repeatable=*/false, /*required=*/true},
                 {"--name", "NAME", "the user's display name"}},
                usersAdd)
                .calls({"POST /admin/auth/users/"})}),
       CliCommand::group(
           "device", "device logins waiting for approval (operator)",
-          {CliCommand::leaf(
-               "approve", "approve a device login as a user (prints the answer as JSON)",
-               {"USER_CODE"}, {{"--user", "EMAIL", "the user who signs in (required)"}},
-               deviceApprove)
+          {CliCommand::leaf("approve",
+                            "approve a device login as a user (prints the answer as JSON)",
+                            {"USER_CODE"},
+                            {{"--user", "EMAIL", "the user who signs in", /*repeatable=*/false,
+                              /*required=*/true}},
+                            deviceApprove)
                .calls({"POST /admin/auth/device/approve/"}),
            CliCommand::leaf("deny", "deny a device login", {"USER_CODE"}, {}, deviceDeny)
                .calls({"POST /admin/auth/device/deny/"})}),

@@ -101,7 +101,11 @@ sdk::Response OperatorRoutes::decide(sdk::Request& r, bool approve) {
   if (approve) {
     const std::string email = Poco::toLower(r.requiredString("user"));
     user = store_.userByEmail(email);
-    if (!user) throw sdk::HttpError(404, "not_found", "No user has this email.");
+    if (!user) {
+      throw sdk::HttpError(404, "not_found",
+                           "No user has this email; add one with `svcctl users add EMAIL "
+                           "--password-stdin` (POST /admin/auth/users/), then approve again.");
+    }
   }
   auto account_id = device_.decide(code, user, approve);
   if (!account_id) throw sdk::HttpError(404, "not_found", "No pending device code matches.");

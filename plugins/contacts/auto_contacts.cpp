@@ -47,7 +47,8 @@ std::vector<Correspondent> sentTo(const sdk::Event& event) {
 
 ContactsIdentityExtension::ContactsIdentityExtension(ContactStore& store) : store_(store) {
   const char* what =
-      "Whether the identity's correspondents become contacts by themselves (default true).";
+      "Whether the people the identity writes to (mail and SMS it sends) become its contacts "
+      "by themselves (default false: contacts are only what is added).";
   capability_.name = "contacts";
   capability_.create_fields = {
       {kSetting, sdk::IdentityField::Type::kBoolean, true, sdk::Schema::boolean().describe(what)}};

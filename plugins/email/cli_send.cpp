@@ -80,7 +80,6 @@ int posted(CliContext& cli, const std::string& path, const Poco::JSON::Object& b
 int send(CliContext& cli, const CliArgs& args) {
   auto to = addresses(args.values("--to"));
   if (to->size() == 0) throw sdk::CliUsageError("give --to ADDR");
-  if (!args.has("--subject")) throw sdk::CliUsageError("give --subject S");
   Poco::JSON::Object body = outgoing(cli, args);
   body.set("to_email", to);
   body.set("subject", args.value("--subject"));
@@ -153,15 +152,16 @@ std::vector<CliCommand> sendCommands(const sdk::CliOption& identity) {
   const sdk::CliOption attach_file{"--attach", "FILE", "attach a file (uploaded first)", true};
   const char* prints = "Prints the new message's id and status (--json: the message).";
   return {
-      CliCommand::leaf("send", "send a message; prints its id and status", {},
-                       {identity,
-                        {"--to", "ADDR[,ADDR]", "recipients (required)", true},
-                        {"--subject", "S", "the subject (required)"},
-                        cc,
-                        bcc,
-                        body,
-                        attach_file},
-                       send, prints)
+      CliCommand::leaf(
+          "send", "send a message; prints its id and status", {},
+          {identity,
+           {"--to", "ADDR[,ADDR]", "recipients", /*repeatable=*/true, /*required=*/true},
+           {"--subject", "S", "the subject", /*repeatable=*/false, /*required=*/true},
+           cc,
+           bcc,
+           body,
+           attach_file},
+          send, prints)
           .calls({"POST /api/email-messages/compose/", "POST /api/email-attachments/"}),
       CliCommand::leaf(
           "reply", "reply to a message (to its Reply-To, else its From)", {"MESSAGE_ID"},
@@ -177,17 +177,18 @@ std::vector<CliCommand> sendCommands(const sdk::CliOption& identity) {
               prints)
           .calls({"POST /api/email-messages/{id}/reply/",
                   "POST /api/email-messages/{id}/reply-all/", "POST /api/email-attachments/"}),
-      CliCommand::leaf("forward", "forward a message, with its attachments", {"MESSAGE_ID"},
-                       {identity,
-                        {"--to", "ADDR[,ADDR]", "recipients (required)", true},
-                        cc,
-                        bcc,
-                        body,
-                        attach_file},
-                       forward,
-                       std::string("The subject gets one Fwd:; --body is the text above the "
-                                   "forwarded message. ") +
-                           prints)
+      CliCommand::leaf(
+          "forward", "forward a message, with its attachments", {"MESSAGE_ID"},
+          {identity,
+           {"--to", "ADDR[,ADDR]", "recipients", /*repeatable=*/true, /*required=*/true},
+           cc,
+           bcc,
+           body,
+           attach_file},
+          forward,
+          std::string("The subject gets one Fwd:; --body is the text above the "
+                      "forwarded message. ") +
+              prints)
           .calls({"POST /api/email-messages/{id}/forward/", "POST /api/email-attachments/"}),
       CliCommand::leaf("attach", "upload a file to attach later; prints its uuid", {"FILE"},
                        {identity}, attach,

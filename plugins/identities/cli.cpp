@@ -1,7 +1,7 @@
 // The identities plugin's svcctl commands, through the identity routes. Fields other plugins add
-// to an identity are set with the generic `--field NAME=VALUE`, and what they add to its JSON
-// with an `address` (an inbox, a number) shows in the ADDRESSES column, so they need no change
-// here.
+// to an identity are set with the generic `--field NAME=VALUE` (the contract's have shorthands:
+// --email, --domain, --phone, --country), and what they add to its JSON with an `address` (an
+// inbox) or a `number` (a phone) shows in the ADDRESSES column, so they need no change here.
 #include <svc/sdk/cli.h>
 
 #include <Poco/JSON/Array.h>
@@ -16,14 +16,19 @@ using sdk::CliArgs;
 using sdk::CliCommand;
 using sdk::CliContext;
 
-// Every `address` of the parts other plugins add to the identity (`email`, `phone`...).
+// Every `address` or `number` of the parts other plugins add to the identity (`email`'s
+// address, `phone`'s number...).
 std::string addresses(const Poco::JSON::Object& identity) {
   std::string out;
   for (const auto& [name, value] : identity) {
     if (value.type() != typeid(Poco::JSON::Object::Ptr)) continue;
     auto part = value.extract<Poco::JSON::Object::Ptr>();
-    if (!part || !part->has("address") || !part->get("address").isString()) continue;
-    out += (out.empty() ? "" : " ") + part->getValue<std::string>("address");
+    if (!part) continue;
+    for (const char* member : {"address", "number"}) {
+      if (!part->has(member) || !part->get(member).isString()) continue;
+      out += (out.empty() ? "" : " ") + part->getValue<std::string>(member);
+      break;
+    }
   }
   return out.empty() ? "-" : out;
 }
@@ -38,6 +43,12 @@ std::string body(const CliArgs& args, Poco::JSON::Object& fields) {
   // Shorthands kept from before --field: --email X is --field email_identifier=X.
   if (args.has("--email")) fields.set("email_identifier", args.value("--email"));
   if (args.has("--domain")) fields.set("domain", args.value("--domain"));
+  // --phone [--country CC] is --field provision_phone=true [--field country_code=CC].
+  if (args.has("--country") && !args.has("--phone")) {
+    throw sdk::CliUsageError("--country is the country of --phone's number: give --phone too");
+  }
+  if (args.has("--phone")) fields.set("provision_phone", true);
+  if (args.has("--country")) fields.set("country_code", args.value("--country"));
   return sdk::jsonText(fields);
 }
 
@@ -151,10 +162,14 @@ std::vector<CliCommand> commands() {
                         {"NAME"},
                         {field,
                          {"--email", "LOCAL_PART", "the inbox's local part (email_identifier)"},
-                         {"--domain", "DOMAIN", "the inbox's domain"}},
+                         {"--domain", "DOMAIN", "the inbox's domain"},
+                         {"--phone", "", "give it a phone number too (provision_phone)"},
+                         {"--country", "CC",
+                          "with --phone: the number's country, ISO 3166 alpha-2 (default US)"}},
                         create,
-                        "Prints the new identity's UUID and addresses. Other plugins' fields:\n"
-                        "  svcctl identities create Bot --field provision_phone=true")
+                        "Prints the new identity's UUID and addresses (its inbox, its number).\n"
+                        "Any other field of the body (`svcctl schema --text` lists them):\n"
+                        "  svcctl identities create Bot --field NAME=VALUE")
            .calls({"POST /api/identities/"}),
        CliCommand::leaf("update", "change an identity", {"UUID"},
                         {{"--name", "NAME", "its new name"},

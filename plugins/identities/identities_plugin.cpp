@@ -36,7 +36,7 @@ class IdentitiesPlugin : public sdk::Plugin {
                              sdk::kIdentityExtensionsService.name, sdk::kVoiceAgentService.name};
     info_.uses_services = {sdk::kDashboardPagesService.name};
     info_.config = {
-        {"identities.voice.allow_private_urls", "false",
+        {kVoiceAllowPrivateUrlsKey, "false",
          "let voice-agent response URLs point at loopback or private addresses", false},
     };
   }
@@ -47,8 +47,8 @@ class IdentitiesPlugin : public sdk::Plugin {
     context_ = &context;
     store_ = std::make_unique<IdentityStore>(context.database());
     directory_ = std::make_shared<Directory>(*store_);
-    voice_ = std::make_shared<VoiceAgents>(
-        context.database(), context.config().getBool("identities.voice.allow_private_urls"));
+    voice_ = std::make_shared<VoiceAgents>(context.database(),
+                                           context.config().getBool(kVoiceAllowPrivateUrlsKey));
     routes_ =
         std::make_unique<IdentityRoutes>(context, *store_, *directory_, *extensions_, *voice_);
   }

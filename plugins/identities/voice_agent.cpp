@@ -44,7 +44,8 @@ sdk::Response VoiceAgents::serve(const Identity& i, sdk::Request& r) {
     auto new_url = r.stringField("response_url");
     auto new_enabled = r.boolField("enabled");
     if (new_url) {
-      sdk::checkedPublicUrl(*new_url, "response_url", allow_private_urls_);
+      sdk::checkedPublicUrl(*new_url, "response_url", allow_private_urls_,
+                            kVoiceAllowPrivateUrlsKey);
       url = *new_url;
     }
     if (new_enabled) {

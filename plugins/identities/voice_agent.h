@@ -13,6 +13,9 @@
 
 namespace svc::plugins::identities {
 
+/// The tests-only key that lets response URLs reach internal addresses, named when one is refused.
+constexpr const char* kVoiceAllowPrivateUrlsKey = "identities.voice.allow_private_urls";
+
 class VoiceAgents : public sdk::VoiceAgentDirectory {
  public:
   VoiceAgents(sdk::Database& db, bool allow_private_urls)

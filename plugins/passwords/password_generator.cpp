@@ -36,9 +36,9 @@ GeneratorOptions generatorOptions(const sdk::Request& r) {
   }
   o.exclude_chars = r.queryParam("exclude_chars").value_or("");
   if (!o.digits && !o.lowercase && !o.uppercase && !o.special) {
+    // Under each flag, for clients that read errors by field; the detail says it once.
     for (const auto& flag : flags) {
-      errors.add(flag.first,
-                 "at least one of digits, lowercase, uppercase and special must be true");
+      errors.add(flag.first, "at least one of the character classes must be true");
     }
   }
   const std::vector<std::string> classes = characterClasses(o);

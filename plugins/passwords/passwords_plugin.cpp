@@ -68,8 +68,14 @@ class PasswordsPlugin : public sdk::Plugin {
     const sdk::RouteError stale_key{409, "e2e_key_changed",
                                     "the values were sealed to a public key "
                                     "(X-Svc-E2e-Public-Key) that is no longer the account's"};
+    // Said where an agent reads entries (MCP tools are described by these summaries): a sealed
+    // field is not an error to retry, and no call to this server can open it.
+    const std::string sealed_fields =
+        " Once the account has end-to-end encryption, username, password and notes are `e2e::` "
+        "sealed boxes that only the passphrase opens, on the client (svcctl passwords get UUID "
+        "--reveal): this server, and so its API and MCP tools, cannot show them in clear.";
     add("GET", "/api/passwords/", AuthNeed::kAnyKey,
-        "Password entries, newest first (domain, search).",
+        "Password entries, newest first (domain, search)." + sealed_fields,
         sdk::bindHandler(e, &PasswordEntries::list), std::nullopt, listParams(),
         {{200, sdk::pageOf(entry, "PasswordEntryList")}});
     add("POST", "/api/passwords/", AuthNeed::kIdentity,
@@ -82,8 +88,8 @@ class PasswordsPlugin : public sdk::Plugin {
         {{200, Schema::object("GeneratedPassword").required("password", Schema::string())}});
     const auto one = sdk::bindHandler(e, &PasswordEntries::one);
     const char* item = "/api/passwords/{uuid}/";
-    add("GET", item, AuthNeed::kAnyKey, "One password entry.", one, std::nullopt, {},
-        {{200, entry}});
+    add("GET", item, AuthNeed::kAnyKey, "One password entry." + sealed_fields, one, std::nullopt,
+        {}, {{200, entry}});
     add("PUT", item, AuthNeed::kAnyKey, "Replace a password entry (every field).", one,
         entryInputSchema(EntryWrite::kReplace), {}, {{200, entry}}, {rekeying, sealed, stale_key});
     add("PATCH", item, AuthNeed::kAnyKey, "Change some of a password entry's fields.", one,

@@ -27,9 +27,15 @@ void SecretRoutes::registerIn(sdk::RouteRegistry& routes) {
                         "Exactly this key (an identity's secret by key)."});
   list_query.push_back({"values", Schema::boolean(), false,
                         "false: names only, nothing decrypted or sent (default true)."});
+  // Said where an agent reads values (MCP tools are described by these summaries): a sealed
+  // value is not an error to retry, and no call to this server can open it.
+  const std::string sealed_values =
+      " Once the account has end-to-end encryption, value and notes are `e2e::` sealed boxes "
+      "that only the passphrase opens, on the client (svcctl secrets get KEY --reveal): this "
+      "server, and so its API and MCP tools, cannot show them in clear.";
   // The contract serves the same resource under both prefixes.
   for (const std::string prefix : {"/api/secrets/", "/api/vault/"}) {
-    add("GET", prefix, AuthNeed::kAnyKey, "Secrets, newest first (identity, key).",
+    add("GET", prefix, AuthNeed::kAnyKey, "Secrets, newest first (identity, key)." + sealed_values,
         sdk::bindHandler(*this, &SecretRoutes::list), std::nullopt, list_query,
         {{200, sdk::pageOf(secret, "SecretList")}}, {});
     add("POST", prefix, AuthNeed::kIdentity, "Create a secret {key, value, notes?}.",
@@ -37,7 +43,8 @@ void SecretRoutes::registerIn(sdk::RouteRegistry& routes) {
         {conflict, rekeying, sealed, stale_key});
     const auto one = sdk::bindHandler(*this, &SecretRoutes::one);
     const std::string item = prefix + "{uuid}/";
-    add("GET", item, AuthNeed::kAnyKey, "One secret.", one, std::nullopt, {}, {{200, secret}}, {});
+    add("GET", item, AuthNeed::kAnyKey, "One secret." + sealed_values, one, std::nullopt, {},
+        {{200, secret}}, {});
     add("PUT", item, AuthNeed::kAnyKey, "Replace a secret {key, value, notes?}.", one, input, {},
         {{200, secret}}, {conflict, rekeying, sealed, stale_key});
     add("PATCH", item, AuthNeed::kAnyKey, "Change a secret's key, value or notes.", one,

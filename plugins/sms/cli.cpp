@@ -28,7 +28,6 @@ void printMessageLine(CliContext& cli, const Poco::JSON::Object& m) {
 }
 
 int send(CliContext& cli, const CliArgs& args) {
-  if (!args.has("--to")) throw sdk::CliUsageError("give --to NUMBER");
   Poco::JSON::Object body;
   body.set("to_number", args.value("--to"));
   body.set("body", bodyText(cli, args, 0));
@@ -166,9 +165,6 @@ int wait(CliContext& cli, const CliArgs& args) {
 }
 
 int inject(CliContext& cli, const CliArgs& args) {
-  if (!args.has("--to") || !args.has("--from")) {
-    throw sdk::CliUsageError("give --to NUMBER and --from NUMBER");
-  }
   Poco::JSON::Object body;
   body.set("to", args.value("--to"));
   body.set("from", args.value("--from"));
@@ -189,8 +185,10 @@ std::vector<CliCommand> commands() {
       CliCommand::group(
           "sms", "an identity's SMS: send, list, read, wait; inject (operator)",
           {CliCommand::leaf("send", "send an SMS; prints its id and status", {"[BODY]"},
-                            {identity, {"--to", "NUMBER", "the recipient, E.164 (required)"}}, send,
-                            "Without BODY the text is read from stdin.")
+                            {identity,
+                             {"--to", "NUMBER", "the recipient, E.164", /*repeatable=*/false,
+                              /*required=*/true}},
+                            send, "Without BODY the text is read from stdin.")
                .calls({"POST /api/messages/send/"}),
            CliCommand::leaf("inbox", "conversations, newest first", {},
                             {identity, {"--unread", "", "only conversations with unread messages"}},
@@ -234,8 +232,9 @@ std::vector<CliCommand> commands() {
                .calls({"GET /api/messages/wait/"}),
            CliCommand::leaf(
                "inject", "deliver an inbound SMS to a number of this server (operator)", {"[BODY]"},
-               {{"--to", "NUMBER", "a number of this server (required)"},
-                {"--from", "NUMBER", "the sender (required)"}},
+               {{"--to", "NUMBER", "a number of this server", /*repeatable=*/false,
+                 /*required=*/true},
+                {"--from", "NUMBER", "the sender", /*repeatable=*/false, /*required=*/true}},
                inject, "Without BODY the text is read from stdin.")
                .calls({"POST /admin/sms/inject/"})})};
 }

@@ -17,6 +17,12 @@ std::optional<Number> LoopbackProvider::acquire(
   return std::nullopt;
 }
 
+std::optional<std::set<std::string>> LoopbackProvider::countries() const {
+  std::set<std::string> out;
+  for (const auto& r : ranges_) out.insert(r.country);
+  return out;
+}
+
 Delivery LoopbackProvider::send(const std::string& message_id, const std::string& from,
                                 const std::string& to, const std::string& body) {
   if (events_.received({from, to, body, "loopback-in:" + message_id})) {

@@ -6,6 +6,9 @@
 #include "provider.h"
 #include "sms_config.h"
 
+#include <optional>
+#include <set>
+#include <string>
 #include <vector>
 
 namespace svc::plugins::sms {
@@ -17,6 +20,8 @@ class LoopbackProvider : public SmsProvider {
   /// The first number of the country's ranges that is not taken.
   std::optional<Number> acquire(const std::string& country,
                                 const std::function<bool(const std::string&)>& taken) override;
+  /// The countries of the configured ranges.
+  std::optional<std::set<std::string>> countries() const override;
   void release(const Number&) override {}
   /// Delivers to a number of this server (`delivered`), else `undelivered`.
   Delivery send(const std::string& message_id, const std::string& from, const std::string& to,

@@ -26,6 +26,16 @@ sdk::HttpError noNumber(const std::string& country, const std::string& why) {
       .header("Retry-After", std::to_string(kRetryAfterSeconds));
 }
 
+// A country the provider never has numbers in: asking again cannot help, asking for another may.
+sdk::HttpError noNumbersIn(const std::string& country, const std::set<std::string>& served) {
+  std::string others;
+  for (const auto& c : served) others += (others.empty() ? "" : ", ") + c;
+  return sdk::HttpError::invalid("country_code",
+                                 "this server has no phone numbers in " + country +
+                                     (others.empty() ? std::string("; it has none in any country")
+                                                     : "; it has numbers in " + others));
+}
+
 Poco::JSON::Object::Ptr member(const PhoneRow& p) {
   Poco::JSON::Object::Ptr o = new Poco::JSON::Object;
   o->set("id", p.id);
@@ -62,6 +72,9 @@ void Phones::checkAllowed(Poco::Data::Session& s, const sdk::IdentityInfo& ident
 
 Number Phones::acquire(Poco::Data::Session& s, const std::string& country,
                        const std::set<std::string>& tried) {
+  if (auto served = provider_.countries(); served && served->count(country) == 0) {
+    throw noNumbersIn(country, *served);
+  }
   std::optional<Number> number;
   try {
     number = provider_.acquire(country, [&](const std::string& n) {

@@ -31,7 +31,8 @@ class Phones {
   /// share (`conflict`).
   void checkAllowed(Poco::Data::Session& s, const sdk::IdentityInfo& identity);
   /// Asks the provider for a number (a carrier's network call: outside any transaction where it
-  /// can be). @param tried numbers not to take. @throws HttpError 503 with Retry-After.
+  /// can be). @param tried numbers not to take. @throws HttpError 400 naming country_code for a
+  /// country the provider never has numbers in, 503 with Retry-After when none can be had now.
   Number acquire(Poco::Data::Session& s, const std::string& country,
                  const std::set<std::string>& tried);
   /// Gives the identity a number inside tx: `held` when set (acquired beforehand), else one

@@ -94,6 +94,12 @@ std::optional<Number> PoolProvider::acquire(const std::string& country,
   return std::nullopt;
 }
 
+std::optional<std::set<std::string>> PoolProvider::countries() const {
+  std::set<std::string> out;
+  for (const auto& number : numbers_) out.insert(number.country);
+  return out;
+}
+
 void PoolProvider::release(const Number& /*number*/) {}
 
 Delivery PoolProvider::send(const std::string& message_id, const std::string& from,

@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,8 @@ class PoolProvider : public SmsProvider {
   /// @return the first number of the country that this server does not hold yet.
   std::optional<Number> acquire(const std::string& country,
                                 const std::function<bool(const std::string&)>& taken) override;
+  /// The countries of the pool's numbers.
+  std::optional<std::set<std::string>> countries() const override;
   /// Does nothing: a pool number stays the operator's, free for the next identity.
   void release(const Number& number) override;
   Delivery send(const std::string& message_id, const std::string& from, const std::string& to,

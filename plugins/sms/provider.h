@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -82,6 +83,10 @@ class SmsProvider {
   /// in that country now. @throws ProviderError when the carrier failed.
   virtual std::optional<Number> acquire(const std::string& country,
                                         const std::function<bool(const std::string&)>& taken) = 0;
+  /// @return the countries this provider can ever have numbers in (ISO 3166 alpha-2,
+  /// upper-case), or nullopt when it cannot tell (a carrier's stock changes). A country outside
+  /// the set is refused for good (400 naming country_code), not as a shortage that passes (503).
+  virtual std::optional<std::set<std::string>> countries() const { return std::nullopt; }
   /// Gives back a number acquired but not kept (its identity's transaction rolled back).
   virtual void release(const Number& number) = 0;
   /// Hands one message to the carrier. Carrier errors and timeouts are a failed Delivery, never

@@ -86,6 +86,20 @@ int unlock(CliContext& cli, const CliArgs& args) {
   return 0;
 }
 
+// The new passphrase from the terminal; without one, --new-passphrase-file is the way (the
+// current passphrase's file options do not give the new one).
+e2e::SecretBytes promptNewPassphrase() {
+  try {
+    return e2e::promptPassphrase("New vault passphrase: ", true);
+  } catch (const sdk::CliError& e) {
+    if (e.code != "no_terminal") throw;
+    throw sdk::CliError(
+        "a new vault passphrase is needed and there is no terminal to ask it on: give it in a "
+        "file (--new-passphrase-file FILE)",
+        e.exit_code, e.code);
+  }
+}
+
 int changePassphrase(CliContext& cli, const CliArgs& args) {
   const e2e::Metadata metadata = mustHave(cli);
   // Both passphrases first, the current one checked, and the new key derived (the slow part):
@@ -95,7 +109,7 @@ int changePassphrase(CliContext& cli, const CliArgs& args) {
   const auto passphrase =
       newPassphrase(args.has("--new-passphrase-file")
                         ? e2e::readPassphraseFile(args.value("--new-passphrase-file"))
-                        : e2e::promptPassphrase("New vault passphrase: ", true));
+                        : promptNewPassphrase());
   e2e::NewKeys fresh = e2e::createKeys(passphrase, metadata.kdf);
   const std::size_t count = resealUnderLease(
       cli, &old_keys, [&] { return std::move(fresh); }, args.has("--drop-undecryptable"));

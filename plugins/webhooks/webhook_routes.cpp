@@ -100,7 +100,7 @@ sdk::Response WebhookRoutes::create(sdk::Request& r) {
   WebhookRow row;
   errors.collect([&] {
     row.url = r.requiredString("url");
-    sdk::checkedPublicUrl(row.url, "url", allow_private_urls_);
+    sdk::checkedPublicUrl(row.url, "url", allow_private_urls_, kAllowPrivateUrlsKey);
   });
   errors.collect([&] { row.event_types = eventTypes(r); });
   errors.throwIfAny();
@@ -141,7 +141,7 @@ sdk::Response WebhookRoutes::one(sdk::Request& r) {
   std::optional<std::vector<std::string>> types;
   errors.collect([&] {
     url = r.stringField("url");
-    if (url) sdk::checkedPublicUrl(*url, "url", allow_private_urls_);
+    if (url) sdk::checkedPublicUrl(*url, "url", allow_private_urls_, kAllowPrivateUrlsKey);
   });
   errors.collect([&] {
     if (r.json && r.json->has("event_types")) types = eventTypes(r);

@@ -20,6 +20,9 @@ namespace svc::plugins::webhooks {
 /// match per event and a share of the delivery workers. Creating one more answers 409 `conflict`.
 constexpr int kMaxWebhooksPerAccount = 20;
 
+/// The tests-only key that lets webhook URLs reach internal addresses, named when one is refused.
+constexpr const char* kAllowPrivateUrlsKey = "webhooks.allow_private_urls";
+
 class WebhookRoutes {
  public:
   /// @param wake has the delivery workers look for due deliveries now.

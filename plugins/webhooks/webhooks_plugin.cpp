@@ -37,7 +37,7 @@ class WebhooksPlugin : public sdk::Plugin {
     };
     info_.paths = {"/api/webhooks/"};
     info_.config = {
-        {"webhooks.allow_private_urls", "false",
+        {kAllowPrivateUrlsKey, "false",
          "tests only: let webhook URLs reach loopback, private and link-local addresses", false,
          false},
         {"webhooks.retry_base_ms", "5000",
@@ -67,7 +67,7 @@ class WebhooksPlugin : public sdk::Plugin {
     context_ = &context;
     const auto& c = context.config();
     EngineSettings s;
-    s.allow_private_urls = c.getBool("webhooks.allow_private_urls");
+    s.allow_private_urls = c.getBool(kAllowPrivateUrlsKey);
     s.retry_base_us = bounded(c, "webhooks.retry_base_ms", 1, 3600000) * 1000;
     s.retry_window_us = bounded(c, "webhooks.retry_window_seconds", 1, 7 * 86400) * 1000000;
     s.timeout = std::chrono::milliseconds(bounded(c, "webhooks.timeout_seconds", 1, 300) * 1000);

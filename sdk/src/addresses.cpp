@@ -109,7 +109,8 @@ std::vector<Poco::Net::IPAddress> allowedAddresses(const std::string& host, bool
   return out;
 }
 
-Poco::URI checkedPublicUrl(const std::string& raw, const std::string& field, bool allow_private) {
+Poco::URI checkedPublicUrl(const std::string& raw, const std::string& field, bool allow_private,
+                           const std::string& allow_key) {
   if (raw.size() > 2048) throw HttpError::invalid(field, "at most 2048 characters");
   const char* const absolute = "must be an absolute http or https URL";
   Poco::URI uri;
@@ -134,8 +135,12 @@ Poco::URI checkedPublicUrl(const std::string& raw, const std::string& field, boo
   // one whenever the resolver put it first.
   for (const auto& a : all) {
     if (!allow_private && isInternalAddress(a)) {
-      throw HttpError::invalid(field,
-                               "must not point at a loopback, private or link-local address");
+      throw HttpError::invalid(
+          field, "must not point at a loopback, private or link-local address" +
+                     (allow_key.empty() ? std::string()
+                                        : " (an operator may allow such URLs on a test server "
+                                          "with " +
+                                              allow_key + "=true)"));
     }
   }
   return uri;

@@ -52,13 +52,31 @@ std::string optionUsage(const CliOption& o) {
   return o.repeatable ? text + " ..." : text;
 }
 
-// `svcctl keys create [options] ARGS` or `svcctl keys COMMAND`.
+// `svcctl keys create [options] ARGS --required VALUE` or `svcctl keys COMMAND`.
 std::string usageLine(const std::vector<std::string>& path, const CliCommand* command) {
   std::string line = "usage: svcctl" + joined(path);
   if (command == nullptr) return line + " [options] COMMAND ...";
   if (command->isGroup()) return line + " COMMAND ...";
-  if (!command->options.empty()) line += " [options]";
-  return line + joined(command->arguments);
+  const bool any_optional = std::any_of(command->options.begin(), command->options.end(),
+                                        [](const CliOption& o) { return !o.required; });
+  if (any_optional) line += " [options]";
+  line += joined(command->arguments);
+  for (const auto& o : command->options) {
+    if (o.required) line += " " + optionUsage(o);
+  }
+  return line;
+}
+
+// `heading:` and the options that are (or are not) required, with their help.
+void optionListing(std::ostream& out, const std::string& heading, const CliCommand& command,
+                   bool required) {
+  std::vector<std::pair<std::string, std::string>> lines;
+  for (const auto& o : command.options) {
+    if (o.required == required) lines.emplace_back(optionUsage(o), o.help);
+  }
+  if (lines.empty()) return;
+  out << "\n" << heading << ":\n";
+  listing(out, lines);
 }
 
 void commandHelp(const std::vector<std::string>& path, const CliCommand& command,
@@ -73,12 +91,8 @@ void commandHelp(const std::vector<std::string>& path, const CliCommand& command
     out << "\nRun 'svcctl" << joined(path) << " COMMAND --help' for a command's options.\n";
     return;
   }
-  if (!command.options.empty()) {
-    out << "\noptions:\n";
-    std::vector<std::pair<std::string, std::string>> lines;
-    for (const auto& o : command.options) lines.emplace_back(optionUsage(o), o.help);
-    listing(out, lines);
-  }
+  optionListing(out, "required options", command, true);
+  optionListing(out, "options", command, false);
   if (!command.operations.empty()) {
     out << "\ncalls:\n";
     for (const auto& operation : command.operations) out << "  " << operation << "\n";
@@ -192,6 +206,9 @@ CliArgs parseCliArgs(const CliCommand& command, const std::vector<std::string>& 
   if (!unbounded && parsed.count() > command.arguments.size()) {
     throw CliUsageError("unexpected argument '" + parsed.positional()[command.arguments.size()] +
                         "'");
+  }
+  for (const auto& o : command.options) {
+    if (o.required && !parsed.has(o.name)) throw CliUsageError("missing " + optionUsage(o));
   }
   return parsed;
 }
@@ -344,6 +361,22 @@ std::string globalOptionIn(const CliCommand& command) {
   return "";
 }
 
+// The server names an identity as HTTP does (`?identity=`, `X-Svc-Identity`); a command that
+// takes --identity names it so in its refusal, keeping the server's error for --json.
+CliError inCommandTerms(const CliCommand& command, const CliError& e) {
+  const bool takes_identity =
+      std::any_of(command.options.begin(), command.options.end(),
+                  [](const CliOption& o) { return o.name == "--identity"; });
+  const std::string code = "identity_required";
+  const std::string message = e.what();
+  const auto at = message.find(code + ": ");
+  if (e.code != code || !takes_identity || at == std::string::npos) return e;
+  return CliError(message.substr(0, at + code.size() + 2) +
+                      "name the identity with --identity UUID (a management key acts for the "
+                      "whole account), or use an identity key.",
+                  e.exit_code, e.code, e.server_error);
+}
+
 }  // namespace
 
 std::vector<std::string> CliCommandTable::add(const std::vector<CliCommand>& commands,
@@ -472,7 +505,7 @@ int CliCommandTable::run(const std::vector<std::string>& args, CliContext& conte
   } catch (const CliUsageError& e) {
     return usageError(e.what());
   } catch (const CliError& e) {
-    return report(context, e);
+    return report(context, inCommandTerms(*command, e));
   } catch (const std::exception& e) {
     return report(context, CliError(e.what()));
   }

@@ -67,10 +67,12 @@ class Terminal {
  public:
   Terminal() : fd_(::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)) {
     if (fd_ < 0) {
+      // readPassphrase()'s ways; a command that asks through promptPassphrase() for another
+      // passphrase (a new one) names its own option instead (code `no_terminal`).
       throw CliError(
           "a vault passphrase is needed and there is no terminal to ask it on: give it in a file "
-          "(--passphrase-file FILE or SVC_VAULT_PASSPHRASE_FILE; a new passphrase: "
-          "--new-passphrase-file FILE)");
+          "(--passphrase-file FILE or SVC_VAULT_PASSPHRASE_FILE)",
+          1, "no_terminal");
     }
   }
   ~Terminal() { ::close(fd_); }

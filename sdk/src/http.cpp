@@ -4,6 +4,7 @@
 #include <Poco/JSON/Stringifier.h>
 #include <Poco/String.h>
 
+#include <algorithm>
 #include <cctype>
 #include <sstream>
 
@@ -162,9 +163,21 @@ void FieldErrors::add(const std::string& field, const std::string& message) {
 
 void FieldErrors::throwIfAny() const {
   if (errors_.empty()) return;
+  // One problem of several fields (none of the flags is true) is said once, naming them all:
+  // `errors` still lists it under each field.
+  std::vector<std::pair<std::string, std::string>> problems;  // fields, message
+  for (const auto& [field, message] : errors_) {
+    auto same = std::find_if(problems.begin(), problems.end(),
+                             [&](const auto& p) { return p.second == message; });
+    if (same == problems.end()) {
+      problems.emplace_back(field, message);
+    } else {
+      same->first += ", " + field;
+    }
+  }
   std::string detail = "The request is invalid:";
-  for (std::size_t i = 0; i < errors_.size(); ++i) {
-    detail += (i ? "; " : " ") + errors_[i].first + ": " + errors_[i].second;
+  for (std::size_t i = 0; i < problems.size(); ++i) {
+    detail += (i ? "; " : " ") + problems[i].first + ": " + problems[i].second;
   }
   HttpError e(400, "invalid", detail + ".");
   for (const auto& [field, message] : errors_) e.field(field, message);

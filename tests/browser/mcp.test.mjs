@@ -55,8 +55,10 @@ test('tools come from the declarations and act with the caller\'s key, fenced li
       arguments: { identity: a, body: { key: 'API_TOKEN', value: 'x', colour: 'red' } } });
     assert.equal(refused.isError, true);
     assert.match(refused.content[0].text, /colour/);
-    const wrong = await client.callTool({ name: 'get_identities', arguments: { colour: 'red' } });
+    const wrong = await client.callTool({ name: 'get_identities',
+      arguments: { colour: 'red', size: 2 } });
     assert.equal(wrong.isError, true);
+    assert.match(wrong.content[0].text, /`colour`, `size`/);
 
     // An identity key sees its own identity's data through the tools, never another's.
     const idKey = (await svcd.api('POST', '/api/auth/keys/identity/', { key, body: { identity: b } })).json.key;
@@ -149,7 +151,8 @@ test('a wait tool holds the call until the SMS with the code arrives', async () 
     assert.equal(json(got).extracted_code, '246810');
     const none = await client.callTool({ name: 'get_messages_wait',
       arguments: { identity: made.uuid, timeout: 1 } });
-    assert.match(none.content[0].text, /204/);
+    assert.equal(none.content[0].text,
+      'Nothing arrived within the timeout (204). Call again to keep waiting.');
     await client.close();
   } finally {
     await svcd.stop();

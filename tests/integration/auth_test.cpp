@@ -409,7 +409,26 @@ TEST_F(Auth, OperatorCommandsWorkFromSvcctl) {
       runCommand("echo 'correct horse' | " + svcctl + " users add gu@example.com --password-stdin");
   EXPECT_NE(dup, 0);
   EXPECT_NE(dup_out.find("conflict"), std::string::npos) << dup_out;
+  // --password-stdin is required, and its help says so where the usage stands.
+  auto [help_rc, help] = runCommand(svcctl + " users add --help");
+  EXPECT_EQ(help_rc, 0) << help;
+  EXPECT_NE(help.find("usage: svcctl users add [options] EMAIL --password-stdin\n"),
+            std::string::npos)
+      << help;
+  EXPECT_NE(help.find("required options:\n  --password-stdin"), std::string::npos) << help;
+  auto [bare_rc, bare] = runCommand(svcctl + " users add nopass@example.com < /dev/null");
+  EXPECT_EQ(bare_rc, 2) << bare;
+  EXPECT_NE(bare.find("svcctl: missing --password-stdin"), std::string::npos) << bare;
   auto d = start();
+  // Approving as a user who does not exist says how to add one.
+  auto [unknown_rc, unknown] =
+      runCommand(svcctl + " device approve " + d->getValue<std::string>("user_code") +
+                 " --user nobody@example.com");
+  EXPECT_EQ(unknown_rc, 1) << unknown;
+  EXPECT_NE(unknown.find("svcctl: 404 not_found: No user has this email; add one with `svcctl "
+                         "users add EMAIL --password-stdin`"),
+            std::string::npos)
+      << unknown;
   auto [ok, approved] =
       runCommand(svcctl + " device approve " + d->getValue<std::string>("user_code") +
                  " --user gu@example.com");

@@ -509,7 +509,21 @@ TEST_F(AutoContacts, TheSettingIsDeclaredInTheIdentitysShapes) {
     std::ostringstream type;
     field->get("type").extract<Poco::JSON::Array::Ptr>()->stringify(type);
     EXPECT_EQ(type.str(), R"(["boolean","null"])") << body;
+    // The default it states is the one a new identity gets (IsASettingOfTheIdentityOffByDefault).
+    const std::string described = field->optValue<std::string>("description", "");
+    EXPECT_NE(described.find("(default false"), std::string::npos) << body << ": " << described;
+    EXPECT_EQ(described.find("default true"), std::string::npos) << body << ": " << described;
   }
+  auto reference = call("GET", "/api/schema/reference.txt");
+  ASSERT_EQ(reference.status, 200);
+  std::istringstream lines(reference.body);
+  int described_lines = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("auto_contacts") == std::string::npos) continue;
+    if (line.find("default") != std::string::npos) ++described_lines;
+    EXPECT_EQ(line.find("default true"), std::string::npos) << line;
+  }
+  EXPECT_GT(described_lines, 0) << reference.body;
   auto identity = schemas->getObject("Identity");
   EXPECT_TRUE(identity->getObject("properties")->has("contacts"));
   EXPECT_FALSE(identity->getValue<bool>("additionalProperties"));

@@ -156,9 +156,22 @@ TEST_F(SvcctlE2e, InitSealsWhatWasStoredThenCommandsSealAndOpen) {
   auto [tty_rc, tty] = ctl("vault unlock");
   EXPECT_EQ(tty_rc, 1);
   EXPECT_NE(tty.find("no terminal to ask it on: give it in a file (--passphrase-file FILE or "
-                     "SVC_VAULT_PASSPHRASE_FILE"),
+                     "SVC_VAULT_PASSPHRASE_FILE)\n"),
             std::string::npos)
       << tty;
+  // Reading a value names the ways to give the passphrase it needs, and nothing about a new one.
+  auto [get_rc, get] = ctl("secrets get OLD_TOKEN --reveal" + id());
+  EXPECT_EQ(get_rc, 1);
+  EXPECT_EQ(get,
+            "svcctl: a vault passphrase is needed and there is no terminal to ask it on: give it "
+            "in a file (--passphrase-file FILE or SVC_VAULT_PASSPHRASE_FILE)\n");
+  // A change needs the new one too: without a terminal, its own option says how.
+  auto [new_rc, new_tty] = ctl("vault change-passphrase" + pass(right_));
+  EXPECT_EQ(new_rc, 1);
+  EXPECT_NE(new_tty.find("a new vault passphrase is needed and there is no terminal to ask it on: "
+                         "give it in a file (--new-passphrase-file FILE)"),
+            std::string::npos)
+      << new_tty;
 
   // What init sealed opens; what svcctl sets is sealed here.
   EXPECT_EQ(stdoutOf("secrets get OLD_TOKEN --reveal" + id() + pass(right_)), "old-plain-5e1d\n");

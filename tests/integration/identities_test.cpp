@@ -129,6 +129,10 @@ TEST_F(Identities, VoiceAgentSettingsWithTheirUrlChecks) {
     auto r = call("PUT", path, "{\"response_url\":\"" + std::string(url) + "\"}");
     EXPECT_EQ(r.status, 400) << url << " " << r.body;
   }
+  // An internal address is refused naming the switch a test server uses.
+  auto loopback = call("PUT", path, R"({"response_url":"http://127.0.0.1:8080/hook"})");
+  EXPECT_NE(loopback.body.find("identities.voice.allow_private_urls=true"), std::string::npos)
+      << loopback.body;
   EXPECT_EQ(call("PATCH", path, R"({"enabled":true})").status, 400) << "no URL set yet";
   auto set = call("PUT", path, R"({"response_url":"https://93.184.216.34/voice"})");
   ASSERT_EQ(set.status, 200) << set.body;

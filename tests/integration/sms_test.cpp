@@ -120,14 +120,24 @@ TEST_F(Sms, ProvisioningOnCreateByActionAnd409) {
   EXPECT_EQ(call("GET", "/api/phone/0b5d1e8e-8f0c-4a8e-9d53-0d7e0e4f3a11/").status, 404);
 }
 
-TEST_F(Sms, NoNumberIs503AndCreatesNothing) {
+TEST_F(Sms, ACountryWithoutNumbersIs400ARunOutOneIs503AndNeitherCreatesAnything) {
+  // FR has no numbers on this server and never will: retrying cannot help, so no 503. The refusal
+  // names country_code and the countries that have numbers.
   Ident c = identity("C", false);
   auto fr =
       call("POST", "/api/identities/" + c.uuid + "/provision-phone/", R"({"country_code":"FR"})");
-  EXPECT_EQ(fr.status, 503) << fr.body;
-  EXPECT_EQ(fr.code(), "service_unavailable");
-  EXPECT_FALSE(fr.header("retry-after").empty());
+  EXPECT_EQ(fr.status, 400) << fr.body;
+  EXPECT_EQ(fr.code(), "invalid");
+  ASSERT_TRUE(fr.json()->getObject("errors")->has("country_code")) << fr.body;
+  EXPECT_NE(fr.body.find("no phone numbers in FR; it has numbers in GB, US"), std::string::npos)
+      << fr.body;
+  EXPECT_TRUE(fr.header("retry-after").empty());
   EXPECT_TRUE(call("GET", "/api/identities/" + c.uuid + "/").json()->isNull("phone"));
+  const int identities = call("GET", "/api/identities/").json()->getValue<int>("count");
+  auto fr_create = call("POST", "/api/identities/",
+                        R"({"name":"F","provision_phone":true,"country_code":"FR"})");
+  EXPECT_EQ(fr_create.status, 400) << fr_create.body;
+  EXPECT_EQ(call("GET", "/api/identities/").json()->getValue<int>("count"), identities);
 
   for (const char* bad :
        {R"({"country_code":"USA"})", R"({"country_code":7})", R"({"country_code":"1x"})"}) {
@@ -146,6 +156,8 @@ TEST_F(Sms, NoNumberIs503AndCreatesNothing) {
   auto none = call("POST", "/api/identities/",
                    R"({"name":"G4","provision_phone":true,"country_code":"GB"})");
   EXPECT_EQ(none.status, 503) << none.body;
+  EXPECT_EQ(none.code(), "service_unavailable");
+  EXPECT_FALSE(none.header("retry-after").empty());
   EXPECT_EQ(call("GET", "/api/identities/").json()->getValue<int>("count"), before);
   auto bad = call("POST", "/api/identities/", R"({"name":"x","provision_phone":"yes"})");
   EXPECT_EQ(bad.status, 400);

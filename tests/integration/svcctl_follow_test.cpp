@@ -94,7 +94,7 @@ TEST_F(SvcctlMail, ReplyAndForwardSendThreadedMessages) {
   // A forward needs recipients: a usage error, nothing sent.
   auto [no_to, why] = ctl("mail forward " + bobs + " --identity " + bob.uuid + " --body x");
   EXPECT_EQ(no_to, 2) << why;
-  EXPECT_NE(why.find("give --to ADDR"), std::string::npos) << why;
+  EXPECT_NE(why.find("missing --to ADDR"), std::string::npos) << why;
 }
 
 TEST_F(SvcctlMail, WaitPrintsTheCodeOfAMessageDeliveredOverSmtp) {

@@ -230,6 +230,26 @@ TEST_F(SvcctlSms, PhonesProvisionAndListShowTheNumber) {
   EXPECT_EQ(json("phones list")->getValue<int>("count"), 1) << "nothing stored by the refusals";
 }
 
+TEST_F(SvcctlSms, IdentitiesCreateWithPhoneAndEveryViewShowsTheNumber) {
+  auto [rc, created] = ctl("identities create 'Phone Bot' --phone --country US");
+  ASSERT_EQ(rc, 0) << created;
+  std::smatch made;
+  ASSERT_TRUE(std::regex_match(created, made, std::regex(R"(([0-9a-f-]{36}) (\+120255501\d\d)\n)")))
+      << created;
+  const std::string uuid = made[1], number = made[2];
+  auto [list_rc, listed] = ctl("identities list");
+  EXPECT_EQ(list_rc, 0) << listed;
+  EXPECT_NE(listed.find(uuid + "  " + number + "  Phone Bot"), std::string::npos) << listed;
+  auto [show_rc, shown] = ctl("identities show " + uuid);
+  EXPECT_EQ(show_rc, 0) << shown;
+  EXPECT_NE(shown.find("Addresses: " + number + "\n"), std::string::npos) << shown;
+  // --country without --phone would be ignored: refused instead, and nothing is created.
+  auto [lone_rc, lone] = ctl("identities create Lone --country GB");
+  EXPECT_EQ(lone_rc, 2) << lone;
+  EXPECT_NE(lone.find("give --phone too"), std::string::npos) << lone;
+  EXPECT_EQ(json("identities list")->getValue<int>("count"), 1);
+}
+
 TEST_F(SvcctlSms, SendInboxAndReadAConversation) {
   const std::string ann = identity("Ann"), bob = identity("Bob");
   auto ann_number = ctl("phones provision " + ann, true).second;
@@ -287,7 +307,11 @@ TEST_F(SvcctlSms, BadNumbersAndMissingIdentitiesAreRefusedClearly) {
   EXPECT_NE(bad.find("to_number"), std::string::npos) << bad;
   auto [no_identity_rc, no_identity] = ctl("sms send --to +12025550199 hello");
   EXPECT_EQ(no_identity_rc, 1);
-  EXPECT_NE(no_identity.find("svcctl: 400 identity_required: "), std::string::npos) << no_identity;
+  EXPECT_NE(no_identity.find("svcctl: 400 identity_required: name the identity with --identity "
+                             "UUID"),
+            std::string::npos)
+      << no_identity;
+  EXPECT_EQ(no_identity.find("X-Svc-Identity"), std::string::npos) << no_identity;
   auto [no_to_rc, no_to] = ctl("sms send --identity " + ann + " hello");
   EXPECT_EQ(no_to_rc, 2) << no_to;
   auto [bad_id_rc, bad_id] = ctl("sms read nonsense_x --identity " + ann);

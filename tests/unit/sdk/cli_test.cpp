@@ -85,6 +85,50 @@ TEST(CliArgs, WhatDoesNotFitTheDeclarationIsAUsageError) {
   }
 }
 
+// `users add EMAIL --password-stdin`: an option the command cannot do without.
+CliCommand addCommand() {
+  return CliCommand::leaf("add", "add a user", {"EMAIL"},
+                          {{"--password-stdin", "", "the password from stdin",
+                            /*repeatable=*/false, /*required=*/true},
+                           {"--name", "NAME", "a display name"}},
+                          [](CliContext&, const CliArgs&) { return 0; });
+}
+
+TEST(CliArgs, ARequiredOptionIsInTheUsageLineListedApartAndMissingItIsAUsageError) {
+  CliCommandTable t;
+  t.add({CliCommand::group("users", "users", {addCommand()})}, "plugin auth");
+  auto help = run(t, {"users", "add", "--help"});
+  EXPECT_EQ(help.code, 0);
+  EXPECT_NE(help.out.find("usage: svcctl users add [options] EMAIL --password-stdin\n"),
+            std::string::npos)
+      << help.out;
+  EXPECT_NE(help.out.find("required options:\n  --password-stdin  the password from stdin\n\n"
+                          "options:\n  --name NAME  a display name\n"),
+            std::string::npos)
+      << help.out;
+  auto missing = run(t, {"users", "add", "a@example.com", "--name", "A"});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_EQ(missing.err.rfind("svcctl: missing --password-stdin\nusage: svcctl users add", 0), 0u)
+      << missing.err;
+  EXPECT_EQ(run(t, {"users", "add", "a@example.com", "--password-stdin"}).code, 0);
+  // Only required options: no `[options]`; a valued one shows what it takes.
+  auto approve = CliCommand::leaf("approve", "", {"USER_CODE"},
+                                  {{"--user", "EMAIL", "who", /*repeatable=*/false,
+                                    /*required=*/true}},
+                                  [](CliContext&, const CliArgs&) { return 0; });
+  CliCommandTable only;
+  only.add({approve}, "plugin auth");
+  EXPECT_NE(
+      run(only, {"approve", "--help"}).out.find("usage: svcctl approve USER_CODE --user EMAIL\n"),
+      std::string::npos);
+  try {
+    parseCliArgs(approve, {"BCDF-GHJK"});
+    FAIL();
+  } catch (const CliUsageError& e) {
+    EXPECT_STREQ(e.what(), "missing --user EMAIL");
+  }
+}
+
 TEST(CliField, TheValueIsJsonWhenItParsesElseAString) {
   EXPECT_EQ(parseCliField("provision_phone=true").second.convert<bool>(), true);
   EXPECT_EQ(parseCliField("n=42").second.convert<int>(), 42);
@@ -238,6 +282,32 @@ TEST(CliCommandTable, AHandlersFailureIsItsMessageAndExitCode) {
   EXPECT_EQ(misused.code, 2);
   EXPECT_NE(misused.err.find("svcctl: give --user EMAIL\nusage: svcctl misuse"), std::string::npos)
       << misused.err;
+}
+
+TEST(CliCommandTable, AnIdentityRequiredRefusalNamesTheIdentityOptionOfACommandThatHasOne) {
+  // The server's words are for HTTP clients; a command names its own option.
+  const std::string server = R"({"detail":"Name the identity with ?identity=<uuid> or the )"
+                             R"(X-Svc-Identity header, or use an identity key.",)"
+                             R"("code":"identity_required"})";
+  const auto refused = [server](CliContext&, const CliArgs&) -> int {
+    CliContext::expect({400, server, "application/json"});
+    return 0;
+  };
+  CliCommandTable t;
+  t.add({CliCommand::leaf("send", "", {}, {{"--identity", "UUID", "the identity"}}, refused),
+         CliCommand::leaf("other", "", {}, {}, refused)},
+        "kernel");
+  auto with_option = run(t, {"send"});
+  EXPECT_EQ(with_option.code, 1);
+  EXPECT_EQ(with_option.err,
+            "svcctl: 400 identity_required: name the identity with --identity UUID (a management "
+            "key acts for the whole account), or use an identity key.\n");
+  // Under --json the server's error object, as it answered.
+  auto json = run(t, {"--json", "send"});
+  EXPECT_EQ(json.out, server + "\n");
+  // A command without --identity relays the server's words.
+  EXPECT_NE(run(t, {"other"}).err.find("?identity=<uuid> or the X-Svc-Identity header"),
+            std::string::npos);
 }
 
 TEST(CliTable, ColumnsAlignToTheWidestCellAndDetailsIndent) {

@@ -241,6 +241,25 @@ TEST(HttpError, CarriesFieldErrorsExtrasAndHeaders) {
   EXPECT_EQ(e.headers().front().second, "3");
 }
 
+TEST(FieldErrors, AProblemOfSeveralFieldsIsSaidOnceNamingThemAll) {
+  FieldErrors errors;
+  errors.add("digits", "at least one must be true");
+  errors.add("length", "must be at least 4");
+  errors.add("special", "at least one must be true");
+  try {
+    errors.throwIfAny();
+    FAIL() << "nothing thrown";
+  } catch (const HttpError& e) {
+    EXPECT_EQ(e.detail(),
+              "The request is invalid: digits, special: at least one must be true; length: must "
+              "be at least 4.");
+    // Each field still carries it, for a client that reads `errors` by field.
+    EXPECT_EQ(e.errors().at("digits").front(), "at least one must be true");
+    EXPECT_EQ(e.errors().at("special").front(), "at least one must be true");
+    EXPECT_EQ(e.errors().at("length").front(), "must be at least 4");
+  }
+}
+
 }  // namespace
 }  // namespace svc::sdk
 

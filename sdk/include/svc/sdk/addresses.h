@@ -40,10 +40,13 @@ bool isInternalAddress(const Poco::Net::IPAddress& address);
 
 /// Checks a URL a client wants svcd to call. @param raw the URL. @param field the body field it
 /// came in, named in the error. @param allow_private whether internal addresses may be named
-/// (tests). @return the parsed URL. @throws HttpError 400 `invalid` naming field: longer than
-/// 2048 characters, not an absolute http or https URL, carrying credentials or a fragment, a host
-/// that does not resolve, or (unless allowed) one that resolves to an internal address.
-Poco::URI checkedPublicUrl(const std::string& raw, const std::string& field, bool allow_private);
+/// (tests). @param allow_key the configuration key that sets allow_private, named in the refusal
+/// of an internal address so that whoever runs a test server finds the switch (empty: none named).
+/// @return the parsed URL. @throws HttpError 400 `invalid` naming field: longer than 2048
+/// characters, not an absolute http or https URL, carrying credentials or a fragment, a host that
+/// does not resolve, or (unless allowed) one that resolves to an internal address.
+Poco::URI checkedPublicUrl(const std::string& raw, const std::string& field, bool allow_private,
+                           const std::string& allow_key = "");
 
 /// @param host a URL's host (a name or an IP literal). @param allow_private whether internal
 /// addresses may be kept. @return its addresses that the rule allows, in resolver order (empty

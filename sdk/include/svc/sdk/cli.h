@@ -81,6 +81,9 @@ struct CliOption {
   std::string value_name;   ///< What it takes, for usage: `UUID`. Empty for a flag.
   std::string help;         ///< One line.
   bool repeatable = false;  ///< May be given more than once (usage shows `...`).
+  /// Must be given: usage shows it after the arguments (`users add EMAIL --password-stdin`),
+  /// help lists it apart from the optional ones, and the parser refuses a line without it.
+  bool required = false;
 };
 
 /// A leaf command's parsed arguments.

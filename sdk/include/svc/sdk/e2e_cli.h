@@ -29,7 +29,9 @@ CliOption passphraseFileOption();
 
 /// Where a passphrase comes from when no file is given: the terminal, without echo.
 /// @param prompt what to ask, e.g. "Vault passphrase: ". @param confirm ask twice and refuse
-/// when the two differ (setting a new passphrase). @throws CliError when there is no terminal.
+/// when the two differ (setting a new passphrase). @throws CliError when there is no terminal
+/// (code `no_terminal`, its message naming readPassphrase()'s files: a caller that asks for
+/// another passphrase names its own option instead).
 SecretBytes promptPassphrase(const std::string& prompt, bool confirm);
 
 /// @param file a file holding the passphrase (one trailing line break is not part of it).

@@ -133,6 +133,15 @@ TEST(PasswordGenerator, ImpossibleOrMalformedParametersAreRefusedByName) {
   for (const char* name : {"digits", "lowercase", "uppercase", "special"}) {
     EXPECT_EQ(none.count(name), 1u) << name;
   }
+  try {  // the sentence is said once, naming the four flags
+    generatorOptions(query(
+        {{"digits", "false"}, {"lowercase", "false"}, {"uppercase", "false"}, {"special", "0"}}));
+    ADD_FAILURE() << "accepted";
+  } catch (const sdk::HttpError& e) {
+    EXPECT_EQ(e.detail(),
+              "The request is invalid: digits, lowercase, uppercase, special: at least one of the "
+              "character classes must be true.");
+  }
   auto emptied = refusal({{"exclude_chars", "0123456789"}});
   ASSERT_EQ(emptied.count("exclude_chars"), 1u);
   EXPECT_NE(emptied["exclude_chars"].front().find("digits"), std::string::npos);

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <set>
 #include <stdexcept>
 
 namespace svc::plugins::sms {
@@ -81,6 +83,18 @@ TEST(PoolProvider, HandsOutTheCountrysNumbersInTurnAndKeepsThemOnRelease) {
   pool.release(*second);  // stays the operator's: free again once nobody holds it
   held.erase(second->e164);
   EXPECT_EQ(pool.acquire("US", taken)->e164, "+12025550102");
+}
+
+TEST(PoolProvider, ServesTheCountriesOfItsNumbersWhetherOrNotTheyAreTaken) {
+  // A country outside this set can never get a number here (400); one in it may run out (503).
+  PoolProvider pool(parsePoolNumbers("+12025550101,+447700900101,+12025550102"),
+                    std::make_unique<RecordingTransport>());
+  ASSERT_TRUE(pool.countries().has_value());
+  EXPECT_EQ(*pool.countries(), (std::set<std::string>{"GB", "US"}));
+  PoolProvider empty({}, std::make_unique<RecordingTransport>());
+  ASSERT_TRUE(empty.countries().has_value());
+  EXPECT_TRUE(empty.countries()->empty());
+  EXPECT_FALSE(RecordingTransport().countries().has_value()) << "a carrier cannot tell";
 }
 
 TEST(PoolProvider, SendsAndTakesWebhooksThroughItsTransport) {

@@ -93,6 +93,15 @@ TEST(WebhookUrls, InternalAddressesAreRefusedUnlessAllowed) {
   EXPECT_NE(refusal("http://[::1]/hook").find("private"), std::string::npos);
   EXPECT_NE(refusal("http://10.0.0.1/").find("private"), std::string::npos);
   EXPECT_EQ(refusal("http://127.0.0.1:9/hook", true), "");
+  // The key that allows them, when the caller names one, is named in the refusal.
+  try {
+    sdk::checkedPublicUrl("http://127.0.0.1:9/hook", "url", false, "webhooks.allow_private_urls");
+    ADD_FAILURE() << "accepted";
+  } catch (const sdk::HttpError& e) {
+    EXPECT_EQ(e.errors().at("url").front(),
+              "must not point at a loopback, private or link-local address (an operator may "
+              "allow such URLs on a test server with webhooks.allow_private_urls=true)");
+  }
   EXPECT_NE(refusal("ftp://8.8.8.8/").find("http"), std::string::npos);
   EXPECT_NE(refusal("https://user:pw@8.8.8.8/").find("credentials"), std::string::npos);
   EXPECT_NE(refusal("https://8.8.8.8/#x").find("fragment"), std::string::npos);
