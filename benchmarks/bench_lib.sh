@@ -21,6 +21,17 @@ bench_start_svcd() {  # bench_start_svcd [svcd args...]
   token=$(cat "$work/data/admin.token")
 }
 
+bench_get() {  # bench_get URL: the body of an authenticated GET (with $key), or exit saying why not
+  local reply
+  reply=$(curl -s -w '\n%{http_code}' "$1" -H "Authorization: Bearer $key")
+  if [ "${reply##*$'\n'}" != 200 ]; then
+    echo "GET $1 answered ${reply##*$'\n'}: ${reply%$'\n'*}" >&2
+    tail -n 20 "$work/svcd.log" >&2
+    exit 1
+  fi
+  echo "${reply%$'\n'*}"
+}
+
 bench_op() {  # bench_op PATH JSON: an operator call
   curl -sf -X POST "http://127.0.0.1:$admin$1" -H "Authorization: Bearer $token" \
     -H 'Content-Type: application/json' -d "$2" >/dev/null

@@ -64,14 +64,7 @@ iso() { python3 -c "import datetime,sys; print(datetime.datetime.fromtimestamp(i
 measure() {  # measure LABEL QUERY
   local url="http://127.0.0.1:$port/api/messages/?identity=$uuid&limit=50$2"
   local got
-  local reply
-  reply=$(curl -s -w '\n%{http_code}' "$url" -H "Authorization: Bearer $key")
-  if [ "${reply##*$'\n'}" != 200 ]; then
-    echo "GET $url answered ${reply##*$'\n'}: ${reply%$'\n'*}" >&2
-    tail -n 20 "$work/svcd.log" >&2
-    exit 1
-  fi
-  got=$(echo "${reply%$'\n'*}" |
+  got=$(bench_get "$url" |
     python3 -c 'import json,sys; b=json.load(sys.stdin); print("%s exact=%s" % (b["count"], b["count_is_exact"]))')
   local out
   out=$(wrk -t1 -c1 -d"${secs}s" --latency -H "Authorization: Bearer $key" "$url")

@@ -166,13 +166,13 @@ void FieldErrors::throwIfAny() const {
   // One problem of several fields (none of the flags is true) is said once, naming them all:
   // `errors` still lists it under each field.
   std::vector<std::pair<std::string, std::string>> problems;  // fields, message
-  for (const auto& [field, message] : errors_) {
+  for (const auto& error : errors_) {  // not a structured binding: C++17 lambdas cannot take one
     auto same = std::find_if(problems.begin(), problems.end(),
-                             [&](const auto& p) { return p.second == message; });
+                             [&](const auto& p) { return p.second == error.second; });
     if (same == problems.end()) {
-      problems.emplace_back(field, message);
+      problems.emplace_back(error);
     } else {
-      same->first += ", " + field;
+      same->first += ", " + error.first;
     }
   }
   std::string detail = "The request is invalid:";
