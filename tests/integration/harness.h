@@ -90,6 +90,8 @@ class Svcd {
   bool start();
   /// Starts svcd expecting it to refuse. @return its exit code (-1 if it did not exit in time).
   int startExpectingFailure();
+  /// Starts svcd and returns at once, without waiting for it to be ready.
+  void startInBackground() { launch(); }
   /// SIGTERM, then wait. @return the exit code.
   int terminate();
   /// SIGKILL, then reap.

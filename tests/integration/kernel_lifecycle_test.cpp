@@ -389,6 +389,20 @@ bool slowInFlight(Svcd& svcd, int n) {
   return waitForSample(svcd, "svc_testkit_slow_in_flight", n);
 }
 
+// A stop asked for while svcd is still starting is taken once it is ready: it stops cleanly, and
+// is never killed by the signal's default action in a thread that did not block it (exit 143).
+TEST(KernelProcess, SigtermWhileStartingStopsCleanlyOnceReady) {
+  Svcd::Options o;
+  o.args = {"--set", "testkit.start_delay_ms=1500"};
+  Svcd svcd(o);
+  svcd.startInBackground();
+  ASSERT_NE(svcd.waitForLog("testkit: starting slowly").find("testkit: starting slowly"),
+            std::string::npos)
+      << svcd.log();
+  EXPECT_EQ(svcd.terminate(), 0) << svcd.log();
+  EXPECT_NE(svcd.log().find("svcd stopping"), std::string::npos) << svcd.log();
+}
+
 TEST(KernelProcess, SigtermLetsInFlightRequestsFinishThenStopsCleanly) {
   Svcd::Options o;
   o.args = {"--set", "server.drain_seconds=30"};  // far longer than the request needs

@@ -81,7 +81,9 @@ class TestkitPlugin : public sdk::Plugin {
                     {"test.two", "A test event; object: the request's body.", {}}};
     info_.offers_services = {sdk::kAuthenticatorService.name, sdk::kIdentityDirectoryService.name};
     info_.config = {{"testkit.greeting", "hello", "what GET /api/testkit/greeting/ says", false},
-                    {"testkit.api_secret", "s3cr3t", "a secret, to check redaction", true}};
+                    {"testkit.api_secret", "s3cr3t", "a secret, to check redaction", true},
+                    {"testkit.start_delay_ms", "0",
+                     "start() takes this long (a test signals svcd while it starts)", false}};
   }
 
   const sdk::PluginInfo& info() const override { return info_; }
@@ -318,6 +320,10 @@ class TestkitPlugin : public sdk::Plugin {
   }
 
   void start() override {
+    if (const int delay = context_->config().getInt("testkit.start_delay_ms"); delay > 0) {
+      context_->logger().information("testkit: starting slowly");
+      std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+    }
     subscription_ = context_->events().subscribe([this](const sdk::Event& e) {
       ++seen_;
       std::lock_guard lock(seen_mutex_);
