@@ -13,7 +13,7 @@ b="$root/benchmarks"
 # A Google Benchmark binary, briefly; SkipWithError still exits 0, so errors are read from JSON.
 gbench() {
   local out
-  out=$("$build/bin/$1" --benchmark_min_time=0.01 --benchmark_format=json)
+  out=$("$build/bin/$1" --benchmark_min_time=0.01 --benchmark_format=json) || return 1
   echo "$out" | python3 -c '
 import json, sys
 runs = json.load(sys.stdin)["benchmarks"]

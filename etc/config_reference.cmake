@@ -9,7 +9,8 @@ endif()
 get_filename_component(_dir ${OUT} DIRECTORY)
 file(MAKE_DIRECTORY ${_dir})
 set(ENV{ASAN_OPTIONS} detect_leaks=0)
-execute_process(COMMAND ${SVCD} ${_flag} OUTPUT_FILE ${OUT}.tmp RESULT_VARIABLE _rc
+# Every bundled plugin, whatever SVC_PLUGINS_ENABLED the environment holds.
+execute_process(COMMAND ${SVCD} ${_flag} --set plugins.enabled=* OUTPUT_FILE ${OUT}.tmp RESULT_VARIABLE _rc
   ERROR_VARIABLE _err)
 if(NOT _rc EQUAL 0)
   file(REMOVE ${OUT}.tmp)

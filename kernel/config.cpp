@@ -293,6 +293,10 @@ std::vector<std::string> ConfigLayers::validate() const {
   if (!levels.count(level)) problems.push_back("log.level '" + level + "' is not a log level");
   std::string format = get("log.format");
   if (format != "text" && format != "json") problems.push_back("log.format must be text or json");
+  const std::string synchronous = Poco::toLower(get("db.sqlite.synchronous"));
+  if (synchronous != "full" && synchronous != "normal" && synchronous != "off") {
+    problems.push_back("db.sqlite.synchronous must be full, normal or off");
+  }
   std::string admin = get("admin.listen");
   if (!admin.empty() && admin.rfind("unix:", 0) != 0) {
     auto colon = admin.rfind(':');

@@ -11,6 +11,7 @@
 #include "memory_release.h"
 #include "plugin_host.h"
 #include "services.h"
+#include "stop_signals.h"
 #include "stream_hub.h"
 
 #include <svc/sdk/util.h>
@@ -369,6 +370,7 @@ int SvcdApp::serve() {
   }
   if (check_config_) return checkConfig(layers, host, problems);
   if (!config_reference_.empty()) return printConfigReference(host, problems);
+  stop_signals::serving();
   if (!problems.empty()) {
     for (const auto& p : problems) log.fatal(p);
     bool plugin_problem = problems.back().rfind("plugin '", 0) == 0;
@@ -500,7 +502,7 @@ int SvcdApp::serve() {
                   " plugins " + std::to_string(host.plugins().size()) + " in " +
                   std::to_string(static_cast<int>(ready_ms)) + " ms");
 
-  waitForTerminationRequest();
+  stop_signals::wait();
 
   log.information("svcd stopping: draining in-flight requests");
   bool drained = api->drain(std::chrono::seconds(conf.getInt("server.drain_seconds")));

@@ -20,6 +20,7 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -401,6 +402,23 @@ TEST(KernelProcess, SigtermWhileStartingStopsCleanlyOnceReady) {
       << svcd.log();
   EXPECT_EQ(svcd.terminate(), 0) << svcd.log();
   EXPECT_NE(svcd.log().find("svcd stopping"), std::string::npos) << svcd.log();
+}
+
+// A second signal ends a start that does not finish (here a plugin's start() that takes 60 s)
+// at once, as an operator's second Ctrl-C would.
+TEST(KernelProcess, ASecondSignalEndsAStartThatHangs) {
+  Svcd::Options o;
+  o.args = {"--set", "testkit.start_delay_ms=60000"};
+  Svcd svcd(o);
+  svcd.startInBackground();
+  ASSERT_NE(svcd.waitForLog("testkit: starting slowly").find("testkit: starting slowly"),
+            std::string::npos)
+      << svcd.log();
+  ::kill(svcd.pid(), SIGINT);
+  const auto asked = std::chrono::steady_clock::now();
+  EXPECT_EQ(svcd.terminate(), 128 + SIGTERM);
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, std::chrono::seconds(30))
+      << "the second signal did not end the hanging start";
 }
 
 TEST(KernelProcess, SigtermLetsInFlightRequestsFinishThenStopsCleanly) {

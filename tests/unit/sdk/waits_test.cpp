@@ -146,7 +146,10 @@ TEST_F(HeldWaitsTest, OtherEventsIdentitiesAndAccountsDoNotWakeItAndTheTimeoutAn
   ASSERT_TRUE(held.on_hold);
   std::thread noise([&] {
     // The look at the call and the registration's own look are done.
-    while (checks_ < 2) std::this_thread::sleep_for(milliseconds(5));
+    for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+         checks_ < 2 && std::chrono::steady_clock::now() < until;) {
+      std::this_thread::sleep_for(milliseconds(5));
+    }
     const int before = checks_;
     arrived_ = true;  // a check now would answer 200: none may run
     bus_.deliver("thing.sent", "acct", "ident");
