@@ -390,16 +390,25 @@ bool slowInFlight(Svcd& svcd, int n) {
   return waitForSample(svcd, "svc_testkit_slow_in_flight", n);
 }
 
+// Starts svcd and waits until it is held in testkit's start() (slowStart). @return whether it is.
+bool startHeldInStart(Svcd& svcd) {
+  svcd.startInBackground();
+  const bool there = svcd.waitForLog("testkit: starting slowly").find("testkit: starting slowly") !=
+                     std::string::npos;
+  EXPECT_TRUE(there) << svcd.log();
+  return there;
+}
+Svcd::Options slowStart(int ms) {
+  Svcd::Options o;
+  o.args = {"--set", "testkit.start_delay_ms=" + std::to_string(ms)};
+  return o;
+}
+
 // A stop asked for while svcd is still starting is taken once it is ready: it stops cleanly, and
 // is never killed by the signal's default action in a thread that did not block it (exit 143).
 TEST(KernelProcess, SigtermWhileStartingStopsCleanlyOnceReady) {
-  Svcd::Options o;
-  o.args = {"--set", "testkit.start_delay_ms=1500"};
-  Svcd svcd(o);
-  svcd.startInBackground();
-  ASSERT_NE(svcd.waitForLog("testkit: starting slowly").find("testkit: starting slowly"),
-            std::string::npos)
-      << svcd.log();
+  Svcd svcd(slowStart(1500));
+  ASSERT_TRUE(startHeldInStart(svcd));
   EXPECT_EQ(svcd.terminate(), 0) << svcd.log();
   EXPECT_NE(svcd.log().find("svcd stopping"), std::string::npos) << svcd.log();
 }
@@ -407,13 +416,8 @@ TEST(KernelProcess, SigtermWhileStartingStopsCleanlyOnceReady) {
 // A second signal ends a start that does not finish (here a plugin's start() that takes 60 s)
 // at once, as an operator's second Ctrl-C would.
 TEST(KernelProcess, ASecondSignalEndsAStartThatHangs) {
-  Svcd::Options o;
-  o.args = {"--set", "testkit.start_delay_ms=60000"};
-  Svcd svcd(o);
-  svcd.startInBackground();
-  ASSERT_NE(svcd.waitForLog("testkit: starting slowly").find("testkit: starting slowly"),
-            std::string::npos)
-      << svcd.log();
+  Svcd svcd(slowStart(60000));
+  ASSERT_TRUE(startHeldInStart(svcd));
   ::kill(svcd.pid(), SIGINT);
   const auto asked = std::chrono::steady_clock::now();
   EXPECT_EQ(svcd.terminate(), 128 + SIGTERM);
