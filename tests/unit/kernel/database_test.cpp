@@ -265,6 +265,10 @@ class CountingStream : public sdk::Stream {
 // A ping round over thousands of streams is written a slice at a time, and events published
 // meanwhile reach their streams between slices instead of waiting for the whole round.
 TEST_F(DatabaseTest, EventsAreDeliveredBetweenTheSlicesOfAPingRound) {
+  // Publishes must outpace the round: without fsync they take well under a millisecond, and
+  // 100 us a write makes the round last ~300 ms, so a slow disk or a loaded CI machine still
+  // commits many events while it runs (with FULL sync, one publish took up to the whole round).
+  db_ = std::make_unique<SqlDatabase>("sqlite:" + dir_ + "/fast.db", 4, "off");
   db_->migrate("kernel", eventLogMigrations());
   EventLog log(*db_, 7, 1);
   log.start();
@@ -273,6 +277,7 @@ TEST_F(DatabaseTest, EventsAreDeliveredBetweenTheSlicesOfAPingRound) {
   std::vector<std::shared_ptr<CountingStream>> idle;
   for (int i = 0; i < 3000; ++i) {
     idle.push_back(std::make_shared<CountingStream>(pings_done, nullptr));
+    idle.back()->cost = std::chrono::microseconds(100);
     log.addStream(idle.back(), {"acct", "quiet", {}}, log.newest());
   }
   auto watcher = std::make_shared<CountingStream>(pings_done, &seen_at);
