@@ -171,9 +171,21 @@ sdk::Response Pipeline::dispatchMatched(const RouteMatch& match, sdk::Request& r
       }
     }
     parseBody(entry, req);
+    const auto authenticated_at = Clock::now();
     authenticate(entry, req);
     checkShapes(entry, req);
     sdk::Response answer = entry.route.handler(req);
+    if (answer.on_hold && rt_.access && req.principal.authenticated()) {
+      // A held request lives no longer than its access: a revocation ends it (access_watch.h).
+      answer.on_hold =
+          [access = rt_.access, authenticated_at, inner = std::move(answer.on_hold),
+           holder = Holder{req.principal.account_id, req.principal.credential,
+                           req.identity ? req.identity->uuid : "",
+                           req.principal.bound_identity}](std::shared_ptr<sdk::Stream> stream) {
+            inner(stream);
+            if (stream->isOpen()) access->track(stream, holder, authenticated_at);
+          };
+    }
     if (rt_.check_responses) {
       if (auto mismatch = responseMismatch(entry.route, answer)) {
         if (rt_.error_log) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "access_log.h"
+#include "access_watch.h"
 #include "database.h"
 #include "metrics.h"
 #include "router.h"
@@ -25,6 +26,7 @@ struct Runtime {
   Router* router = nullptr;
   ServiceTable* services = nullptr;
   StreamHub* hub = nullptr;
+  AccessWatch* access = nullptr;  ///< ends held requests whose access is revoked (null: none)
   Metrics* metrics = nullptr;
   PipelineLimits limits;
   std::string base_url;

@@ -178,6 +178,7 @@ std::unique_ptr<SqlDatabase> openDatabase(const Poco::Util::AbstractConfiguratio
   auto db = std::make_unique<SqlDatabase>(conf.getString("db.url"), pool_size,
                                           conf.getString("db.sqlite.synchronous"));
   db->migrate("kernel", eventLogMigrations());
+  db->migrate("kernel.access", accessWatchMigrations());
   return db;
 }
 
@@ -402,6 +403,9 @@ int SvcdApp::serve() {
 
   Router router;
   ServiceTable services;
+  // Shared with the plugins that revoke access: it lives as long as the last of them holds it.
+  auto access = std::make_shared<AccessWatch>(*db);
+  services.offer(sdk::kAccessRevocationsService, access);
   EventLog events(*db, conf.getInt("events.retention_days"));
   EventTypeRegistry& event_types = host.eventTypes();
   events.setEventTypes(&event_types);
@@ -445,6 +449,7 @@ int SvcdApp::serve() {
   }
   Runtime runtime = apiRuntime(conf, router, services, hub, metrics, access_log.get());
   runtime.dormant_paths = host.dormantPaths();
+  runtime.access = access.get();
   mcp.setRuntime(&runtime);
 
   std::unique_ptr<ApiServer> api;
@@ -478,11 +483,13 @@ int SvcdApp::serve() {
 
   hub.start();
   events.start();
+  access->start();
   try {
     host.start();
   } catch (const PluginError& e) {
     log.fatal(e.what());
     events.stop();
+    access->stop();
     host.stop();
     hub.stop();
     return EXIT_SOFTWARE;
@@ -508,6 +515,7 @@ int SvcdApp::serve() {
   bool drained = api->drain(std::chrono::seconds(conf.getInt("server.drain_seconds")));
   if (!drained) log.warning("some requests did not finish within server.drain_seconds");
   events.stop();
+  access->stop();
   hub.stop();
   if (admin) admin->drain(std::chrono::seconds(1));
   host.stop();

@@ -113,7 +113,16 @@ std::optional<sdk::UserInfo> Accounts::session(const std::string& token) {
 }
 
 void Accounts::endSession(const std::string& token) {
-  if (!token.empty() && token.size() <= 200) store_.endSession(sha256Hex(token));
+  if (token.empty() || token.size() > 200) return;
+  const std::string hash = sha256Hex(token);
+  // The account, for ending what the session holds open (an event stream in the browser).
+  std::string account_id;
+  if (auto user_id = store_.sessionUser(hash)) {
+    if (auto user = store_.userById(*user_id)) account_id = user->account_id;
+  }
+  store_.endSession(hash, [&](Poco::Data::Session& s) {
+    revoker_.revoke(s, account_id, sessionCredential(hash), "The browser session was ended.");
+  });
 }
 
 int Accounts::sessionSeconds() {

@@ -5,6 +5,7 @@
 #include "auth_store.h"
 #include "device_flow.h"
 #include "keys.h"
+#include "revocations.h"
 #include "settings.h"
 
 #include <svc/sdk/accounts.h>
@@ -14,8 +15,13 @@ namespace svc::plugins::auth {
 class Accounts : public sdk::AccountService {
  public:
   Accounts(sdk::Database& db, AuthStore& store, KeyManager& keys, DeviceFlow& device,
-           const AuthSettings& settings)
-      : db_(db), store_(store), keys_(keys), device_(device), settings_(settings) {}
+           Revoker& revoker, const AuthSettings& settings)
+      : db_(db),
+        store_(store),
+        keys_(keys),
+        device_(device),
+        revoker_(revoker),
+        settings_(settings) {}
   bool localUsersEnabled() override;
   std::optional<sdk::UserInfo> checkPassword(const std::string& email,
                                              const std::string& password) override;
@@ -41,6 +47,7 @@ class Accounts : public sdk::AccountService {
   AuthStore& store_;
   KeyManager& keys_;
   DeviceFlow& device_;
+  Revoker& revoker_;
   const AuthSettings& settings_;
 };
 

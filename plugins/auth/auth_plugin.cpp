@@ -12,6 +12,7 @@
 #include "key_routes.h"
 #include "keys.h"
 #include "operator_routes.h"
+#include "revocations.h"
 #include "schema.h"
 #include "settings.h"
 #include "token_routes.h"
@@ -42,7 +43,8 @@ class AuthPlugin : public sdk::Plugin {
     info_.paths = {"/api/auth/", "/api/health/whoami/"};
     info_.offers_services = {sdk::kAuthenticatorService.name, sdk::kPlanService.name,
                              sdk::kAccountService.name};
-    info_.uses_services = {sdk::kIdentityDirectoryService.name};
+    info_.uses_services = {sdk::kIdentityDirectoryService.name,
+                           sdk::kAccessRevocationsService.name};
     info_.config = settingsKeys();
   }
 
@@ -55,13 +57,16 @@ class AuthPlugin : public sdk::Plugin {
     jwt_ = std::make_unique<JwtIssuer>(db, settings_.issuer_url);
     authenticator_ = std::make_shared<AuthService>(*store_, *jwt_, settings_.failed_auth_per_minute,
                                                    settings_.failed_auth_per_key_per_minute);
-    keys_ = std::make_unique<KeyManager>(context, *store_, *authenticator_, settings_.max_keys);
+    revoker_ = std::make_unique<Revoker>(context.services().find(sdk::kAccessRevocationsService));
+    keys_ = std::make_unique<KeyManager>(context, *store_, *authenticator_, *revoker_,
+                                         settings_.max_keys);
     device_ = std::make_unique<DeviceFlow>(context, *store_, *jwt_, *keys_, settings_);
-    tokens_ = std::make_unique<TokenRoutes>(db, *store_, *jwt_);
+    tokens_ = std::make_unique<TokenRoutes>(db, *store_, *jwt_, *revoker_,
+                                            authenticator_->revokedFamilies());
     key_routes_ = std::make_unique<KeyRoutes>(*store_, *keys_);
     whoami_ = std::make_unique<WhoAmI>(*store_);
     operator_routes_ = std::make_unique<OperatorRoutes>(*store_, *device_);
-    accounts_ = std::make_shared<Accounts>(db, *store_, *keys_, *device_, settings_);
+    accounts_ = std::make_shared<Accounts>(db, *store_, *keys_, *device_, *revoker_, settings_);
   }
 
   std::vector<sdk::Migration> migrations() const override { return authMigrations(); }
@@ -96,6 +101,7 @@ class AuthPlugin : public sdk::Plugin {
   std::unique_ptr<AuthStore> store_;
   std::unique_ptr<JwtIssuer> jwt_;
   std::shared_ptr<AuthService> authenticator_;
+  std::unique_ptr<Revoker> revoker_;
   std::unique_ptr<KeyManager> keys_;
   std::unique_ptr<DeviceFlow> device_;
   std::unique_ptr<TokenRoutes> tokens_;

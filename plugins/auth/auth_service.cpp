@@ -112,6 +112,7 @@ sdk::Principal AuthService::checkSession(const std::string& token, const sdk::Cr
   p.kind = sdk::PrincipalKind::kUser;
   p.account_id = user->account_id;
   p.user_id = user->id;
+  p.credential = sessionCredential(sha256Hex(token));
   return p;
 }
 
@@ -123,10 +124,14 @@ sdk::Principal AuthService::checkToken(const std::string& jwt) {
                          "The access token has expired; refresh it and retry once.");
   }
   if (!claims) throw failed("The credential is not a valid key or access token.");
+  if (!claims->family.empty() && families_.contains(claims->family)) {
+    throw failed("The sign-in this access token belongs to has ended; sign in again.");
+  }
   sdk::Principal p;
   p.kind = sdk::PrincipalKind::kUser;
   p.account_id = claims->account_id;
   p.user_id = claims->user_id;
+  if (!claims->family.empty()) p.credential = familyCredential(claims->family);
   return p;
 }
 
@@ -141,6 +146,8 @@ void AuthService::forget(const std::string& key_hash) {
 }
 
 void AuthService::start() {
+  // Access tokens live an hour: the sign-ins ended within it are refused from the first request.
+  families_.load(store_, sdk::nowMicros() - (kAccessLifetimeSeconds + 300) * std::int64_t{1000000});
   running_ = true;
   poller_ = std::thread([this] { poll(); });
 }
@@ -172,6 +179,7 @@ sdk::Principal AuthService::lookUpKey(const std::string& hash) {
   p.key_label = record->label;
   p.key_prefix = record->prefix;
   p.bound_identity = record->identity_id;
+  p.credential = keyCredential(record->id);
   std::lock_guard lock(mutex_);
   // Bounded: past kMaxCachedKeys distinct keys the cache starts over, each key then costs one
   // lookup again, so no number of accounts and keys grows this process without limit.
@@ -193,6 +201,7 @@ void AuthService::poll() {
       std::int64_t now = sdk::nowMicros();
       // Overlap the windows so a revocation committed while we looked is not missed.
       for (const auto& hash : store_.revokedSince(since - 2000000)) forget(hash);
+      families_.load(store_, since - 2000000);
       since = now;
       if (++ticks % 20 == 0) flushLastUsed();
     } catch (...) {

@@ -4,6 +4,7 @@
 
 #include "auth_store.h"
 #include "jwt_issuer.h"
+#include "revocations.h"
 
 #include <svc/sdk/auth.h>
 #include <svc/sdk/plans.h>
@@ -40,7 +41,11 @@ class AuthService : public sdk::Authenticator, public sdk::PlanService {
   /// @param failures_per_key failed authentications one key prefix (or other credential) may have
   /// a minute, from all addresses together.
   AuthService(AuthStore& store, JwtIssuer& jwt, int failures_per_address, int failures_per_key)
-      : store_(store), jwt_(jwt), by_address_(failures_per_address), by_key_(failures_per_key) {}
+      : store_(store),
+        jwt_(jwt),
+        by_address_(failures_per_address),
+        by_key_(failures_per_key),
+        families_((kAccessLifetimeSeconds + 300) * std::int64_t{1000000}) {}
   ~AuthService() override { stop(); }
 
   std::optional<sdk::Principal> authenticate(const sdk::Credentials& c) override;
@@ -48,6 +53,8 @@ class AuthService : public sdk::Authenticator, public sdk::PlanService {
 
   /// Drops a key from this process's cache (it was revoked). @param key_hash its SHA-256.
   void forget(const std::string& key_hash);
+  /// @return the sign-ins whose access tokens are refused.
+  RevokedFamilies& revokedFamilies() { return families_; }
   /// Starts the poller that follows revocations made by other processes.
   void start();
   /// Stops the poller and writes the keys' last use.
@@ -75,6 +82,7 @@ class AuthService : public sdk::Authenticator, public sdk::PlanService {
   static constexpr std::size_t kMaxCachedKeys = 100000;
   std::unordered_map<std::string, sdk::Principal> cache_;  ///< by key hash, at most kMaxCachedKeys
   std::map<std::string, std::int64_t> last_used_;
+  RevokedFamilies families_;
   std::atomic<bool> running_{false};
   std::mutex wake_mutex_;
   std::condition_variable wake_;

@@ -154,10 +154,12 @@ std::optional<std::string> AuthStore::sessionUser(const std::string& token_hash)
   return ids.front();
 }
 
-void AuthStore::endSession(const std::string& token_hash) {
+void AuthStore::endSession(const std::string& token_hash,
+                           const std::function<void(Poco::Data::Session&)>& also) {
   db_.transaction([&](Poco::Data::Session& s) {
     std::string h = token_hash;
     s << "DELETE FROM auth_web_sessions WHERE token_hash = ?", use(h), now;
+    if (also) also(s);
   });
 }
 
@@ -416,6 +418,20 @@ bool AuthStore::retire(Poco::Data::Session& s, const std::string& id) {
       (s << "UPDATE auth_refresh_tokens SET retired_us = ? WHERE id = ? AND retired_us = ?",
        use(at), use(i), use(zero));
   return update.execute() == 1;
+}
+
+std::vector<std::pair<std::string, std::int64_t>> AuthStore::familiesRevokedSince(
+    std::int64_t since_us) {
+  Poco::Data::Session s = db_.session();
+  std::vector<std::string> families;
+  std::vector<Poco::Int64> ats;
+  Poco::Int64 since = since_us;
+  s << "SELECT family_id, MAX(revoked_us) FROM auth_refresh_tokens WHERE revoked_us >= ? AND "
+       "revoked_us > 0 GROUP BY family_id",
+      use(since), into(families), into(ats), now;
+  std::vector<std::pair<std::string, std::int64_t>> out;
+  for (std::size_t i = 0; i < families.size(); ++i) out.emplace_back(families[i], ats[i]);
+  return out;
 }
 
 void AuthStore::revokeFamily(Poco::Data::Session& s, const std::string& family_id) {

@@ -51,7 +51,9 @@ class AuthStore {
   void addSession(const std::string& token_hash, const std::string& user_id,
                   std::int64_t expires_us);
   std::optional<std::string> sessionUser(const std::string& token_hash);
-  void endSession(const std::string& token_hash);
+  /// Ends a browser session. @param also more work in the same transaction.
+  void endSession(const std::string& token_hash,
+                  const std::function<void(Poco::Data::Session&)>& also = {});
   /// Gives the user an account (creating it, on `plan`) when it has none. @return the account id.
   std::string ensureAccount(Poco::Data::Session& s, User& user, const std::string& plan);
   std::optional<std::string> accountPlan(const std::string& account_id);
@@ -99,6 +101,8 @@ class AuthStore {
   /// Retires a token, once. @return false when it was already retired.
   bool retire(Poco::Data::Session& s, const std::string& id);
   void revokeFamily(Poco::Data::Session& s, const std::string& family_id);
+  /// @return the families revoked at or after since_us, with when.
+  std::vector<std::pair<std::string, std::int64_t>> familiesRevokedSince(std::int64_t since_us);
 
  private:
   sdk::Database& db_;

@@ -238,7 +238,7 @@ DeviceFlow::Evaluation DeviceFlow::evaluate(const std::string& code_hash, bool w
   std::string user_id, account_id;
   KeyRecord key_record;
   User issued_to;
-  std::string key, refresh_token;
+  std::string key, refresh_token, family;
   context_.database().transaction([&](Poco::Data::Session& s) {
     auto d = store_.deviceByHash(s, code_hash);
     if (!d || d->status == "consumed") {
@@ -293,14 +293,15 @@ DeviceFlow::Evaluation DeviceFlow::evaluate(const std::string& code_hash, bool w
                                sha256Hex(key), user_id);
     keys_.publish("key.created", key_record, s);
     refresh_token = newRefreshToken();
-    store_.addRefresh(s, sdk::newUuid(), user_id, account_id, sha256Hex(refresh_token),
+    family = sdk::newUuid();
+    store_.addRefresh(s, family, user_id, account_id, sha256Hex(refresh_token),
                       now + kRefreshLifetimeUs);
     issued_to = *user;
   });
   if (failure) throw std::runtime_error(*failure);
   if (key.empty()) return e;
   // Signed after the commit: the signing key may need creating, which takes its own transaction.
-  std::string access = jwt_.issue(user_id, account_id, kAccessLifetimeSeconds);
+  std::string access = jwt_.issue(user_id, account_id, family, kAccessLifetimeSeconds);
   Poco::JSON::Object::Ptr body = new Poco::JSON::Object;
   body->set("access", access);
   body->set("refresh", refresh_token);

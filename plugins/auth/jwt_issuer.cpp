@@ -8,6 +8,7 @@
 #include <Poco/JWT/Signer.h>
 #include <Poco/JWT/Token.h>
 
+#include <algorithm>
 #include <sstream>
 
 using namespace Poco::Data::Keywords;
@@ -19,6 +20,21 @@ std::string asBytes(const std::vector<unsigned char>& v) {
   return std::string(v.begin(), v.end());
 }
 }  // namespace
+
+bool isCanonicalCompactJws(std::string_view jwt) {
+  if (std::count(jwt.begin(), jwt.end(), '.') != 2) return false;
+  for (std::size_t from = 0;;) {
+    const std::size_t dot = jwt.find('.', from);
+    const std::string_view part =
+        jwt.substr(from, dot == std::string_view::npos ? dot : dot - from);
+    if (part.empty() || part.find('=') != std::string_view::npos) return false;
+    // Re-encoding gives the part back only when its unused low bits are zero.
+    auto bytes = sdk::base64urlDecode(part);
+    if (!bytes || sdk::base64url(*bytes) != part) return false;
+    if (dot == std::string_view::npos) return true;
+    from = dot + 1;
+  }
+}
 
 JwtIssuer::JwtIssuer(sdk::Database& db, std::string issuer) : db_(db), issuer_(std::move(issuer)) {}
 
@@ -54,7 +70,7 @@ const Poco::SharedPtr<Poco::Crypto::RSAKey>& JwtIssuer::key() const {
 }
 
 std::string JwtIssuer::issue(const std::string& user_id, const std::string& account_id,
-                             int lifetime_seconds) const {
+                             const std::string& family, int lifetime_seconds) const {
   Poco::JWT::Token token;
   token.setType("JWT");
   const auto& signing_key = key();
@@ -62,6 +78,7 @@ std::string JwtIssuer::issue(const std::string& user_id, const std::string& acco
   token.setIssuer(issuer_);
   token.setSubject(user_id);
   token.payload().set("acct", account_id);
+  token.payload().set("sid", family);
   // NumericDate as whole seconds: some clients reject fractional ones.
   const Poco::Int64 now = sdk::nowMicros() / 1000000;
   token.payload().set("iat", now);
@@ -73,6 +90,8 @@ std::string JwtIssuer::issue(const std::string& user_id, const std::string& acco
 
 std::optional<AccessClaims> JwtIssuer::verify(const std::string& jwt, bool& expired) const {
   expired = false;
+  // Poco reads the first three parts and ignores what follows: `<jwt>.junk` would pass.
+  if (!isCanonicalCompactJws(jwt)) return std::nullopt;
   Poco::JWT::Token token;
   try {
     Poco::JWT::Signer signer(key());
@@ -86,6 +105,7 @@ std::optional<AccessClaims> JwtIssuer::verify(const std::string& jwt, bool& expi
   claims.user_id = token.getSubject();
   claims.account_id = token.payload().optValue<std::string>("acct", "");
   claims.jti = token.getId();
+  claims.family = token.payload().optValue<std::string>("sid", "");
   claims.expires_us = token.getExpiration().epochMicroseconds();
   if (claims.expires_us <= sdk::nowMicros()) {
     expired = true;

@@ -58,9 +58,11 @@ sdk::HttpError KeyManager::tooManyKeys() const {
 }
 
 bool KeyManager::revoke(const std::string& account_id, const std::string& key_id) {
-  auto revoked = store_.revokeKey(
-      account_id, key_id,
-      [this](Poco::Data::Session& s, const KeyRecord& k) { publish("key.revoked", k, s); });
+  auto revoked =
+      store_.revokeKey(account_id, key_id, [this](Poco::Data::Session& s, const KeyRecord& k) {
+        publish("key.revoked", k, s);
+        revoker_.revoke(s, k.account_id, keyCredential(k.id), "The key was revoked.");
+      });
   if (!revoked) return false;
   // The hash is not kept in the record; clear this process's cache by re-reading revocations.
   for (const auto& hash : store_.revokedSince(revoked->revoked_us)) authenticator_.forget(hash);

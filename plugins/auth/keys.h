@@ -4,6 +4,7 @@
 
 #include "auth_service.h"
 #include "auth_store.h"
+#include "revocations.h"
 
 #include <svc/sdk/plugin.h>
 
@@ -20,9 +21,14 @@ Poco::JSON::Object::Ptr keyJson(const KeyRecord& k);
 class KeyManager {
  public:
   /// @param max_keys unrevoked keys an account may have.
+  /// @param revoker ends what a revoked key holds open.
   KeyManager(sdk::PluginContext& context, AuthStore& store, AuthService& authenticator,
-             int max_keys)
-      : context_(context), store_(store), authenticator_(authenticator), max_keys_(max_keys) {}
+             Revoker& revoker, int max_keys)
+      : context_(context),
+        store_(store),
+        authenticator_(authenticator),
+        revoker_(revoker),
+        max_keys_(max_keys) {}
 
   /// Creates a management key (identity empty) or an identity key. @return the record and the
   /// key. @throws sdk::HttpError 404 for an identity the account does not have, 400 past the
@@ -42,6 +48,7 @@ class KeyManager {
   sdk::PluginContext& context_;
   AuthStore& store_;
   AuthService& authenticator_;
+  Revoker& revoker_;
   int max_keys_;
 };
 

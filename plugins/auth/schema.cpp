@@ -47,7 +47,10 @@ std::vector<sdk::Migration> authMigrations() {
            "CREATE TABLE auth_web_sessions (token_hash CHAR(64) NOT NULL PRIMARY KEY, "
            "user_id CHAR(36) NOT NULL, created_us BIGINT NOT NULL, "
            "expires_us BIGINT NOT NULL)",
-           "CREATE INDEX auth_web_sessions_expiry ON auth_web_sessions (expires_us)"})};
+           "CREATE INDEX auth_web_sessions_expiry ON auth_web_sessions (expires_us)"}),
+      sdk::Migration::portable(
+          3, "revoked refresh-token families found by time (their access tokens are refused)",
+          {"CREATE INDEX auth_refresh_revoked ON auth_refresh_tokens (revoked_us)"})};
 }
 
 }  // namespace svc::plugins::auth

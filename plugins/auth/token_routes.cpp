@@ -57,11 +57,22 @@ void TokenRoutes::registerRoutes(sdk::RouteRegistry& routes) {
               {{200, jwksSchema()}}});
 }
 
+std::function<void()> TokenRoutes::revokeFamily(Poco::Data::Session& s,
+                                                const AuthStore::Refresh& token,
+                                                const std::string& why) {
+  store_.revokeFamily(s, token.family_id);
+  revoker_.revoke(s, token.account_id, familyCredential(token.family_id), why);
+  // This process refuses the family's access tokens from the commit on; the others from their
+  // next look at the store (AuthService's poller).
+  return [this, family = token.family_id] { families_.add(family, sdk::nowMicros()); };
+}
+
 // Rotation: each refresh token works once; presenting a retired one revokes its whole family.
 sdk::Response TokenRoutes::refresh(sdk::Request& r) {
   const std::string presented = r.requiredString("refresh");
   std::optional<sdk::HttpError> error;
-  std::string user_id, account_id, next;
+  std::string user_id, account_id, family, next;
+  std::function<void()> committed;
   db_.transaction([&](Poco::Data::Session& s) {
     auto t = store_.refreshByHash(s, sha256Hex(presented));
     const std::int64_t now = sdk::nowMicros();
@@ -70,20 +81,22 @@ sdk::Response TokenRoutes::refresh(sdk::Request& r) {
       return;
     }
     if (t->retired_us || !store_.retire(s, t->id)) {
-      store_.revokeFamily(s, t->family_id);
+      committed = revokeFamily(s, *t, "The sign-in was revoked: its refresh token was reused.");
       error = sdk::HttpError(401, "authentication_failed",
                              "The refresh token was already used; its session is revoked.");
       return;
     }
     user_id = t->user_id;
     account_id = t->account_id;
+    family = t->family_id;
     next = newRefreshToken();
     store_.addRefresh(s, t->family_id, user_id, account_id, sha256Hex(next),
                       now + kRefreshLifetimeUs);
   });
+  if (committed) committed();
   if (error) throw *error;
   Poco::JSON::Object::Ptr body = new Poco::JSON::Object;
-  body->set("access", jwt_.issue(user_id, account_id, kAccessLifetimeSeconds));
+  body->set("access", jwt_.issue(user_id, account_id, family, kAccessLifetimeSeconds));
   body->set("refresh", next);
   return noStore(200, body);
 }
@@ -91,15 +104,17 @@ sdk::Response TokenRoutes::refresh(sdk::Request& r) {
 sdk::Response TokenRoutes::logout(sdk::Request& r) {
   const std::string presented = r.requiredString("refresh");
   bool found = false;
+  std::function<void()> committed;
   db_.transaction([&](Poco::Data::Session& s) {
     auto t = store_.refreshByHash(s, sha256Hex(presented));
     if (!t) return;
     found = true;
-    store_.revokeFamily(s, t->family_id);
+    committed = revokeFamily(s, *t, "The sign-in was ended (logout).");
   });
   if (!found) {
     throw sdk::HttpError(401, "authentication_failed", "The refresh token is not valid.");
   }
+  if (committed) committed();
   return sdk::Response::noContent();
 }
 

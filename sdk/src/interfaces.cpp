@@ -1,6 +1,7 @@
 // Out-of-line destructors: each interface's vtable and type information live in the SDK library,
 // once, instead of in every plugin.
 #include <svc/sdk/accounts.h>
+#include <svc/sdk/auth.h>
 #include <svc/sdk/dashboard.h>
 #include <svc/sdk/identity_extensions.h>
 #include <svc/sdk/plans.h>
@@ -11,6 +12,7 @@ namespace svc::sdk {
 
 RouteRegistry::~RouteRegistry() = default;
 Authenticator::~Authenticator() = default;
+AccessRevocations::~AccessRevocations() = default;
 IdentityDirectory::~IdentityDirectory() = default;
 Database::~Database() = default;
 EventBus::~EventBus() = default;

@@ -14,7 +14,6 @@
 #include <Poco/Path.h>
 #include <Poco/StreamCopier.h>
 #include <Poco/String.h>
-#include <Poco/TemporaryFile.h>
 #include <Poco/URI.h>
 #include <Poco/UUIDGenerator.h>
 
@@ -32,11 +31,13 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <iterator>
 #include <regex>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 using namespace Poco::Data::Keywords;
@@ -270,7 +271,11 @@ std::string databaseKind() {
 Svcd::Svcd() : Svcd(Options{}) {}
 
 Svcd::Svcd(Options options) : options_(std::move(options)) {
-  root_ = Poco::TemporaryFile::tempName("/tmp/") + "-svcd";
+  // A directory of its own, new: TemporaryFile's names repeat with the process id, and a failed
+  // test keeps its directory, so a later run could find another's plugins and data in it.
+  char made[] = "/tmp/svcd-XXXXXX";
+  if (!::mkdtemp(made)) throw std::runtime_error("cannot make a directory in /tmp");
+  root_ = made;
   data_dir_ = root_ + "/data";
   plugin_dir_ = root_ + "/plugins";
   log_file_ = root_ + "/svcd.log";

@@ -22,13 +22,15 @@ class FakeAuth : public sdk::Authenticator {
  public:
   std::optional<sdk::Principal> authenticate(const sdk::Credentials& c) override {
     if (c.authorization == "Bearer mgmt") {
-      return sdk::Principal{sdk::PrincipalKind::kManagement, kAccount, "", "k1", "", "", ""};
+      return sdk::Principal{
+          sdk::PrincipalKind::kManagement, kAccount, "", "k1", "", "", "", "key:k1"};
     }
     if (c.authorization == "Bearer ident") {
-      return sdk::Principal{sdk::PrincipalKind::kIdentity, kAccount, "", "k2", "", "", kMine};
+      return sdk::Principal{
+          sdk::PrincipalKind::kIdentity, kAccount, "", "k2", "", "", kMine, "key:k2"};
     }
     if (c.authorization == "Bearer user") {
-      return sdk::Principal{sdk::PrincipalKind::kUser, kAccount, "u1", "", "", "", ""};
+      return sdk::Principal{sdk::PrincipalKind::kUser, kAccount, "u1", "", "", "", "", "family:f1"};
     }
     if (c.authorization.empty()) return std::nullopt;
     throw sdk::HttpError(401, "authentication_failed", "bad credential");

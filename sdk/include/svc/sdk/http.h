@@ -39,6 +39,9 @@ struct Principal {
   std::string key_label;                      ///< The key's label, for key credentials.
   std::string key_prefix;                     ///< The key's visible prefix, for key credentials.
   std::string bound_identity;                 ///< For kIdentity: the identity the key is bound to.
+  /// What authenticated the request, as the authenticator names it (`key:ID`, `session:HASH`,
+  /// `family:ID`): what a Revocation (auth.h) names to end the requests it holds open.
+  std::string credential;
   /// @return true when a credential was accepted.
   bool authenticated() const { return kind != PrincipalKind::kNone; }
 };

@@ -194,5 +194,37 @@ TEST_F(AuthServiceTest, AKnownGoodKeyIsServedWhenItsAddressIsThrottled) {
   EXPECT_EQ(status(bearer(key, "198.51.100.1")), 200);
 }
 
+// One spelling per token: Poco reads three parts and ignores what follows, so the form is checked
+// before it (`<jwt>.junk`, `<jwt>=`, a part with its unused bits set all spell the same token).
+TEST_F(AuthServiceTest, AccessTokensAreReadOnlyInTheirOneCanonicalForm) {
+  auto& svc = service();
+  const std::string jwt = jwt_->issue("user-1", kAccount, "family-1", 60);
+  ASSERT_TRUE(isCanonicalCompactJws(jwt)) << jwt;
+  auto p = svc.authenticate(bearer(jwt));
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->credential, "family:family-1");
+  // The signature's last character with its unused low bits set decodes to the same bytes.
+  std::string other_bits = jwt;
+  const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  const std::size_t last = alphabet.find(other_bits.back());
+  other_bits.back() = alphabet[last ^ 1];
+  for (const std::string& bad :
+       {jwt + ".garbage", jwt + "=", jwt + ".", "." + jwt, jwt + "==", other_bits,
+        jwt.substr(0, jwt.rfind('.')), jwt.substr(0, jwt.find('.')) + ".." + "x"}) {
+    EXPECT_FALSE(isCanonicalCompactJws(bad)) << bad;
+    EXPECT_EQ(status(bearer(bad)), 401) << bad;
+  }
+}
+
+TEST_F(AuthServiceTest, AnAccessTokenOfAnEndedSignInIsRefused) {
+  auto& svc = service();
+  const std::string jwt = jwt_->issue("user-1", kAccount, "family-2", 60);
+  EXPECT_EQ(status(bearer(jwt)), 200);
+  svc.revokedFamilies().add("family-2", sdk::nowMicros());
+  EXPECT_EQ(status(bearer(jwt)), 401);
+  // Another sign-in's token is not affected.
+  EXPECT_EQ(status(bearer(jwt_->issue("user-1", kAccount, "family-3", 60))), 200);
+}
+
 }  // namespace
 }  // namespace svc::plugins::auth
