@@ -125,7 +125,9 @@ TEST_F(Identities, VoiceAgentSettingsWithTheirUrlChecks) {
        {"ftp://93.184.216.34/x", "http://user:pw@93.184.216.34/", "http://127.0.0.1:8080/hook",
         "http://10.1.2.3/", "http://192.168.1.1/", "http://172.16.0.1/", "http://169.254.169.254/",
         "http://[::1]/", "http://[fd00::1]/", "http://0.0.0.0/", "http://localhost/", "not a url",
-        "http://no-such-host.invalid/"}) {
+        "http://no-such-host.invalid/", "http://[64:ff9b::a9fe:a9fe]/",
+        "http://[2002:a9fe:a9fe::]/", "http://[::ffff:0:7f00:1]/", "http://198.18.0.1/",
+        "http://240.0.0.1/"}) {
     auto r = call("PUT", path, "{\"response_url\":\"" + std::string(url) + "\"}");
     EXPECT_EQ(r.status, 400) << url << " " << r.body;
   }

@@ -328,8 +328,16 @@ TEST_F(Webhooks, PrivateAddressesAreRefusedUnlessTheTestKeyAllowsThem) {
   ASSERT_TRUE(strict.start()) << strict.log();
   const std::string key =
       operatorLogin(strict, "s@example.com")->optValue<std::string>("management_key", "");
-  for (const char* url : {"http://127.0.0.1/h", "http://10.0.0.8/h", "http://[::1]/h",
-                          "http://169.254.169.254/latest/meta-data/", "http://localhost/h"}) {
+  for (const char* url :
+       {"http://127.0.0.1/h", "http://10.0.0.8/h", "http://[::1]/h",
+        "http://169.254.169.254/latest/meta-data/", "http://localhost/h",
+        // IPv6 forms of internal IPv4 addresses (NAT64, local-use NAT64, 6to4, IPv4-translated,
+        // Teredo), and the special-purpose blocks no one can be reached at from outside.
+        "http://[64:ff9b::a9fe:a9fe]/h", "http://[64:ff9b::7f00:1]/h",
+        "http://[64:ff9b:1::a9fe:a9fe]/h", "http://[2002:a9fe:a9fe::]/h",
+        "http://[::ffff:0:7f00:1]/h", "http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/h",
+        "http://198.18.0.1/h", "http://192.0.0.1/h", "http://192.88.99.1/h", "http://240.0.0.1/h",
+        "http://[100::1]/h"}) {
     auto r = http(strict.port(), "POST", "/api/webhooks/", std::string(R"({"url":")") + url + "\"}",
                   bearer(key));
     EXPECT_EQ(r.status, 400) << url << ": " << r.body;

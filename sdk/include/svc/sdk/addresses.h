@@ -3,10 +3,12 @@
 // webhooks). Plugins that store or send to addresses check them the same way.
 //
 // The public-address rule: a URL given by a client is called from inside the operator's network,
-// so it must not reach loopback, private, link-local, carrier-grade NAT, unspecified or multicast
-// addresses (server-side request forgery). It is checked when the URL is stored, and again when
-// it is called, against the address actually connected to (a name may resolve elsewhere by then:
-// DNS rebinding). Tests allow private addresses with a plugin's own `allow_private_urls` key.
+// so it must not reach an address that is not globally reachable (server-side request forgery):
+// loopback, private, link-local, carrier-grade NAT, documentation, benchmarking, reserved,
+// unspecified, multicast, nor an IPv6 form that carries such an IPv4 address. It is checked when
+// the URL is stored, and again when it is called, against the address actually connected to (a name
+// may resolve elsewhere by then: DNS rebinding). Tests allow private addresses with a plugin's own
+// `allow_private_urls` key.
 #pragma once
 
 #include <Poco/Net/IPAddress.h>
@@ -34,8 +36,10 @@ bool isValidEmailAddress(std::string_view address);
 std::optional<std::string> normalizeE164(const std::string& text);
 
 /// @param address an IP address. @return true for an address a server-side call must not reach
-/// unless allowed: loopback, private (RFC 1918, RFC 4193), link-local, carrier-grade NAT
-/// (100.64/10), unspecified (0/8, ::), multicast, broadcast; IPv4-mapped IPv6 as its IPv4.
+/// unless allowed: one in a block of the IANA IPv4 or IPv6 Special-Purpose Address Registry that
+/// is not globally reachable (192.0.0.0/24 and 2001::/23 whole but for the latter's AMT, AS112,
+/// ORCHIDv2 and drone ID blocks), multicast, IPv6 outside 2000::/3, 6to4 and Teredo; IPv4-mapped
+/// (::ffff:0:0/96) and NAT64 (64:ff9b::/96) addresses as the IPv4 address they carry.
 bool isInternalAddress(const Poco::Net::IPAddress& address);
 
 /// Checks a URL a client wants svcd to call. @param raw the URL. @param field the body field it
