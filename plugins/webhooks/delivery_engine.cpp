@@ -30,9 +30,10 @@ constexpr std::chrono::milliseconds kFairTime{2000};
 constexpr std::chrono::milliseconds kPatience{250};
 // How often the delivery log is pruned and its pending rows counted (and once at start).
 constexpr std::chrono::minutes kSweepEvery{10};
-// The condition on `w` (a webhooks row) that its account holds fewer leases than the cap; binds
-// now, then the cap. A lease is taken by a compare-and-set on its own row, so two workers taking
-// the last free share at once may both get it: the cap holds within the workers racing for it.
+// The condition on `w` (a webhooks row) that its account holds fewer leases than the cap (as
+// lease() reads it); binds now, then the cap. A lease is taken by a compare-and-set on its own row,
+// so two workers taking the last free share at once may both get it: the cap holds within the
+// workers racing for it.
 constexpr const char* kUnderCap =
     "w.account_id NOT IN (SELECT account_id FROM webhooks WHERE lease_owner <> '' AND "
     "lease_until_us > ? GROUP BY account_id HAVING COUNT(*) >= ?)";
@@ -174,21 +175,22 @@ std::optional<DeliveryEngine::Lease> DeliveryEngine::lease() {
   const Poco::Int64 now_us = sdk::nowMicros();
   std::vector<Poco::Tuple<std::string, Poco::Int64>> candidates;
   {
-    // The webhook served longest ago first (a release leaves lease_until_us at its moment),
-    // then the one due longest: one given up for its fair share does not come straight back
-    // ahead of the webhooks that waited for a worker.
-    // Not of an account holding its share of leases already (its receivers may all hang).
+    // Of the account holding the fewest leases now first (one account's hanging receivers do
+    // not keep the next free worker from another account), then the webhook served longest ago
+    // (a release leaves lease_until_us at its moment), then the one due longest: one given up
+    // for its fair share does not come straight back ahead of the webhooks that waited for a
+    // worker. Never of an account holding its share (account_workers) already.
     Poco::Data::Session s = db_.session();
     Poco::Int64 a = now_us, b = now_us, c = now_us, d = now_us;
     int cap = settings_.account_workers;
-    s << std::string(
-             "SELECT d.webhook_id, MIN(d.next_attempt_us) AS due FROM webhook_deliveries "
-             "d JOIN webhooks w ON w.id = d.webhook_id WHERE d.state = 'pending' AND "
-             "d.next_attempt_us <= ? AND w.enabled = 1 AND w.retry_at_us <= ? AND "
-             "w.lease_until_us < ? AND ") +
-             kUnderCap +
-             " GROUP BY d.webhook_id, w.lease_until_us ORDER BY w.lease_until_us, due LIMIT 16",
-        use(a), use(b), use(c), use(d), use(cap), into(candidates), now;
+    s << "SELECT d.webhook_id, MIN(d.next_attempt_us) AS due FROM webhook_deliveries d JOIN "
+         "webhooks w ON w.id = d.webhook_id LEFT JOIN (SELECT account_id, COUNT(*) AS held FROM "
+         "webhooks WHERE lease_owner <> '' AND lease_until_us > ? GROUP BY account_id) h ON "
+         "h.account_id = w.account_id WHERE d.state = 'pending' AND d.next_attempt_us <= ? AND "
+         "w.enabled = 1 AND w.retry_at_us <= ? AND w.lease_until_us < ? AND COALESCE(h.held, 0) "
+         "< ? GROUP BY d.webhook_id, w.lease_until_us, h.held ORDER BY COALESCE(h.held, 0), "
+         "w.lease_until_us, due LIMIT 16",
+        use(d), use(a), use(b), use(c), use(cap), into(candidates), now;
   }
   for (const auto& candidate : candidates) {
     Lease l{candidate.get<0>(), sdk::newUuid(), now_us + settings_.lease_us};
