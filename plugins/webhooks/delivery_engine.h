@@ -15,20 +15,20 @@
 // lease, and an outcome does not overwrite a replay asked while it was being sent). The lease is
 // renewed before a send whenever what is left of it is shorter than the longest attempt could take
 // (an attempt is cut at webhooks.timeout_seconds, and the lease is at least three times that), so
-// it never lapses while its holder still sends. Webhooks are leased least recently served first,
-// then oldest-due first, and a worker gives its webhook up after kFairDeliveries deliveries or
-// kFairTime when another webhook is due: a busy webhook does not keep a worker from the others.
-// An account holds at most `account_workers` leases at once (counted in the database, so across
-// every svcd), and the pool of workers grows past `workers` while attempts hang (DeliveryWorkers):
-// receivers that accept and never answer park a thread each, at most `account_workers` of one
-// account's, and the free workers go on serving the other accounts' webhooks. A
-// drained webhook's lease is kept a moment (kIdleHold) for the deliveries the fan-out makes next,
-// unless another is due, so a steady flow costs no lease and release per event. The first failure
-// stops the run: nothing later is sent before the delivery ahead of it is delivered or given up (in
-// order per webhook). A failed attempt is retried after the retry policy's delay; one still failing
-// after its window is failed, and the webhook is disabled with a `webhook.disabled` event saying
-// why. A delivery sent but not yet recorded when svcd dies is sent again by the next lease holder:
-// at least once.
+// it never lapses while its holder still sends. Webhooks are leased those of the account holding
+// the fewest leases first, then least recently served, then oldest-due first, and a worker gives
+// its webhook up after kFairDeliveries deliveries or kFairTime when another webhook is due: a busy
+// webhook does not keep a worker from the others. An account holds at most `account_workers` leases
+// at once (counted in the database, so across every svcd), and the pool of workers grows past
+// `workers` while attempts hang (DeliveryWorkers): receivers that accept and never answer park a
+// thread each, at most `account_workers` of one account's, and the free workers go on serving the
+// other accounts' webhooks. A drained webhook's lease is kept a moment (kIdleHold) for the
+// deliveries the fan-out makes next, unless another is due, so a steady flow costs no lease and
+// release per event. The first failure stops the run: nothing later is sent before the delivery
+// ahead of it is delivered or given up (in order per webhook). A failed attempt is retried after
+// the retry policy's delay; one still failing after its window is failed, and the webhook is
+// disabled with a `webhook.disabled` event saying why. A delivery sent but not yet recorded when
+// svcd dies is sent again by the next lease holder: at least once.
 #pragma once
 
 #include "delivery_sweep.h"
