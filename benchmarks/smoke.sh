@@ -38,6 +38,7 @@ run() {
     smtp) "$b/load_smtp.sh" "$build" 2 1 500 1 on ;;
     webhooks) "$b/load_webhooks.sh" "$build" 1 20 ;;
     webhooks_smtp) "$b/load_webhooks.sh" "$build" 1 20 "" smtp ;;
+    webhooks_fair) "$b/load_webhooks_fair.sh" "$build" 3 ;;
     # Long-polls are approved 1-8 s after they start: the device codes must outlive that.
     soak) SOAK_RATES="--max-rss-growth 1000" "$b/soak.sh" "$build" 0.25 ;;
     pipeline) gbench svc_bench_pipeline ;;
@@ -51,7 +52,7 @@ run() {
 }
 
 all=(whoami health events secret_read sms sms_list email_list contacts_search declared_post
-  slowloris smtp webhooks webhooks_smtp soak pipeline dkim code)
+  slowloris smtp webhooks webhooks_smtp webhooks_fair soak pipeline dkim code)
 names=("$@")
 [ ${#names[@]} -gt 0 ] || names=("${all[@]}")
 failed=()

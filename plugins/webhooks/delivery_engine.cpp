@@ -25,8 +25,18 @@ constexpr std::chrono::milliseconds kIdleHold{400};
 // A worker's fair share of a webhook while another is due: so many deliveries, or so long.
 constexpr int kFairDeliveries = 200;
 constexpr std::chrono::milliseconds kFairTime{2000};
+// An attempt running longer than this parks its thread: the pool starts another (DeliveryWorkers).
+// Well above a healthy receiver's answer, well below webhooks.timeout_seconds.
+constexpr std::chrono::milliseconds kPatience{250};
 // How often the delivery log is pruned and its pending rows counted (and once at start).
 constexpr std::chrono::minutes kSweepEvery{10};
+// The condition on `w` (a webhooks row) that its account holds fewer leases than the cap (as
+// lease() reads it); binds now, then the cap. A lease is taken by a compare-and-set on its own row,
+// so two workers taking the last free share at once may both get it: the cap holds within the
+// workers racing for it.
+constexpr const char* kUnderCap =
+    "w.account_id NOT IN (SELECT account_id FROM webhooks WHERE lease_owner <> '' AND "
+    "lease_until_us > ? GROUP BY account_id HAVING COUNT(*) >= ?)";
 
 std::int64_t wallSeconds() {
   // The signature's timestamp is the real time: receivers compare it with their own clock.
@@ -51,7 +61,8 @@ DeliveryEngine::DeliveryEngine(sdk::Database& db, sdk::EventBus& events, Webhook
       policy_(settings.retry_base_us, settings.retry_window_us),
       log_(log),
       fan_out_(db, events, store),
-      sweep_(db, store, settings.retention_us) {}
+      sweep_(db, store, settings.retention_us),
+      workers_(settings.workers, settings.max_workers, kPatience) {}
 
 DeliveryEngine::~DeliveryEngine() {
   stop();
@@ -60,7 +71,7 @@ DeliveryEngine::~DeliveryEngine() {
 void DeliveryEngine::start() {
   running_ = true;
   fan_out_thread_ = std::thread([this] { fanOutLoop(); });
-  for (int i = 0; i < settings_.workers; ++i) workers_.emplace_back([this] { workerLoop(); });
+  workers_.start([this](DeliveryWorkers::Worker& w) { workerLoop(w); });
 }
 
 void DeliveryEngine::stop() {
@@ -69,8 +80,7 @@ void DeliveryEngine::stop() {
   fan_out_wake_.notify_all();
   workers_wake_.notify_all();
   fan_out_thread_.join();
-  for (auto& t : workers_) t.join();
-  workers_.clear();
+  workers_.stop();
 }
 
 void DeliveryEngine::eventArrived() {
@@ -130,10 +140,10 @@ void DeliveryEngine::sweep() {
   }
 }
 
-void DeliveryEngine::workerLoop() {
+void DeliveryEngine::workerLoop(DeliveryWorkers::Worker& worker) {
   Sender sender(settings_.allow_private_urls, settings_.timeout, watchdog_);
   std::uint64_t seen = 0;
-  while (running_) {
+  while (running_ && worker.keep()) {
     std::optional<Lease> webhook;
     try {
       webhook = lease();
@@ -142,7 +152,7 @@ void DeliveryEngine::workerLoop() {
     }
     if (webhook) {
       try {
-        deliverFor(*webhook, sender);
+        deliverFor(*webhook, sender, worker);
       } catch (const std::exception& e) {
         log_.warning("webhooks delivery for " + webhook->webhook + ": " + e.what());
         sender.reset();
@@ -165,16 +175,22 @@ std::optional<DeliveryEngine::Lease> DeliveryEngine::lease() {
   const Poco::Int64 now_us = sdk::nowMicros();
   std::vector<Poco::Tuple<std::string, Poco::Int64>> candidates;
   {
-    // The webhook served longest ago first (a release leaves lease_until_us at its moment),
-    // then the one due longest: one given up for its fair share does not come straight back
-    // ahead of the webhooks that waited for a worker.
+    // Of the account holding the fewest leases now first (one account's hanging receivers do
+    // not keep the next free worker from another account), then the webhook served longest ago
+    // (a release leaves lease_until_us at its moment), then the one due longest: one given up
+    // for its fair share does not come straight back ahead of the webhooks that waited for a
+    // worker. Never of an account holding its share (account_workers) already.
     Poco::Data::Session s = db_.session();
-    Poco::Int64 a = now_us, b = now_us, c = now_us;
+    Poco::Int64 a = now_us, b = now_us, c = now_us, d = now_us;
+    int cap = settings_.account_workers;
     s << "SELECT d.webhook_id, MIN(d.next_attempt_us) AS due FROM webhook_deliveries d JOIN "
-         "webhooks w ON w.id = d.webhook_id WHERE d.state = 'pending' AND d.next_attempt_us <= ? "
-         "AND w.enabled = 1 AND w.retry_at_us <= ? AND w.lease_until_us < ? GROUP BY "
-         "d.webhook_id, w.lease_until_us ORDER BY w.lease_until_us, due LIMIT 16",
-        use(a), use(b), use(c), into(candidates), now;
+         "webhooks w ON w.id = d.webhook_id LEFT JOIN (SELECT account_id, COUNT(*) AS held FROM "
+         "webhooks WHERE lease_owner <> '' AND lease_until_us > ? GROUP BY account_id) h ON "
+         "h.account_id = w.account_id WHERE d.state = 'pending' AND d.next_attempt_us <= ? AND "
+         "w.enabled = 1 AND w.retry_at_us <= ? AND w.lease_until_us < ? AND COALESCE(h.held, 0) "
+         "< ? GROUP BY d.webhook_id, w.lease_until_us, h.held ORDER BY COALESCE(h.held, 0), "
+         "w.lease_until_us, due LIMIT 16",
+        use(d), use(a), use(b), use(c), use(cap), into(candidates), now;
   }
   for (const auto& candidate : candidates) {
     Lease l{candidate.get<0>(), sdk::newUuid(), now_us + settings_.lease_us};
@@ -220,13 +236,16 @@ bool DeliveryEngine::renew(Lease& l) {
 bool DeliveryEngine::othersDue(const std::string& webhook) {
   Poco::Data::Session s = db_.session();
   const Poco::Int64 now_us = sdk::nowMicros();
-  Poco::Int64 a = now_us, b = now_us, c = now_us;
+  Poco::Int64 a = now_us, b = now_us, c = now_us, d = now_us;
   std::string id = webhook;
+  int cap = settings_.account_workers;
   std::vector<std::string> due;
-  s << "SELECT d.webhook_id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id "
-       "WHERE d.state = 'pending' AND d.next_attempt_us <= ? AND w.enabled = 1 AND "
-       "w.retry_at_us <= ? AND w.lease_until_us < ? AND w.id <> ? LIMIT 1",
-      use(a), use(b), use(c), use(id), into(due), now;
+  s << std::string(
+           "SELECT d.webhook_id FROM webhook_deliveries d JOIN webhooks w ON w.id = "
+           "d.webhook_id WHERE d.state = 'pending' AND d.next_attempt_us <= ? AND "
+           "w.enabled = 1 AND w.retry_at_us <= ? AND w.lease_until_us < ? AND ") +
+           kUnderCap + " AND w.id <> ? LIMIT 1",
+      use(a), use(b), use(c), use(d), use(cap), use(id), into(due), now;
   return !due.empty();
 }
 
@@ -263,7 +282,7 @@ std::vector<DeliveryRow> DeliveryEngine::pendingOf(const std::string& webhook,
   return pending;
 }
 
-void DeliveryEngine::deliverFor(Lease& lease, Sender& sender) {
+void DeliveryEngine::deliverFor(Lease& lease, Sender& sender, DeliveryWorkers::Worker& worker) {
   const std::string& webhook = lease.webhook;
   const auto leased_at = std::chrono::steady_clock::now();
   auto idle_since = leased_at;
@@ -367,7 +386,9 @@ void DeliveryEngine::deliverFor(Lease& lease, Sender& sender) {
           {"webhook-signature",
            signatureHeader(hook->signingSecrets(now_us), d.event_id, timestamp, d.payload)},
       };
+      worker.attemptStarted();
       SendResult r = sender.post(hook->url, headers, d.payload);
+      worker.attemptEnded();
       if (!running_ && !r.ok()) break;  // cut by stop(): not the receiver's failure
       outcomes.push_back({d, r, sdk::nowMicros()});
       ++sent;

@@ -15,19 +15,24 @@
 // lease, and an outcome does not overwrite a replay asked while it was being sent). The lease is
 // renewed before a send whenever what is left of it is shorter than the longest attempt could take
 // (an attempt is cut at webhooks.timeout_seconds, and the lease is at least three times that), so
-// it never lapses while its holder still sends. Webhooks are leased least recently served first,
-// then oldest-due first, and a worker gives its webhook up after kFairDeliveries deliveries or
-// kFairTime when another webhook is due: a busy webhook does not keep a worker from the others. A
-// drained webhook's lease is kept a moment (kIdleHold) for the deliveries the fan-out makes next,
-// unless another is due, so a steady flow costs no lease and release per event. The first failure
-// stops the run: nothing later is sent before the delivery ahead of it is delivered or given up (in
-// order per webhook). A failed attempt is retried after the retry policy's delay; one still failing
-// after its window is failed, and the webhook is disabled with a `webhook.disabled` event saying
-// why. A delivery sent but not yet recorded when svcd dies is sent again by the next lease holder:
-// at least once.
+// it never lapses while its holder still sends. Webhooks are leased those of the account holding
+// the fewest leases first, then least recently served, then oldest-due first, and a worker gives
+// its webhook up after kFairDeliveries deliveries or kFairTime when another webhook is due: a busy
+// webhook does not keep a worker from the others. An account holds at most `account_workers` leases
+// at once (counted in the database, so across every svcd), and the pool of workers grows past
+// `workers` while attempts hang (DeliveryWorkers): receivers that accept and never answer park a
+// thread each, at most `account_workers` of one account's, and the free workers go on serving the
+// other accounts' webhooks. A drained webhook's lease is kept a moment (kIdleHold) for the
+// deliveries the fan-out makes next, unless another is due, so a steady flow costs no lease and
+// release per event. The first failure stops the run: nothing later is sent before the delivery
+// ahead of it is delivered or given up (in order per webhook). A failed attempt is retried after
+// the retry policy's delay; one still failing after its window is failed, and the webhook is
+// disabled with a `webhook.disabled` event saying why. A delivery sent but not yet recorded when
+// svcd dies is sent again by the next lease holder: at least once.
 #pragma once
 
 #include "delivery_sweep.h"
+#include "delivery_workers.h"
 #include "fan_out.h"
 #include "retry_policy.h"
 #include "sender.h"
@@ -59,8 +64,10 @@ struct EngineSettings {
   std::int64_t retry_window_us = 86400LL * 1000000;
   std::int64_t lease_us = 30000000;
   std::chrono::milliseconds poll{
-      250};  ///< How often due retries and other svcds' work are looked for.
-  int workers = 4;
+      250};                 ///< How often due retries and other svcds' work are looked for.
+  int workers = 4;          ///< Threads always running.
+  int max_workers = 128;    ///< Threads at most, parked ones (in a hanging attempt) included.
+  int account_workers = 4;  ///< Webhooks of one account leased at once, at most.
   std::int64_t retention_us = 7LL * 86400 * 1000000;  ///< events.retention_days: finished
                                                       ///< deliveries are kept as long.
 };
@@ -86,7 +93,7 @@ class DeliveryEngine {
   void fanOutLoop();
   /// Prunes and caps the delivery log (DeliverySweep), every kSweepEvery.
   void sweep();
-  void workerLoop();
+  void workerLoop(DeliveryWorkers::Worker& worker);
   /// A webhook leased by one worker: token names this lease (and no other) in lease_owner.
   struct Lease {
     std::string webhook, token;
@@ -97,11 +104,12 @@ class DeliveryEngine {
   std::optional<Lease> lease();
   /// Delivers the leased webhook's due deliveries in order, until drained, failing, or its fair
   /// share spent while others are due.
-  void deliverFor(Lease& lease, Sender& sender);
+  void deliverFor(Lease& lease, Sender& sender, DeliveryWorkers::Worker& worker);
   void release(const Lease& lease);
   /// Extends the lease. @return false when it is no longer this lease.
   bool renew(Lease& lease);
-  /// @return whether a webhook other than this one has due deliveries and no lease.
+  /// @return whether a webhook other than this one has due deliveries, no lease, and an account
+  /// under its lease cap.
   bool othersDue(const std::string& webhook);
   /// @return the webhook's pending deliveries, oldest first (a batch), but those in `skip` (sent
   /// and being recorded).
@@ -135,7 +143,7 @@ class DeliveryEngine {
   std::uint64_t work_generation_ = 0;
   std::chrono::steady_clock::time_point swept_{};
   std::thread fan_out_thread_;
-  std::vector<std::thread> workers_;
+  DeliveryWorkers workers_;
   std::atomic<std::uint64_t> delivered_{0}, failed_attempts_{0};
 };
 

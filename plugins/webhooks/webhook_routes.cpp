@@ -51,8 +51,12 @@ void WebhookRoutes::registerIn(sdk::RouteRegistry& routes) {
       "A webhook's deliveries, newest first.", sdk::bindHandler(*this, &WebhookRoutes::deliveries),
       std::nullopt, sdk::pageParams(), {{200, sdk::pageOf(delivery, "WebhookDeliveryList")}}, {});
   add("POST", "/api/webhooks/{uuid}/deliveries/{id}/replay/", AuthNeed::kAnyKey,
-      "Send a delivery again (pending and due now; a new attempt is recorded).",
-      sdk::bindHandler(*this, &WebhookRoutes::replay), nothing, {}, {{202, delivery}}, {});
+      "Send a delivery again (pending and due now, or when the webhook's backoff ends; a new "
+      "attempt is recorded).",
+      sdk::bindHandler(*this, &WebhookRoutes::replay), nothing, {}, {{202, delivery}},
+      {{429, "throttled",
+        "the webhook backs off after failed attempts (a pending delivery is not made due "
+        "sooner), or its deliveries were replayed too often (retry_after_seconds, Retry-After)"}});
 }
 
 WebhookRow WebhookRoutes::visible(Poco::Data::Session& s, const sdk::Request& r) {
@@ -199,9 +203,11 @@ sdk::Response WebhookRoutes::replay(sdk::Request& r) {
   db_.transaction([&](Poco::Data::Session& tx) {
     const WebhookRow row = visible(tx, r);
     const std::string& id = r.params.at("id");
-    if (!store_.replay(tx, row.id, id, sdk::nowMicros())) {
-      throw sdk::HttpError::notFound("delivery");
-    }
+    const auto before = store_.delivery(tx, row.id, id);
+    if (!before) throw sdk::HttpError::notFound("delivery");
+    const std::int64_t now_us = sdk::nowMicros();
+    const std::int64_t due_us = replays_.admit(tx, row.id, *before, now_us);
+    if (!store_.replay(tx, row.id, id, now_us, due_us)) throw sdk::HttpError::notFound("delivery");
     d = store_.delivery(tx, row.id, id);
   });
   wake_();

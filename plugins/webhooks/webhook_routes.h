@@ -4,6 +4,7 @@
 // identity's key; one made without receives the account's and is seen by account keys only.
 #pragma once
 
+#include "replay_gate.h"
 #include "webhook_store.h"
 
 #include <svc/sdk/http.h>
@@ -25,13 +26,15 @@ constexpr const char* kAllowPrivateUrlsKey = "webhooks.allow_private_urls";
 
 class WebhookRoutes {
  public:
+  /// @param replays_per_minute replays of one webhook's deliveries a minute (ReplayGate).
   /// @param wake has the delivery workers look for due deliveries now.
   WebhookRoutes(sdk::Database& db, WebhookStore& store, sdk::EventBus& events,
-                bool allow_private_urls, std::function<void()> wake)
+                bool allow_private_urls, int replays_per_minute, std::function<void()> wake)
       : db_(db),
         store_(store),
         events_(events),
         allow_private_urls_(allow_private_urls),
+        replays_(replays_per_minute),
         wake_(std::move(wake)) {}
 
   void registerIn(sdk::RouteRegistry& routes);
@@ -57,6 +60,7 @@ class WebhookRoutes {
   WebhookStore& store_;
   sdk::EventBus& events_;
   const bool allow_private_urls_;
+  ReplayGate replays_;
   std::function<void()> wake_;
 };
 

@@ -152,7 +152,12 @@ std::vector<sdk::Migration> WebhookStore::migrations() {
       "INSERT INTO webhook_cursor (name, seq) VALUES ('fanout', 0)",
   };
   return {sdk::Migration::portableUtf8(1, "webhooks, their deliveries and the fan-out cursor",
-                                       statements)};
+                                       statements),
+          sdk::Migration::portableUtf8(
+              2, "the replays of the last minute, for the replay limit",
+              {"CREATE TABLE webhook_replays (webhook_id CHAR(36) NOT NULL, at_us BIGINT NOT "
+               "NULL)",
+               "CREATE INDEX webhook_replays_window ON webhook_replays (webhook_id, at_us)"})};
 }
 
 std::optional<WebhookRow> WebhookStore::find(Poco::Data::Session& s, const std::string& id) {
@@ -232,6 +237,7 @@ bool WebhookStore::remove(Poco::Data::Session& tx, const WebhookRow& row) {
   Poco::Data::Statement q = (tx << "DELETE FROM webhooks WHERE id = ?", use(id));
   if (q.execute() == 0) return false;
   tx << "DELETE FROM webhook_deliveries WHERE webhook_id = ?", use(id), now;
+  tx << "DELETE FROM webhook_replays WHERE webhook_id = ?", use(id), now;
   events_.publish("webhook.deleted", row.account_id, row.identity_uuid, eventJson(row), &tx);
   return true;
 }
@@ -267,16 +273,17 @@ std::optional<DeliveryRow> WebhookStore::delivery(Poco::Data::Session& s,
 }
 
 bool WebhookStore::replay(Poco::Data::Session& tx, const std::string& webhook,
-                          const std::string& id, std::int64_t now_us) {
+                          const std::string& id, std::int64_t now_us, std::int64_t due_us) {
   std::string w = webhook, d = Poco::toLower(id);
-  Poco::Int64 at = now_us;
+  Poco::Int64 at = due_us;
   Poco::Data::Statement q =
       (tx << "UPDATE webhook_deliveries SET first_attempt_us = CASE WHEN state = 'pending' "
              "THEN first_attempt_us ELSE 0 END, state = 'pending', next_attempt_us = ? WHERE "
              "webhook_id = ? AND id = ?",
        use(at), use(w), use(d));
   if (q.execute() == 0) return false;
-  tx << "UPDATE webhooks SET retry_at_us = 0 WHERE id = ?", use(w), now;
+  // Backing off, the webhook stays due when its backoff ends (retry_at_us is at most that).
+  if (due_us <= now_us) tx << "UPDATE webhooks SET retry_at_us = 0 WHERE id = ?", use(w), now;
   return true;
 }
 

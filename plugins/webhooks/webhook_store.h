@@ -10,6 +10,8 @@
 //   webhook_deliveries  one row per webhook and event (unique), with the payload as sent,
 //                       numbered by the event's sequence; state pending, delivered or failed.
 //   webhook_cursor      the fan-out cursor: the last event sequence turned into deliveries.
+//   webhook_replays     when each webhook's deliveries were replayed, the last minute of it: the
+//                       replay limit's window (ReplayGate), shared by every svcd.
 //
 // Writes publish their events (`webhook.*`) in the caller's transaction.
 #pragma once
@@ -82,12 +84,12 @@ class WebhookStore {
   long deliveryCount(Poco::Data::Session& s, const std::string& webhook);
   std::optional<DeliveryRow> delivery(Poco::Data::Session& s, const std::string& webhook,
                                       const std::string& id);
-  /// Makes a delivery pending and due now (a replay), and its webhook due now. A delivered or
-  /// failed one gets a fresh retry window; a pending one keeps its window: replaying it again
-  /// and again must not keep a failing webhook from being disabled after 24 hours.
-  /// @return false when it is gone.
+  /// Makes a delivery pending and due at due_us (a replay: now, or when the webhook's backoff
+  /// ends, ReplayGate), and its webhook due then. A delivered or failed one gets a fresh retry
+  /// window; a pending one keeps its window: replaying it again and again must not keep a
+  /// failing webhook from being disabled after 24 hours. @return false when it is gone.
   bool replay(Poco::Data::Session& tx, const std::string& webhook, const std::string& id,
-              std::int64_t now_us);
+              std::int64_t now_us, std::int64_t due_us);
 
   /// @return the webhook's API view (never its secrets). @param with_secret add `secret`
   /// (create and rotate-secret answers).

@@ -50,8 +50,20 @@ class WebhooksPlugin : public sdk::Plugin {
          "a whole delivery attempt (connecting, sending, the answer) within this; a receiver "
          "slower than that fails the attempt",
          false, false},
-        {"webhooks.workers", "4", "delivery threads (each delivers one webhook at a time)", false,
-         false},
+        {"webhooks.workers", "4",
+         "delivery threads always running (each delivers one webhook at a time)", false, false},
+        {"webhooks.max_workers", "128",
+         "delivery threads at most: while attempts wait on receivers that do not answer, more are "
+         "started so the others' deliveries go on (at least webhooks.workers)",
+         false, false},
+        {"webhooks.account_workers", "4",
+         "webhooks of one account delivered at once, at most, over every svcd: its receivers "
+         "hanging hold no more threads than this",
+         false, false},
+        {"webhooks.replays_per_minute", "20",
+         "replays of one webhook's deliveries in any minute, at most (then 429 throttled; 0: no "
+         "limit)",
+         false, false},
         {"webhooks.lease_seconds", "30",
          "how long a webhook stays with the svcd delivering it, renewed while it delivers (a "
          "process that dies holds it this long); at least 3 times webhooks.timeout_seconds",
@@ -72,10 +84,17 @@ class WebhooksPlugin : public sdk::Plugin {
     s.retry_window_us = bounded(c, "webhooks.retry_window_seconds", 1, 7 * 86400) * 1000000;
     s.timeout = std::chrono::milliseconds(bounded(c, "webhooks.timeout_seconds", 1, 300) * 1000);
     s.workers = static_cast<int>(bounded(c, "webhooks.workers", 1, 64));
+    s.max_workers = static_cast<int>(bounded(c, "webhooks.max_workers", 1, 1024));
+    s.account_workers = static_cast<int>(bounded(c, "webhooks.account_workers", 1, 64));
+    const int replays_per_minute =
+        static_cast<int>(bounded(c, "webhooks.replays_per_minute", 0, 100000));
     s.lease_us = bounded(c, "webhooks.lease_seconds", 2, 3600) * 1000000;
     s.poll = std::chrono::milliseconds(bounded(c, "webhooks.poll_ms", 10, 60000));
     // Finished deliveries are kept as long as the events they delivered.
     s.retention_us = c.getInt64("events.retention_days", 7) * 86400LL * 1000000;
+    if (s.max_workers < s.workers) {
+      throw std::invalid_argument("webhooks.max_workers must be at least webhooks.workers");
+    }
     // A lease renewed before a send must outlast the send and its record: shorter, and a slow
     // receiver's webhook could go to a second worker mid-send (duplicates, out of order).
     if (s.lease_us < 3 * s.timeout.count() * 1000) {
@@ -86,7 +105,7 @@ class WebhooksPlugin : public sdk::Plugin {
     engine_ = std::make_unique<DeliveryEngine>(context.database(), context.events(), *store_, s,
                                                context.logger());
     routes_ = std::make_unique<WebhookRoutes>(context.database(), *store_, context.events(),
-                                              s.allow_private_urls,
+                                              s.allow_private_urls, replays_per_minute,
                                               [engine = engine_.get()] { engine->wakeWorkers(); });
   }
 

@@ -151,6 +151,35 @@ class TricklingReceiver {
   std::vector<std::thread> connections_;  // joined by the destructor only
 };
 
+// A receiver on loopback that accepts every connection and never answers (nor reads): each
+// attempt to it lasts until the sender's deadline.
+class HangingReceiver {
+ public:
+  HangingReceiver() : socket_(Poco::Net::SocketAddress("127.0.0.1", 0), 256) {
+    acceptor_ = std::thread([this] {
+      while (!stop_) {
+        if (!socket_.poll(Poco::Timespan(0, 50000), Poco::Net::Socket::SELECT_READ)) continue;
+        held_.push_back(socket_.acceptConnection());  // kept open, never read
+        ++accepted;
+      }
+    });
+  }
+  ~HangingReceiver() {
+    stop_ = true;
+    acceptor_.join();
+  }
+  std::string url() const {
+    return "http://127.0.0.1:" + std::to_string(socket_.address().port()) + "/never";
+  }
+  std::atomic<int> accepted{0};
+
+ private:
+  Poco::Net::ServerSocket socket_;
+  std::atomic<bool> stop_{false};
+  std::vector<Poco::Net::StreamSocket> held_;  // the acceptor's only
+  std::thread acceptor_;
+};
+
 class Webhooks : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -245,6 +274,18 @@ class WebhooksLongTimeout : public Webhooks {
  protected:
   std::vector<std::string> settings() const override {
     return {"--set", "webhooks.timeout_seconds=60", "--set", "webhooks.lease_seconds=180"};
+  }
+};
+
+// The default attempt limit (10 s) with the fixture's short retries (50 ms): hanging receivers
+// come due again at once, the harshest case for the others.
+using WebhooksFairness = Webhooks;
+
+// Replays: a minute's backoff after the first failure, and at most 3 replays a minute.
+class WebhooksReplayLimits : public Webhooks {
+ protected:
+  std::vector<std::string> settings() const override {
+    return {"--set", "webhooks.retry_base_ms=60000", "--set", "webhooks.replays_per_minute=3"};
   }
 };
 
@@ -682,6 +723,95 @@ TEST_F(Webhooks, SvcctlCoversEveryRoute) {
   EXPECT_NE(bad.find("svcctl: 400 "), std::string::npos) << bad;
   EXPECT_EQ(ctl("webhooks delete " + uuid).first, 0);
   EXPECT_EQ(ctl("webhooks get " + uuid).first, 1);
+}
+
+// Three other accounts with 20 webhooks each on a receiver that accepts and never answers, all
+// sent an event: the healthy webhook of a fourth account still gets each of its events within
+// seconds (it waited two minutes when four workers waited 10 s on every hanging receiver).
+TEST_F(WebhooksFairness, AHealthyWebhookIsServedWhileOtherAccountsReceiversHang) {
+  HangingReceiver hanging;
+  for (int a = 0; a < 3; ++a) {
+    const std::string key = operatorLogin(*svcd_, "hang" + std::to_string(a) + "@example.com")
+                                ->optValue<std::string>("management_key", "");
+    for (int i = 0; i < 20; ++i) {
+      auto made =
+          call("POST", "/api/webhooks/",
+               R"({"url":")" + hanging.url() + R"(","event_types":["identity.created"]})", key);
+      ASSERT_EQ(made.status, 201) << made.body;
+    }
+    ASSERT_EQ(call("POST", "/api/identities/", R"({"name":"Hang"})", key).status, 201);
+  }
+  // The hanging receivers hold attempts before the healthy events come.
+  ASSERT_TRUE(waitFor([&] { return hanging.accepted.load() >= 8; }))
+      << hanging.accepted.load() << " connections";
+  Receiver healthy;
+  makeHook(R"({"url":")" + healthy.url() + R"(","event_types":["contact.created"]})");
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(call("POST", "/api/contacts/?identity=" + ann_,
+                   "{\"email\":\"h" + std::to_string(i) + "@example.com\"}")
+                  .status,
+              201);
+    const auto made = std::chrono::steady_clock::now();
+    ASSERT_TRUE(
+        waitFor([&] { return healthy.bodies().size() == static_cast<std::size_t>(i + 1); }, 60));
+    const auto took = std::chrono::steady_clock::now() - made;
+    // Within seconds: a hanging attempt lasts 10 s, and 60 of them on four workers took minutes.
+    EXPECT_LT(took, std::chrono::seconds(4))
+        << "event " << i << " took "
+        << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms";
+  }
+  EXPECT_GE(hanging.accepted.load(), 12);  // the other accounts' receivers were still tried
+}
+
+// A failing webhook backs off (a minute here): replaying its pending delivery does not make it due
+// sooner (429 with the seconds to wait), and a webhook's replays are limited to so many a minute.
+TEST_F(WebhooksReplayLimits, ReplayRespectsTheBackoffAndARateLimit) {
+  Receiver failing, fine;
+  failing.status = 500;
+  const std::string hook =
+      makeHook(R"({"url":")" + failing.url() + R"(","event_types":["contact.created"]})");
+  const std::string other =
+      makeHook(R"({"url":")" + fine.url() + R"(","event_types":["contact.created"]})");
+  ASSERT_EQ(call("POST", "/api/contacts/?identity=" + ann_, R"({"email":"b@example.com"})").status,
+            201);
+  Poco::JSON::Object::Ptr d;
+  ASSERT_TRUE(waitFor([&] {
+    d = firstDelivery(hook);
+    return d && d->getValue<int>("attempts") == 1;
+  }));
+  const std::string replay =
+      "/api/webhooks/" + hook + "/deliveries/" + d->getValue<std::string>("id") + "/replay/";
+  for (int i = 0; i < 5; ++i) {
+    auto r = call("POST", replay, "{}");
+    ASSERT_EQ(r.status, 429) << r.body;
+    EXPECT_EQ(r.json()->getValue<std::string>("code"), "throttled");
+    const int wait = r.json()->getValue<int>("retry_after_seconds");
+    EXPECT_GT(wait, 0);
+    EXPECT_LE(wait, 60);
+    EXPECT_EQ(r.headers["retry-after"], std::to_string(wait));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // a replay would have gone by now
+  EXPECT_EQ(failing.bodies().size(), 1u);
+  EXPECT_EQ(firstDelivery(hook)->getValue<int>("attempts"), 1);
+
+  // The healthy webhook's delivered delivery: three replays a minute, then 429.
+  ASSERT_TRUE(waitFor([&] {
+    auto f = firstDelivery(other);
+    return f && f->getValue<std::string>("state") == "delivered";
+  }));
+  const std::string again = "/api/webhooks/" + other + "/deliveries/" +
+                            firstDelivery(other)->getValue<std::string>("id") + "/replay/";
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(call("POST", again, "{}").status, 202) << i;
+  auto r = call("POST", again, "{}");
+  ASSERT_EQ(r.status, 429) << r.body;
+  EXPECT_EQ(r.json()->getValue<std::string>("code"), "throttled");
+  const int wait = r.json()->getValue<int>("retry_after_seconds");
+  EXPECT_GT(wait, 0);
+  EXPECT_LE(wait, 61);
+  EXPECT_EQ(r.headers["retry-after"], std::to_string(wait));
+  // The limit is the webhook's: the other one's replays are not counted against it (it still
+  // answers the backoff, not the limit).
+  EXPECT_NE(call("POST", replay, "{}").body.find("backing off"), std::string::npos);
 }
 
 }  // namespace

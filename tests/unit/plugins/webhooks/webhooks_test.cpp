@@ -1,7 +1,9 @@
 // The webhooks plugin's core: Standard Webhooks signatures (the specification's published test
 // vector), the retry schedule, the public-address rule for target URLs (the SDK's, shared with
 // voice agents), which events a webhook wants and what a delivery carries.
+#include "delivery_workers.h"
 #include "fan_out.h"
+#include "replay_gate.h"
 #include "retry_policy.h"
 #include "sender.h"
 #include "signature.h"
@@ -17,6 +19,12 @@
 #include <Poco/Net/StreamSocket.h>
 
 #include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
 
 namespace svc::plugins::webhooks {
 namespace {
@@ -201,6 +209,137 @@ TEST(WebhookFanOut, APayloadIsTheEventStreamsEnvelope) {
   EXPECT_TRUE(o->isNull("identity"));
   EXPECT_EQ(o->getObject("object")->getValue<std::string>("uuid"), "x\"y");
   EXPECT_EQ(body.rfind("{\"id\":", 0), 0u);  // members in the stream's order
+}
+
+// Jobs for a pool's threads: some hang until released (a receiver that never answers), the
+// others are quick; each thread takes the next job, runs it as an attempt, and asks keep().
+class Jobs {
+ public:
+  void add(bool hangs) {
+    std::lock_guard lock(mutex_);
+    queue_.push_back(hangs);
+    wake_.notify_all();
+  }
+  void release() {
+    std::lock_guard lock(mutex_);
+    released_ = true;
+    wake_.notify_all();
+  }
+  void stop() {
+    std::lock_guard lock(mutex_);
+    stopped_ = released_ = true;
+    wake_.notify_all();
+  }
+  void run(DeliveryWorkers::Worker& w) {
+    while (w.keep()) {
+      std::unique_lock lock(mutex_);
+      wake_.wait_for(lock, std::chrono::milliseconds(20),
+                     [&] { return !queue_.empty() || stopped_; });
+      if (stopped_) return;
+      if (queue_.empty()) continue;
+      const bool hangs = queue_.front();
+      queue_.pop_front();
+      lock.unlock();
+      w.attemptStarted();
+      if (hangs) {
+        ++hanging;
+        std::unique_lock held(mutex_);
+        wake_.wait(held, [&] { return released_; });
+        --hanging;
+      }
+      w.attemptEnded();
+      if (!hangs) ++quick_done;
+    }
+  }
+  std::atomic<int> hanging{0}, quick_done{0};
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<bool> queue_;
+  bool released_ = false, stopped_ = false;
+};
+
+template <class F>
+bool eventually(F done, std::chrono::seconds bound = std::chrono::seconds(20)) {
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+TEST(WebhookWorkers, HangingAttemptsParkTheirThreadsAndTheOthersGoOn) {
+  Jobs jobs;
+  DeliveryWorkers pool(2, 16, std::chrono::milliseconds(30));
+  pool.start([&](DeliveryWorkers::Worker& w) { jobs.run(w); });
+  for (int i = 0; i < 10; ++i) jobs.add(true);  // more hanging jobs than the base threads
+  ASSERT_TRUE(eventually([&] { return jobs.hanging.load() == 10; }))
+      << jobs.hanging.load() << " hanging: the pool did not grow past its parked threads";
+  for (int i = 0; i < 5; ++i) jobs.add(false);
+  EXPECT_TRUE(eventually([&] { return jobs.quick_done.load() == 5; }))
+      << "quick jobs waited behind hanging ones";
+  EXPECT_LE(pool.peak(), 16u);
+  // Ten parked, two free (a thread that looked surplus for a moment, while an attempt was not yet
+  // parked, is replaced once it is).
+  EXPECT_TRUE(eventually([&] { return pool.running() == 12; })) << pool.running() << " running";
+  // Released, the surplus threads end: back to the base.
+  jobs.release();
+  EXPECT_TRUE(eventually([&] { return pool.running() == 2; })) << pool.running() << " running";
+  jobs.stop();
+  pool.stop();
+}
+
+TEST(WebhookWorkers, NeverMoreThreadsThanTheMost) {
+  Jobs jobs;
+  DeliveryWorkers pool(1, 3, std::chrono::milliseconds(10));
+  pool.start([&](DeliveryWorkers::Worker& w) { jobs.run(w); });
+  for (int i = 0; i < 8; ++i) jobs.add(true);
+  ASSERT_TRUE(eventually([&] { return jobs.hanging.load() == 3; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // had it grown, it would have now
+  EXPECT_EQ(jobs.hanging.load(), 3);
+  EXPECT_EQ(pool.peak(), 3u);
+  jobs.stop();
+  pool.stop();
+}
+
+TEST(WebhookReplays, ABackingOffWebhooksPendingDeliveryIsNotMadeDueSooner) {
+  const std::int64_t now = 1000000000;
+  auto refusal = replayRefusal(now + 29500000, true, {}, 20, now);
+  ASSERT_TRUE(refusal);
+  EXPECT_EQ(refusal->status(), 429);
+  EXPECT_EQ(refusal->code(), "throttled");
+  bool extra = false, header = false;
+  for (const auto& [name, value] : refusal->extras()) {
+    if (name == "retry_after_seconds") extra = value.convert<int>() == 30;
+  }
+  for (const auto& [name, value] : refusal->headers()) {
+    if (name == "Retry-After") header = value == "30";
+  }
+  EXPECT_TRUE(extra);
+  EXPECT_TRUE(header);
+  // A delivered or failed one may be replayed meanwhile (it is due when the backoff ends), and
+  // once the backoff ended a pending one may too.
+  EXPECT_FALSE(replayRefusal(now + 29500000, false, {}, 20, now));
+  EXPECT_FALSE(replayRefusal(now - 1, true, {}, 20, now));
+}
+
+TEST(WebhookReplays, AtMostTheLimitInAnyMinute) {
+  const std::int64_t now = 1000000000;
+  std::vector<std::int64_t> recent;  // newest first: one a second for the last 20 seconds
+  for (int i = 0; i < 20; ++i) recent.push_back(now - i * 1000000LL);
+  EXPECT_FALSE(replayRefusal(0, false, {recent.begin(), recent.begin() + 19}, 20, now));
+  auto refusal = replayRefusal(0, false, recent, 20, now);
+  ASSERT_TRUE(refusal);
+  EXPECT_EQ(refusal->code(), "throttled");
+  // The oldest of the 20 (19 s ago) leaves the window in 41 s: a second past that, whole.
+  int wait = 0;
+  for (const auto& [name, value] : refusal->extras()) {
+    if (name == "retry_after_seconds") wait = value.convert<int>();
+  }
+  EXPECT_EQ(wait, 42);
+  EXPECT_FALSE(replayRefusal(0, false, recent, 0, now));  // 0: no limit
 }
 
 }  // namespace
