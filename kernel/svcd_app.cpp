@@ -214,6 +214,32 @@ void addKernelGauges(Metrics& metrics, SqlDatabase& db, EventLog& events, Stream
                 [&] { return static_cast<double>(hub.openCount()); });
 }
 
+// Ends the plugins' lives before the kernel objects they were given. Declared after the database,
+// event log, hub, services, metrics and routers, it runs before their destructors whichever way
+// serve() returns, a plugin refusing to configure, migrate or start included: the started
+// plugins are stopped, the services offered dropped, then every plugin object destroyed.
+class PluginsEndFirst {
+ public:
+  PluginsEndFirst(PluginHost& host, ServiceTable& services) : host_(host), services_(services) {}
+  ~PluginsEndFirst() {
+    host_.stop();
+    services_.clear();
+    host_.destroy();
+  }
+  PluginsEndFirst(const PluginsEndFirst&) = delete;
+  PluginsEndFirst& operator=(const PluginsEndFirst&) = delete;
+
+ private:
+  PluginHost& host_;
+  ServiceTable& services_;
+};
+
+// A plugin's refusal: 78 when its configuration is to blame, 70 when the plugin is.
+int exitCodeFor(const PluginError& e) {
+  return e.blame() == PluginError::Blame::kConfiguration ? Poco::Util::Application::EXIT_CONFIG
+                                                         : Poco::Util::Application::EXIT_SOFTWARE;
+}
+
 }  // namespace
 
 void SvcdApp::initialize(Poco::Util::Application& self) {
@@ -432,11 +458,12 @@ int SvcdApp::serve() {
   // never take one of their names.
   addKernelGauges(metrics, *db, events, hub);
 
+  const PluginsEndFirst plugins_end_first(host, services);
   try {
     host.prepare(*db, events, services, router, operator_router, &metrics);
   } catch (const PluginError& e) {
     log.fatal(e.what());
-    return EXIT_SOFTWARE;
+    return exitCodeFor(e);
   }
 
   std::unique_ptr<AccessLog> access_log;
@@ -485,7 +512,7 @@ int SvcdApp::serve() {
     events.stop();
     host.stop();
     hub.stop();
-    return EXIT_SOFTWARE;
+    return exitCodeFor(e);
   }
   api->start();
   if (admin) admin->start();

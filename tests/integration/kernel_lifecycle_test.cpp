@@ -11,6 +11,7 @@
 #include <Poco/Net/HTTPSClientSession.h>
 #include <Poco/Net/NetException.h>
 #include <Poco/Net/SSLManager.h>
+#include <Poco/Net/ServerSocket.h>
 #include <Poco/Net/StreamSocket.h>
 #include <Poco/Pipe.h>
 #include <Poco/PipeStream.h>
@@ -86,6 +87,104 @@ INSTANTIATE_TEST_SUITE_P(
                 "",
                 "plugin 'throwsstart': failed to start: start refused on purpose"}),
     [](const auto& info) { return info.param.plugins.front() + std::to_string(info.index); });
+
+struct StageFailure {
+  std::string stage;
+  std::vector<std::string> plugins;
+  std::vector<std::string> args;       // "{busy}": a port this test holds
+  int exit_code;                       // 70 the plugin is to blame, 78 the configuration
+  std::string expected;                // what the one fatal line must say
+  std::vector<std::string> destroyed;  // fixtures that must have been destroyed
+};
+
+class PluginStageFailure : public ::testing::TestWithParam<StageFailure> {};
+
+// Whatever stage a plugin fails at, and whatever it and the plugins before it hold by then
+// (event subscriptions, held waits' threads, listeners, sessions), svcd says why in one line and
+// exits with its code: the plugins are stopped and destroyed while the kernel's objects they hold
+// still exist. A crash on the way out (an abort, a sanitizer's report) fails it.
+TEST_P(PluginStageFailure, ExitsCleanlyWithItsCodeAndEndsThePluginsFirst) {
+  const StageFailure& c = GetParam();
+  // Bound without SO_REUSEPORT, so that no other socket can share the port.
+  Poco::Net::ServerSocket busy;
+  busy.bind(Poco::Net::SocketAddress("127.0.0.1", 0), false, false);
+  busy.listen();
+  Svcd::Options o;
+  o.plugins = c.plugins;
+  for (std::string a : c.args) {
+    const auto at = a.find("{busy}");
+    if (at != std::string::npos) a.replace(at, 6, std::to_string(busy.address().port()));
+    o.args.push_back(a);
+  }
+  Svcd svcd(o);
+  EXPECT_EQ(svcd.startExpectingFailure(), c.exit_code);
+  const std::string log = svcd.log();
+  EXPECT_EQ(countLines(log, "Fatal"), 1) << log;
+  EXPECT_NE(log.find(c.expected), std::string::npos) << log;
+  EXPECT_EQ(log.find("svcd ready"), std::string::npos) << log;
+  for (const auto& name : c.destroyed) {
+    EXPECT_NE(log.find("fixture '" + name + "' destroyed\n"), std::string::npos) << log;
+  }
+  for (const char* crash : {"destroyed while started", "the database is gone", "AddressSanitizer",
+                            "runtime error:", "double free", "terminate called"}) {
+    EXPECT_EQ(log.find(crash), std::string::npos) << crash << " in\n" << log;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kernel, PluginStageFailure,
+    ::testing::Values(
+        StageFailure{"load",
+                     {"holder", "nocreate"},
+                     {},
+                     70,
+                     "plugin 'nocreate': missing export svc_plugin_create",
+                     {}},
+        StageFailure{"configure",
+                     {"holder", "holdsthrowsconfigure"},
+                     {},
+                     78,
+                     "plugin 'holdsthrowsconfigure': failed to configure: configure refused on "
+                     "purpose",
+                     {"holder", "holdsthrowsconfigure"}},
+        StageFailure{"migrate",
+                     {"holder", "holdsbadmigration"},
+                     {},
+                     70,
+                     "plugin 'holdsbadmigration': failed to migrate: migration 1",
+                     {"holder", "holdsbadmigration"}},
+        StageFailure{"start",
+                     {"holder", "holdsthrowsstart"},
+                     {},
+                     78,
+                     "plugin 'holdsthrowsstart': failed to start: start refused on purpose",
+                     {"holder", "holdsthrowsstart"}},
+        // The email plugin's SMTP listener, started after its rule cache and waits subscribed.
+        StageFailure{"listener_port_in_use",
+                     {"holder", "auth", "identities", "email"},
+                     {"--set", "email.smtp.listen=127.0.0.1:{busy}"},
+                     78,
+                     "plugin 'email': failed to start: ",
+                     {"holder"}},
+        StageFailure{"listener_host_unknown",
+                     {"holder", "auth", "identities", "email"},
+                     {"--set", "email.smtp.listen=no-such-host.invalid:2525"},
+                     78,
+                     "plugin 'email': failed to start: ",
+                     {"holder"}},
+        StageFailure{"api_port_in_use",
+                     {"holder"},
+                     {"--set", "server.port={busy}"},
+                     78,
+                     "cannot listen on ",
+                     {}},
+        StageFailure{"admin_port_in_use",
+                     {"holder"},
+                     {"--set", "admin.listen=127.0.0.1:{busy}"},
+                     78,
+                     "cannot start the operator listener on 127.0.0.1:",
+                     {"holder"}}),
+    [](const auto& info) { return info.param.stage; });
 
 struct HandshakeRefusal {
   std::string plugin;
