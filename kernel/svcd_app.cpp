@@ -32,9 +32,11 @@
 #include <Poco/Util/Option.h>
 #include <Poco/Util/OptionSet.h>
 
+#include <fcntl.h>
 #include <openssl/rand.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -81,6 +83,24 @@ std::map<std::string, std::string> processEnvironment() {
     }
   }
   return env;
+}
+
+// The SQLite database, its write-ahead log and its shared-memory index hold what plugins keep
+// unencrypted (signing secrets, key hashes): each that exists must be svcd's alone, as a key
+// file must be (sdk::privateFileProblem). @return "" or the fatal line, naming the file.
+std::string sqliteFilesProblem(const std::string& db_url) {
+  if (db_url.rfind("sqlite:", 0) != 0) return "";
+  const std::string path = db_url.substr(7);
+  for (const std::string& file : {path, path + "-wal", path + "-shm"}) {
+    // Absent, it is made 0600 under svcd's umask; one that cannot be opened fails the database's
+    // own open, which says why.
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) continue;
+    const std::string problem = sdk::privateFileProblem(fd);
+    ::close(fd);
+    if (!problem.empty()) return "database file " + file + ": " + problem;
+  }
+  return "";
 }
 
 // The operator token: configured, or generated once and kept in data.dir/admin.token (0600) so
@@ -404,8 +424,16 @@ int SvcdApp::serve() {
   }
   raiseOpenFileLimit(log);
 
+  // Whatever umask svcd was started with, what it makes is its user's alone: the data directory
+  // 0700; the database, keys, spool and blobs 0600 (SQLite gives its -wal and -shm files the
+  // database's mode).
+  ::umask(077);
   const std::string data_dir = conf.getString("data.dir");
   Poco::File(data_dir).createDirectories();
+  if (const std::string problem = sqliteFilesProblem(conf.getString("db.url")); !problem.empty()) {
+    log.fatal(problem);
+    return EXIT_CONFIG;
+  }
   const int threads = conf.getInt("server.threads");
   std::unique_ptr<SqlDatabase> db;
   try {

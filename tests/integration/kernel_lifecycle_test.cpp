@@ -23,12 +23,15 @@
 
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <iterator>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 namespace svc::testing {
@@ -185,6 +188,89 @@ INSTANTIATE_TEST_SUITE_P(
                      "cannot start the operator listener on 127.0.0.1:",
                      {"holder"}}),
     [](const auto& info) { return info.param.stage; });
+
+// @return every path under dir (dir included) that users other than its owner may use, with its
+// mode; and whether the files named in `present` were there.
+std::vector<std::string> notPrivate(const std::string& dir) {
+  std::vector<std::string> open;
+  auto check = [&](const std::filesystem::path& p) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0 || S_ISLNK(st.st_mode)) return;
+    if ((st.st_mode & 077) != 0) {
+      std::ostringstream line;
+      line << p.string() << " " << std::oct << (st.st_mode & 0777);
+      open.push_back(line.str());
+    }
+  };
+  check(dir);
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) check(entry.path());
+  return open;
+}
+
+// Started by hand with umask 022, svcd still makes its data directory 0700 and every file 0600:
+// the database and its -wal and -shm, the operator token, the plugins' directories, keys and
+// spool, while it runs and after it stops.
+TEST(KernelFiles, TheDataDirectoryAndEveryFileArePrivateWhateverTheUmask) {
+  const std::string root = Poco::TemporaryFile::tempName();
+  const std::string data = root + "/var/svc";  // its parents made by svcd too
+  Svcd::Options o;
+  o.plugins = {"auth", "identities", "email", "vault"};
+  o.args = {"--set", "data.dir=" + data};
+  if (databaseKind() == "sqlite") {
+    o.args.insert(o.args.end(), {"--set", "db.url=sqlite:" + data + "/svc.db"});
+  }
+  {
+    Svcd svcd(o);
+    std::filesystem::remove_all(root);  // the harness made it; svcd is to make it here
+    const mode_t umask_before = ::umask(022);
+    ASSERT_TRUE(svcd.start());
+    ::umask(umask_before);
+    auto key =
+        operatorLogin(svcd, "files@example.com")->optValue<std::string>("management_key", "");
+    EXPECT_EQ(
+        http(svcd.port(), "POST", "/api/identities/", R"({"name":"files"})", bearer(key)).status,
+        201);
+    std::vector<std::string> expected = {"/admin.token", "/vault/master.key", "/email/spool"};
+    if (databaseKind() == "sqlite") {
+      expected.insert(expected.end(), {"/svc.db", "/svc.db-wal", "/svc.db-shm"});
+    }
+    for (const auto& file : expected) {
+      EXPECT_TRUE(Poco::File(data + file).exists()) << data + file;
+    }
+    EXPECT_EQ(notPrivate(root), std::vector<std::string>{});
+    EXPECT_EQ(svcd.terminate(), 0);
+    EXPECT_EQ(notPrivate(root), std::vector<std::string>{});
+  }
+  std::filesystem::remove_all(root);
+}
+
+// A database file other users may read (the database itself, or its -wal or -shm, which hold
+// its latest pages) is refused as the vault's key file is: exit 78, naming the file.
+TEST(KernelFiles, ADatabaseFileOthersMayReadRefusesToStartNamingIt) {
+  if (databaseKind() != "sqlite") GTEST_SKIP() << "no database file on MariaDB";
+  Svcd svcd;
+  ASSERT_TRUE(svcd.start());
+  EXPECT_EQ(svcd.terminate(), 0);
+  const std::string db = svcd.dbUrl().substr(7);
+  for (const std::string suffix : {"", "-wal", "-shm"}) {
+    const std::string file = db + suffix;
+    if (!Poco::File(file).exists()) std::ofstream{file};  // empty: SQLite makes it anew
+    for (mode_t mode : {0644, 0640, 0604, 0620}) {
+      ASSERT_EQ(::chmod(file.c_str(), mode), 0) << file;
+      const std::size_t before = svcd.log().size();
+      EXPECT_EQ(svcd.startExpectingFailure(), 78) << file << " " << std::oct << mode;
+      const std::string log = svcd.log().substr(before);
+      EXPECT_EQ(countLines(log, "Fatal"), 1) << log;
+      EXPECT_NE(log.find("database file " + file + ": other users may read it; make it mode 0600"),
+                std::string::npos)
+          << log;
+    }
+    ASSERT_EQ(::chmod(file.c_str(), 0600), 0) << file;
+  }
+  ASSERT_TRUE(svcd.start());
+  EXPECT_EQ(svcd.get("/api/health/").status, 200);
+  EXPECT_EQ(svcd.terminate(), 0);
+}
 
 struct HandshakeRefusal {
   std::string plugin;
