@@ -100,6 +100,10 @@ struct StageFailure {
   std::vector<std::string> destroyed;  // fixtures that must have been destroyed
 };
 
+void PrintTo(const StageFailure& c, std::ostream* out) {
+  *out << c.stage;
+}
+
 class PluginStageFailure : public ::testing::TestWithParam<StageFailure> {};
 
 // Whatever stage a plugin fails at, and whatever it and the plugins before it hold by then
