@@ -7,6 +7,7 @@
 #include <Poco/JSON/Array.h>
 #include <Poco/JSON/Parser.h>
 #include <Poco/JSON/Stringifier.h>
+#include <Poco/String.h>
 #include <Poco/URI.h>
 
 #include <algorithm>
@@ -245,9 +246,13 @@ sdk::Response McpServer::handle(sdk::Request& r) {
   Poco::Dynamic::Var parsed;
   try {
     if (!sdk::isValidUtf8(r.body)) throw Poco::DataFormatException("not UTF-8");
+    // Poco's parser takes only an object or an array as the whole text: wrapped in an array, a
+    // scalar (`null`, `1`) parses too, and is then refused as a request rather than as JSON.
     Poco::JSON::Parser parser;
-    parser.setDepth(64);
-    parsed = parser.parse(r.body);
+    parser.setDepth(65);
+    const auto wrapped = parser.parse("[" + r.body + "]").extract<Poco::JSON::Array::Ptr>();
+    if (!wrapped || wrapped->size() != 1) throw Poco::DataFormatException("not one JSON text");
+    parsed = wrapped->get(0);
   } catch (const Poco::Exception&) {
     return rpcError(Poco::Dynamic::Var(), kParseError, "The body is not valid JSON.", 400);
   }
@@ -273,6 +278,9 @@ sdk::Response McpServer::handle(sdk::Request& r) {
   const std::string method = m->getValue<std::string>("method");
   // A notification (no id) or a client's answer: accepted, nothing to say.
   if (!m->has("id")) return sdk::Response::text(202, "", "application/json");
+  if (method == "tools/call" && m->has("params") && !m->isObject("params")) {
+    return rpcError(id, kInvalidParams, "tools/call takes `params` as an object.");
+  }
   const ObjectPtr params =
       m->has("params") && m->isObject("params") ? m->getObject("params") : ObjectPtr(new Object);
   if (method == "initialize") {
@@ -324,8 +332,13 @@ sdk::Response McpServer::call(const ObjectPtr& params, sdk::Request& outer,
     return rpcError(id, kInvalidParams, "No tool '" + name.substr(0, 64) + "' (tools/list).");
   }
   if (!runtime_) return rpcError(id, kInternalError, "The server is not ready.");
+  // Absent: the tool takes no arguments. Anything but an object is refused before the tool
+  // runs, never read as `{}`.
+  if (params->has("arguments") && !params->isObject("arguments")) {
+    return rpcError(id, kInvalidParams, "`arguments` must be an object of the tool's arguments.");
+  }
   const ObjectPtr args =
-      params->isObject("arguments") ? params->getObject("arguments") : ObjectPtr(new Object);
+      params->has("arguments") ? params->getObject("arguments") : ObjectPtr(new Object);
   const sdk::Route& route = tool->entry->route;
   sdk::Request req;
   req.method = route.method;
@@ -390,7 +403,14 @@ sdk::Response McpServer::call(const ObjectPtr& params, sdk::Request& outer,
           }
         });
   }
-  return rpcResult(id, toolResult(answer));
+  sdk::Response result = rpcResult(id, toolResult(answer));
+  // What the route keeps from caches (a password, a secret, a key) its tool result carries too.
+  const bool no_store =
+      std::any_of(answer.headers.begin(), answer.headers.end(), [](const auto& h) {
+        return Poco::icompare(h.first, "Cache-Control") == 0 &&
+               h.second.find("no-store") != std::string::npos;
+      });
+  return no_store ? sdk::Response::noStore(std::move(result)) : result;
 }
 
 void addMcpRoutes(Router& router, McpServer& mcp) {

@@ -226,9 +226,17 @@ PluginHost::PluginHost(Poco::Util::LayeredConfiguration& config, ConfigLayers& l
       listeners_(Poco::Logger::get("listeners")) {}
 
 PluginHost::~PluginHost() {
+  destroy();
+}
+
+void PluginHost::destroy() {
   stop();
-  // Objects go before libraries would (which never happens): destroy in reverse order.
-  while (!plugins_.empty()) plugins_.pop_back();
+  // Objects go before libraries would (which never happens): destroy in reverse order, the
+  // plugin before its context, services and metrics (valid until the plugin is destroyed).
+  while (!plugins_.empty()) {
+    plugins_.back()->plugin.reset();
+    plugins_.pop_back();
+  }
 }
 
 void PluginHost::load(const std::string& dir, const std::string& enabled) {
@@ -374,7 +382,8 @@ void PluginHost::prepare(SqlDatabase& db, sdk::EventBus& events, ServiceTable& s
     try {
       p->plugin->configure(*p->context);
     } catch (...) {
-      throw PluginError(p->name, "failed to configure: " + describe(std::current_exception()));
+      throw PluginError(p->name, "failed to configure: " + describe(std::current_exception()),
+                        PluginError::Blame::kConfiguration);
     }
     p->status = LoadedPlugin::Status::kConfigured;
     try {
@@ -399,7 +408,8 @@ void PluginHost::start() {
     try {
       p->plugin->start();
     } catch (...) {
-      throw PluginError(p->name, "failed to start: " + describe(std::current_exception()));
+      throw PluginError(p->name, "failed to start: " + describe(std::current_exception()),
+                        PluginError::Blame::kConfiguration);
     }
     p->status = LoadedPlugin::Status::kStarted;
   }

@@ -28,12 +28,18 @@ namespace svc::kernel {
 /// Why a plugin could not be used; what() is one log line naming the plugin and the cause.
 class PluginError : public std::runtime_error {
  public:
-  PluginError(const std::string& plugin, const std::string& cause)
-      : std::runtime_error("plugin '" + plugin + "': " + cause), plugin_(plugin) {}
+  /// Whose fault: the plugin's (its file, handshake, declarations or migrations), or the
+  /// configuration's (the plugin refused its settings, or could not get what they name at start:
+  /// a port in use, a host that does not resolve, a file it cannot read). svcd exits 70 or 78.
+  enum class Blame { kPlugin, kConfiguration };
+  PluginError(const std::string& plugin, const std::string& cause, Blame blame = Blame::kPlugin)
+      : std::runtime_error("plugin '" + plugin + "': " + cause), plugin_(plugin), blame_(blame) {}
   const std::string& plugin() const { return plugin_; }
+  Blame blame() const { return blame_; }
 
  private:
   std::string plugin_;
+  Blame blame_;
 };
 
 /// One loaded plugin.
@@ -106,6 +112,11 @@ class PluginHost {
   void start();
   /// stop each started plugin, in reverse order; never throws.
   void stop();
+  /// Stops the started plugins, then destroys every plugin object in reverse order, each before
+  /// the context it was given. Call it while everything prepare() handed the plugins (database,
+  /// event bus, services, routers, metrics) still exists: a plugin may use them until it is
+  /// destroyed, whatever stage it reached or failed at. plugins() is empty afterwards.
+  void destroy();
 
   const std::vector<std::unique_ptr<LoadedPlugin>>& plugins() const { return plugins_; }
   /// @return the event types the loaded plugins declare, and the kernel's own.

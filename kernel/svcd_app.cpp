@@ -32,9 +32,11 @@
 #include <Poco/Util/Option.h>
 #include <Poco/Util/OptionSet.h>
 
+#include <fcntl.h>
 #include <openssl/rand.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -81,6 +83,24 @@ std::map<std::string, std::string> processEnvironment() {
     }
   }
   return env;
+}
+
+// The SQLite database, its write-ahead log and its shared-memory index hold what plugins keep
+// unencrypted (signing secrets, key hashes): each that exists must be svcd's alone, as a key
+// file must be (sdk::privateFileProblem). @return "" or the fatal line, naming the file.
+std::string sqliteFilesProblem(const std::string& db_url) {
+  if (db_url.rfind("sqlite:", 0) != 0) return "";
+  const std::string path = db_url.substr(7);
+  for (const std::string& file : {path, path + "-wal", path + "-shm"}) {
+    // Absent, it is made 0600 under svcd's umask; one that cannot be opened fails the database's
+    // own open, which says why.
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) continue;
+    const std::string problem = sdk::privateFileProblem(fd);
+    ::close(fd);
+    if (!problem.empty()) return "database file " + file + ": " + problem;
+  }
+  return "";
 }
 
 // The operator token: configured, or generated once and kept in data.dir/admin.token (0600) so
@@ -213,6 +233,32 @@ void addKernelGauges(Metrics& metrics, SqlDatabase& db, EventLog& events, Stream
                 [&] { return static_cast<double>(events.position()); });
   metrics.gauge("svc_held_responses_open", "long-lived responses held open",
                 [&] { return static_cast<double>(hub.openCount()); });
+}
+
+// Ends the plugins' lives before the kernel objects they were given. Declared after the database,
+// event log, hub, services, metrics and routers, it runs before their destructors whichever way
+// serve() returns, a plugin refusing to configure, migrate or start included: the started
+// plugins are stopped, the services offered dropped, then every plugin object destroyed.
+class PluginsEndFirst {
+ public:
+  PluginsEndFirst(PluginHost& host, ServiceTable& services) : host_(host), services_(services) {}
+  ~PluginsEndFirst() {
+    host_.stop();
+    services_.clear();
+    host_.destroy();
+  }
+  PluginsEndFirst(const PluginsEndFirst&) = delete;
+  PluginsEndFirst& operator=(const PluginsEndFirst&) = delete;
+
+ private:
+  PluginHost& host_;
+  ServiceTable& services_;
+};
+
+// A plugin's refusal: 78 when its configuration is to blame, 70 when the plugin is.
+int exitCodeFor(const PluginError& e) {
+  return e.blame() == PluginError::Blame::kConfiguration ? Poco::Util::Application::EXIT_CONFIG
+                                                         : Poco::Util::Application::EXIT_SOFTWARE;
 }
 
 }  // namespace
@@ -379,8 +425,16 @@ int SvcdApp::serve() {
   }
   raiseOpenFileLimit(log);
 
+  // Whatever umask svcd was started with, what it makes is its user's alone: the data directory
+  // 0700; the database, keys, spool and blobs 0600 (SQLite gives its -wal and -shm files the
+  // database's mode).
+  ::umask(077);
   const std::string data_dir = conf.getString("data.dir");
   Poco::File(data_dir).createDirectories();
+  if (const std::string problem = sqliteFilesProblem(conf.getString("db.url")); !problem.empty()) {
+    log.fatal(problem);
+    return EXIT_CONFIG;
+  }
   const int threads = conf.getInt("server.threads");
   std::unique_ptr<SqlDatabase> db;
   try {
@@ -436,11 +490,12 @@ int SvcdApp::serve() {
   // never take one of their names.
   addKernelGauges(metrics, *db, events, hub);
 
+  const PluginsEndFirst plugins_end_first(host, services);
   try {
     host.prepare(*db, events, services, router, operator_router, &metrics);
   } catch (const PluginError& e) {
     log.fatal(e.what());
-    return EXIT_SOFTWARE;
+    return exitCodeFor(e);
   }
 
   std::unique_ptr<AccessLog> access_log;
@@ -492,7 +547,7 @@ int SvcdApp::serve() {
     access->stop();
     host.stop();
     hub.stop();
-    return EXIT_SOFTWARE;
+    return exitCodeFor(e);
   }
   api->start();
   if (admin) admin->start();

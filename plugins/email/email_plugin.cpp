@@ -168,13 +168,20 @@ class EmailPlugin : public sdk::Plugin {
   void registerServices(sdk::ServiceRegistry&) override {}
 
   void start() override {
-    inboxes_->start();
-    rules_->start();
-    ingest_->start();
-    authenticator_->start();
-    wait_->start();
-    smtp_server_ = std::make_unique<SmtpServer>(config_.smtp, *ingest_, context_->logger());
-    smtp_server_->start(context_->listeners());
+    try {
+      inboxes_->start();
+      rules_->start();
+      ingest_->start();
+      authenticator_->start();
+      wait_->start();
+      smtp_server_ = std::make_unique<SmtpServer>(config_.smtp, *ingest_, context_->logger());
+      smtp_server_->start(context_->listeners());
+    } catch (...) {
+      // The SMTP port in use or its host unknown: what began is undone here, as the SDK asks of
+      // a start() that throws (the kernel stops only the plugins whose start() returned).
+      stop();
+      throw;
+    }
     const auto& domains = config_.platform_domains;
     context_->logger().information("SMTP listener on port %hu for %s", smtp_server_->port(),
                                    Poco::cat(std::string(", "), domains.begin(), domains.end()));

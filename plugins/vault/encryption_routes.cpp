@@ -99,7 +99,8 @@ sdk::Response EncryptionRoutes::get(sdk::Request& r) {
                          "End-to-end encryption is not set up for this account: PUT "
                          "/api/encryption/ with {salt, public_key, verifier} sets it up.");
   }
-  return sdk::Response::json(200, metadataJson(*a));
+  // The verifier checks a passphrase, offline too: kept from caches like the values it guards.
+  return sdk::Response::noStore(sdk::Response::json(200, metadataJson(*a)));
 }
 
 sdk::Response EncryptionRoutes::set(sdk::Request& r) {
@@ -172,7 +173,7 @@ sdk::Response EncryptionRoutes::set(sdk::Request& r) {
   // Every value of the account may be new: what plugins keep from fetch() is stale (the event
   // tells other svcd processes).
   service_.invalidate(account);
-  return sdk::Response::json(200, metadataJson(saved));
+  return sdk::Response::noStore(sdk::Response::json(200, metadataJson(saved)));
 }
 
 sdk::Response EncryptionRoutes::beginRekey(sdk::Request& r) {
@@ -207,7 +208,8 @@ sdk::Response EncryptionRoutes::beginRekey(sdk::Request& r) {
   });
   body->set("rekey_token", token);
   body->set("records", records);
-  return sdk::Response::json(201, body);
+  // Every protected value of the account, in clear, and the lease's token.
+  return sdk::Response::noStore(sdk::Response::json(201, body));
 }
 
 sdk::Response EncryptionRoutes::endRekey(sdk::Request& r) {

@@ -110,16 +110,13 @@ std::optional<MasterKeys> MasterKeys::read(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0 && errno == ENOENT) return std::nullopt;
   if (fd < 0) throw systemError(path, "cannot be opened (a symbolic link is refused)");
-  struct stat st {};
-  std::string text;
-  const bool stat_ok = ::fstat(fd, &st) == 0;
-  const bool read_ok = stat_ok && S_ISREG(st.st_mode) && readAll(fd, text);
-  ::close(fd);
-  if (!stat_ok || !S_ISREG(st.st_mode)) throw fileError(path, "is not a regular file");
-  if (st.st_uid != ::geteuid()) throw fileError(path, "belongs to another user than svcd's");
-  if ((st.st_mode & 077) != 0) {
-    throw fileError(path, "other users may read it; make it mode 0600 (chmod 600)");
+  if (const std::string problem = sdk::privateFileProblem(fd); !problem.empty()) {
+    ::close(fd);
+    throw fileError(path, problem);
   }
+  std::string text;
+  const bool read_ok = readAll(fd, text);
+  ::close(fd);
   if (!read_ok) throw fileError(path, "cannot be read");
   MasterKeys keys;
   std::istringstream in(text);

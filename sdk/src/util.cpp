@@ -9,13 +9,17 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <stdexcept>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <regex>
 #include <vector>
@@ -304,6 +308,15 @@ std::string randomToken(std::size_t bytes) {
     throw std::runtime_error("RAND_bytes failed");
   }
   return base64url(raw);
+}
+
+std::string privateFileProblem(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return std::string("cannot be examined: ") + std::strerror(errno);
+  if (!S_ISREG(st.st_mode)) return "is not a regular file";
+  if (st.st_uid != ::geteuid()) return "belongs to another user than svcd's";
+  if ((st.st_mode & 077) != 0) return "other users may read it; make it mode 0600 (chmod 600)";
+  return "";
 }
 
 }  // namespace svc::sdk

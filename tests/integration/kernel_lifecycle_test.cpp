@@ -11,6 +11,7 @@
 #include <Poco/Net/HTTPSClientSession.h>
 #include <Poco/Net/NetException.h>
 #include <Poco/Net/SSLManager.h>
+#include <Poco/Net/ServerSocket.h>
 #include <Poco/Net/StreamSocket.h>
 #include <Poco/Pipe.h>
 #include <Poco/PipeStream.h>
@@ -22,12 +23,15 @@
 
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <iterator>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 namespace svc::testing {
@@ -86,6 +90,191 @@ INSTANTIATE_TEST_SUITE_P(
                 "",
                 "plugin 'throwsstart': failed to start: start refused on purpose"}),
     [](const auto& info) { return info.param.plugins.front() + std::to_string(info.index); });
+
+struct StageFailure {
+  std::string stage;
+  std::vector<std::string> plugins;
+  std::vector<std::string> args;       // "{busy}": a port this test holds
+  int exit_code;                       // 70 the plugin is to blame, 78 the configuration
+  std::string expected;                // what the one fatal line must say
+  std::vector<std::string> destroyed;  // fixtures that must have been destroyed
+};
+
+void PrintTo(const StageFailure& c, std::ostream* out) {
+  *out << c.stage;
+}
+
+class PluginStageFailure : public ::testing::TestWithParam<StageFailure> {};
+
+// Whatever stage a plugin fails at, and whatever it and the plugins before it hold by then
+// (event subscriptions, held waits' threads, listeners, sessions), svcd says why in one line and
+// exits with its code: the plugins are stopped and destroyed while the kernel's objects they hold
+// still exist. A crash on the way out (an abort, a sanitizer's report) fails it.
+TEST_P(PluginStageFailure, ExitsCleanlyWithItsCodeAndEndsThePluginsFirst) {
+  const StageFailure& c = GetParam();
+  // Bound without SO_REUSEPORT, so that no other socket can share the port.
+  Poco::Net::ServerSocket busy;
+  busy.bind(Poco::Net::SocketAddress("127.0.0.1", 0), false, false);
+  busy.listen();
+  Svcd::Options o;
+  o.plugins = c.plugins;
+  for (std::string a : c.args) {
+    const auto at = a.find("{busy}");
+    if (at != std::string::npos) a.replace(at, 6, std::to_string(busy.address().port()));
+    o.args.push_back(a);
+  }
+  Svcd svcd(o);
+  EXPECT_EQ(svcd.startExpectingFailure(), c.exit_code);
+  const std::string log = svcd.log();
+  EXPECT_EQ(countLines(log, "Fatal"), 1) << log;
+  EXPECT_NE(log.find(c.expected), std::string::npos) << log;
+  EXPECT_EQ(log.find("svcd ready"), std::string::npos) << log;
+  for (const auto& name : c.destroyed) {
+    EXPECT_NE(log.find("fixture '" + name + "' destroyed\n"), std::string::npos) << log;
+  }
+  for (const char* crash : {"destroyed while started", "the database is gone", "AddressSanitizer",
+                            "runtime error:", "double free", "terminate called"}) {
+    EXPECT_EQ(log.find(crash), std::string::npos) << crash << " in\n" << log;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kernel, PluginStageFailure,
+    ::testing::Values(
+        StageFailure{"load",
+                     {"holder", "nocreate"},
+                     {},
+                     70,
+                     "plugin 'nocreate': missing export svc_plugin_create",
+                     {}},
+        StageFailure{"configure",
+                     {"holder", "holdsthrowsconfigure"},
+                     {},
+                     78,
+                     "plugin 'holdsthrowsconfigure': failed to configure: configure refused on "
+                     "purpose",
+                     {"holder", "holdsthrowsconfigure"}},
+        StageFailure{"migrate",
+                     {"holder", "holdsbadmigration"},
+                     {},
+                     70,
+                     "plugin 'holdsbadmigration': failed to migrate: migration 1",
+                     {"holder", "holdsbadmigration"}},
+        StageFailure{"start",
+                     {"holder", "holdsthrowsstart"},
+                     {},
+                     78,
+                     "plugin 'holdsthrowsstart': failed to start: start refused on purpose",
+                     {"holder", "holdsthrowsstart"}},
+        // The email plugin's SMTP listener, started after its rule cache and waits subscribed.
+        StageFailure{"listener_port_in_use",
+                     {"holder", "auth", "identities", "email"},
+                     {"--set", "email.smtp.listen=127.0.0.1:{busy}"},
+                     78,
+                     "plugin 'email': failed to start: ",
+                     {"holder"}},
+        StageFailure{"listener_host_unknown",
+                     {"holder", "auth", "identities", "email"},
+                     {"--set", "email.smtp.listen=no-such-host.invalid:2525"},
+                     78,
+                     "plugin 'email': failed to start: ",
+                     {"holder"}},
+        StageFailure{"api_port_in_use",
+                     {"holder"},
+                     {"--set", "server.port={busy}"},
+                     78,
+                     "cannot listen on ",
+                     {}},
+        StageFailure{"admin_port_in_use",
+                     {"holder"},
+                     {"--set", "admin.listen=127.0.0.1:{busy}"},
+                     78,
+                     "cannot start the operator listener on 127.0.0.1:",
+                     {"holder"}}),
+    [](const auto& info) { return info.param.stage; });
+
+// @return every path under dir (dir included) that users other than its owner may use, with its
+// mode; and whether the files named in `present` were there.
+std::vector<std::string> notPrivate(const std::string& dir) {
+  std::vector<std::string> open;
+  auto check = [&](const std::filesystem::path& p) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0 || S_ISLNK(st.st_mode)) return;
+    if ((st.st_mode & 077) != 0) {
+      std::ostringstream line;
+      line << p.string() << " " << std::oct << (st.st_mode & 0777);
+      open.push_back(line.str());
+    }
+  };
+  check(dir);
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) check(entry.path());
+  return open;
+}
+
+// Started by hand with umask 022, svcd still makes its data directory 0700 and every file 0600:
+// the database and its -wal and -shm, the operator token, the plugins' directories, keys and
+// spool, while it runs and after it stops.
+TEST(KernelFiles, TheDataDirectoryAndEveryFileArePrivateWhateverTheUmask) {
+  const std::string root = Poco::TemporaryFile::tempName();
+  const std::string data = root + "/var/svc";  // its parents made by svcd too
+  Svcd::Options o;
+  o.plugins = {"auth", "identities", "email", "vault"};
+  o.args = {"--set", "data.dir=" + data};
+  if (databaseKind() == "sqlite") {
+    o.args.insert(o.args.end(), {"--set", "db.url=sqlite:" + data + "/svc.db"});
+  }
+  {
+    Svcd svcd(o);
+    std::filesystem::remove_all(root);  // the harness made it; svcd is to make it here
+    const mode_t umask_before = ::umask(022);
+    ASSERT_TRUE(svcd.start());
+    ::umask(umask_before);
+    auto key =
+        operatorLogin(svcd, "files@example.com")->optValue<std::string>("management_key", "");
+    EXPECT_EQ(
+        http(svcd.port(), "POST", "/api/identities/", R"({"name":"files"})", bearer(key)).status,
+        201);
+    std::vector<std::string> expected = {"/admin.token", "/vault/master.key", "/email/spool"};
+    if (databaseKind() == "sqlite") {
+      expected.insert(expected.end(), {"/svc.db", "/svc.db-wal", "/svc.db-shm"});
+    }
+    for (const auto& file : expected) {
+      EXPECT_TRUE(Poco::File(data + file).exists()) << data + file;
+    }
+    EXPECT_EQ(notPrivate(root), std::vector<std::string>{});
+    EXPECT_EQ(svcd.terminate(), 0);
+    EXPECT_EQ(notPrivate(root), std::vector<std::string>{});
+  }
+  std::filesystem::remove_all(root);
+}
+
+// A database file other users may read (the database itself, or its -wal or -shm, which hold
+// its latest pages) is refused as the vault's key file is: exit 78, naming the file.
+TEST(KernelFiles, ADatabaseFileOthersMayReadRefusesToStartNamingIt) {
+  if (databaseKind() != "sqlite") GTEST_SKIP() << "no database file on MariaDB";
+  Svcd svcd;
+  ASSERT_TRUE(svcd.start());
+  EXPECT_EQ(svcd.terminate(), 0);
+  const std::string db = svcd.dbUrl().substr(7);
+  for (const std::string suffix : {"", "-wal", "-shm"}) {
+    const std::string file = db + suffix;
+    if (!Poco::File(file).exists()) std::ofstream{file};  // empty: SQLite makes it anew
+    for (mode_t mode : {0644, 0640, 0604, 0620}) {
+      ASSERT_EQ(::chmod(file.c_str(), mode), 0) << file;
+      const std::size_t before = svcd.log().size();
+      EXPECT_EQ(svcd.startExpectingFailure(), 78) << file << " " << std::oct << mode;
+      const std::string log = svcd.log().substr(before);
+      EXPECT_EQ(countLines(log, "Fatal"), 1) << log;
+      EXPECT_NE(log.find("database file " + file + ": other users may read it; make it mode 0600"),
+                std::string::npos)
+          << log;
+    }
+    ASSERT_EQ(::chmod(file.c_str(), 0600), 0) << file;
+  }
+  ASSERT_TRUE(svcd.start());
+  EXPECT_EQ(svcd.get("/api/health/").status, 200);
+  EXPECT_EQ(svcd.terminate(), 0);
+}
 
 struct HandshakeRefusal {
   std::string plugin;

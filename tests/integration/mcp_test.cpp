@@ -98,5 +98,55 @@ TEST_F(Mcp, ToolsThatReadSealedValuesSayNoCallCanOpenThem) {
   EXPECT_EQ(described, 4);
 }
 
+// JSON-RPC 2.0: a message that is JSON but not an object (null, a number, a string, a boolean)
+// is an invalid request, answered with a null id; only what is not JSON at all is a parse error.
+// Arrays (batches) are refused as invalid requests, the empty one as the specification says.
+TEST_F(Mcp, AMessageThatIsNotAnObjectIsAnInvalidRequest) {
+  struct Case {
+    std::string body;
+    int code;
+  };
+  for (const Case& c :
+       {Case{"null", -32600}, Case{"1", -32600}, Case{R"("tools/list")", -32600},
+        Case{"true", -32600}, Case{"[]", -32600}, Case{"[null]", -32600},
+        Case{R"([{"jsonrpc":"2.0","id":1,"method":"ping"}])", -32600}, Case{"{", -32700},
+        Case{"nul", -32700}, Case{"", -32700}, Case{"1][2", -32700}, Case{"1,2", -32700}}) {
+    auto r = http(svcd_->port(), "POST", "/mcp/", c.body, bearer(key_));
+    EXPECT_EQ(r.status, 400) << c.body << ": " << r.body;
+    auto answer = r.json();
+    EXPECT_EQ(answer->getValue<std::string>("jsonrpc"), "2.0") << c.body;
+    EXPECT_TRUE(answer->has("id") && answer->get("id").isEmpty()) << c.body << ": " << r.body;
+    auto error = answer->getObject("error");
+    ASSERT_TRUE(error) << c.body << ": " << r.body;
+    EXPECT_EQ(error->getValue<int>("code"), c.code) << c.body << ": " << r.body;
+  }
+}
+
+// A tool call's `arguments`, when present, is an object: anything else is invalid params
+// (-32602), and the tool does not run (it used to, as if `{}` had been sent).
+TEST_F(Mcp, ArgumentsThatAreNotAnObjectAreInvalidParamsAndRunNothing) {
+  for (const std::string arguments : {"null", "[]", R"(["Agent"])", R"("name")", "7", "false"}) {
+    const std::string params = R"({"name":"get_identities","arguments":)" + arguments + "}";
+    auto r = http(svcd_->port(), "POST", "/mcp/",
+                  R"({"jsonrpc":"2.0","id":"a1","method":"tools/call","params":)" + params + "}",
+                  bearer(key_));
+    EXPECT_EQ(r.status, 200) << arguments << ": " << r.body;
+    auto answer = r.json();
+    EXPECT_EQ(answer->getValue<std::string>("id"), "a1") << arguments;
+    EXPECT_FALSE(answer->has("result")) << arguments << ": " << r.body;
+    auto error = answer->getObject("error");
+    ASSERT_TRUE(error) << arguments << ": " << r.body;
+    EXPECT_EQ(error->getValue<int>("code"), -32602) << arguments << ": " << r.body;
+    EXPECT_NE(error->getValue<std::string>("message").find("`arguments`"), std::string::npos)
+        << r.body;
+  }
+  // Without arguments the tool runs with none; with an object, with those.
+  bool error = true;
+  call("get_identities", "{}", &error);
+  EXPECT_FALSE(error);
+  auto bare = rpc("tools/call", R"({"name":"get_identities"})");
+  EXPECT_FALSE(bare->optValue<bool>("isError", true));
+}
+
 }  // namespace
 }  // namespace svc::testing

@@ -7,9 +7,20 @@
 //   FIXTURE_NO_CREATE export only the handshake
 //   FIXTURE_ROUTE     register GET /api/<name>/
 //   FIXTURE_EVENTS    a comma list of event types it declares (string literal), or ""
+//   FIXTURE_HOLDS     hold what the kernel gives, as a real plugin does, before any THROW_IN:
+//                     an event subscription from configure, held waits (a thread, another
+//                     subscription) and a listener from start; the destructor gives them back
+//                     and reads the database, and logs "fixture '<name>' destroyed" (or
+//                     "... destroyed while started" when it was never stopped)
+#include <svc/sdk/listeners.h>
 #include <svc/sdk/plugin.h>
+#include <svc/sdk/storage.h>
+#include <svc/sdk/waits.h>
 
+#include <Poco/Data/Session.h>
 #include <Poco/StringTokenizer.h>
+
+#include <memory>
 
 #ifndef FIXTURE_EVENTS
 #define FIXTURE_EVENTS ""
@@ -31,10 +42,34 @@ class FixturePlugin : public sdk::Plugin {
     info_.paths = {std::string("/api/") + FIXTURE_NAME + "/"};
 #endif
   }
+#ifdef FIXTURE_HOLDS
+  ~FixturePlugin() override {
+    if (!context_) return;  // never configured: nothing was given
+    if (started_ && !stopped_) {
+      context_->logger().error("fixture '%s' destroyed while started", std::string(FIXTURE_NAME));
+    }
+    waits_.reset();
+    context_->events().unsubscribe(subscription_);
+    try {
+      Poco::Data::Session session = context_->database().session();
+      session << "SELECT 1", Poco::Data::Keywords::now;
+    } catch (const std::exception& e) {
+      context_->logger().error("fixture '%s': the database is gone: %s", std::string(FIXTURE_NAME),
+                               std::string(e.what()));
+    }
+    context_->logger().information("fixture '%s' destroyed", std::string(FIXTURE_NAME));
+  }
+#endif
   const sdk::PluginInfo& info() const override {
     return info_;
   }
-  void configure(sdk::PluginContext&) override {
+  void configure([[maybe_unused]] sdk::PluginContext& context) override {
+#ifdef FIXTURE_HOLDS
+    context_ = &context;
+    subscription_ = context.events().subscribe([](const sdk::Event&){});
+    waits_ = std::make_unique<sdk::HeldWaits>(context.events(),
+                                              std::vector<std::string>{"fixture.pinged"});
+#endif
 #if FIXTURE_THROW_IN == 1
     throw std::runtime_error("configure refused on purpose");
 #endif
@@ -65,14 +100,44 @@ class FixturePlugin : public sdk::Plugin {
   }
   void registerServices(sdk::ServiceRegistry&) override {}
   void start() override {
+#ifdef FIXTURE_HOLDS
+    waits_->start();
+    sdk::ListenerOptions options;
+    options.listen = "127.0.0.1:0";
+    listener_ = context_->listeners().open(options, protocol_);
+#endif
 #if FIXTURE_THROW_IN == 3
     throw std::runtime_error("start refused on purpose");
 #endif
+#ifdef FIXTURE_HOLDS
+    started_ = true;
+#endif
   }
-  void stop() override {}
+  void stop() override {
+#ifdef FIXTURE_HOLDS
+    stopped_ = true;
+    listener_->close();
+    waits_->stop();
+#endif
+  }
 
  private:
   sdk::PluginInfo info_;
+#ifdef FIXTURE_HOLDS
+  // Closes every connection at once (throwing does): the listener is only there to be held.
+  struct Silent : sdk::ConnectionProtocol {
+    std::unique_ptr<sdk::ConnectionHandler> open(const std::shared_ptr<sdk::Connection>&) override {
+      throw std::runtime_error("the fixture takes no connections");
+    }
+  };
+  sdk::PluginContext* context_ = nullptr;
+  std::uint64_t subscription_ = 0;
+  std::unique_ptr<sdk::HeldWaits> waits_;
+  Silent protocol_;
+  std::unique_ptr<sdk::Listener> listener_;
+  bool started_ = false;
+  bool stopped_ = false;
+#endif
 };
 
 }  // namespace svc::plugins::fixture

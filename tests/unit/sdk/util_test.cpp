@@ -3,9 +3,15 @@
 #include <svc/sdk/version.h>
 
 #include <Poco/Base64Encoder.h>
+#include <Poco/TemporaryFile.h>
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -332,6 +338,40 @@ TEST(SafeText, TruncatesBetweenCharactersAndKeepsLinesForTerminals) {
   EXPECT_EQ(safeForTerminal("\x1b]0;title\x07\x1b[2J"),
             "\xEF\xBF\xBD]0;title\xEF\xBF\xBD\xEF\xBF\xBD[2J");
   EXPECT_EQ(safeForTerminal(std::string(500, 'x')).size(), 500u);  // no length limit
+}
+
+// A file of secrets is private when it is a regular file of this user that no one else may read,
+// write or run: any group or other bit, or a directory, is named.
+TEST(PrivateFile, OnlyARegularFileOfThisUserWithoutGroupOrOtherBitsIsPrivate) {
+  Poco::TemporaryFile file;
+  std::ofstream(file.path()) << "secret";
+  for (const auto& [mode, problem] : std::vector<std::pair<mode_t, std::string>>{
+           {0600, ""},
+           {0400, ""},
+           {0700, ""},
+           {0640, "other users may read it; make it mode 0600 (chmod 600)"},
+           {0604, "other users may read it; make it mode 0600 (chmod 600)"},
+           {0620, "other users may read it; make it mode 0600 (chmod 600)"},
+           {0601, "other users may read it; make it mode 0600 (chmod 600)"}}) {
+    ASSERT_EQ(::chmod(file.path().c_str(), mode), 0);
+    const int fd = ::open(file.path().c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    EXPECT_EQ(privateFileProblem(fd), problem) << std::oct << mode;
+    ::close(fd);
+  }
+  if (::geteuid() == 0) {  // only root can give a file away
+    ASSERT_EQ(::chmod(file.path().c_str(), 0600), 0);
+    ASSERT_EQ(::chown(file.path().c_str(), 65534, 65534), 0);
+    const int fd = ::open(file.path().c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    EXPECT_EQ(privateFileProblem(fd), "belongs to another user than svcd's");
+    ::close(fd);
+  }
+  const int dir = ::open("/tmp", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(dir, 0);
+  EXPECT_EQ(privateFileProblem(dir), "is not a regular file");
+  ::close(dir);
+  EXPECT_EQ(privateFileProblem(-1).rfind("cannot be examined: ", 0), 0u);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Small helpers every plugin needs in the same shape: ids, timestamps, UTF-8 checks, quoting,
-// base64 and hex.
+// base64 and hex, and whether a file of secrets is private.
 #pragma once
 
 #include <cstddef>
@@ -61,5 +61,13 @@ std::string sha256Hex(std::string_view text);
 bool constantTimeEquals(std::string_view a, std::string_view b);
 /// @param bytes how many random bytes (from OpenSSL's DRBG). @return them in unpadded base64url.
 std::string randomToken(std::size_t bytes);
+
+/// Whether a file that holds secrets (a key file, a database) is svcd's alone: a regular file of
+/// this process's user that no other user may read or write. Ask about the descriptor opened to
+/// read it, so that what is checked is what is read.
+/// @param fd an open descriptor of the file.
+/// @return "" when it is private, else why not, to follow the file's name in a message
+/// ("other users may read it; make it mode 0600 (chmod 600)").
+std::string privateFileProblem(int fd);
 
 }  // namespace svc::sdk
