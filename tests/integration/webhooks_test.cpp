@@ -752,8 +752,12 @@ TEST_F(WebhooksFairness, AHealthyWebhookIsServedWhileOtherAccountsReceiversHang)
                   .status,
               201);
     const auto made = std::chrono::steady_clock::now();
+    // At least once, as webhooks are delivered: a repeat does not hide a delivery.
     ASSERT_TRUE(
-        waitFor([&] { return healthy.bodies().size() == static_cast<std::size_t>(i + 1); }, 60));
+        waitFor([&] { return healthy.bodies().size() >= static_cast<std::size_t>(i + 1); }, 60))
+        << "event " << i << ": " << healthy.bodies().size() << " healthy deliveries, "
+        << hanging.accepted.load() << " hanging connections; "
+        << call("GET", "/api/webhooks/").body;
     const auto took = std::chrono::steady_clock::now() - made;
     // Within seconds: a hanging attempt lasts 10 s, and 60 of them on four workers took minutes.
     EXPECT_LT(took, std::chrono::seconds(4))

@@ -569,6 +569,9 @@ TEST(DnsResolverTest, AnAskerOutOfTimeDoesNotFailTheQuestionForThoseJoiningIt) {
   // loaded machine (5 s once failed it under a parallel sanitizer build), so only deadlines bound
   // it.
   o.zone_wait = std::chrono::seconds(60);
+  // Nor by the query timeout (2 s by default, hurried's deadline too): the patient one joins a
+  // moment after hurried asked, so its wait for hurried's end would run out with it (CI once).
+  o.query_timeout = std::chrono::seconds(60);
   DnsResolver r = dns.resolver(o);
   auto busy = std::async(std::launch::async, [&] { return r.query("a.slow.example", ns_t_txt); });
   dns.waitForWaiting(1);  // the zone's one turn is taken
