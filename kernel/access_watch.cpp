@@ -20,7 +20,11 @@ namespace {
 
 constexpr auto kPollInterval = std::chrono::milliseconds(200);
 constexpr auto kRememberApplied = std::chrono::seconds(60);  // for requests held after auth
-constexpr std::int64_t kKeepRowsMicros = 3600LL * 1000000;   // rows older than an hour go
+// How long after a revocation an authenticator may still accept what it revoked (the auth
+// plugin's caches follow revocations every 500 ms).
+constexpr auto kAuthenticatorLag = std::chrono::seconds(2);
+constexpr int kSweepEveryPolls = 50;  // closed requests leave the lists every ~10 s
+constexpr std::int64_t kKeepRowsMicros = 3600LL * 1000000;  // rows older than an hour go
 constexpr std::int64_t kPruneEveryMicros = 600LL * 1000000;
 
 // The machine's clock, not sdk::nowMicros(): a test moving one svcd's clock must not hide its
@@ -48,7 +52,8 @@ std::vector<sdk::Migration> accessWatchMigrations() {
   return {m};
 }
 
-AccessWatch::AccessWatch(SqlDatabase& db) : db_(db) {}
+AccessWatch::AccessWatch(SqlDatabase& db)
+    : db_(db), started_us_(wallMicros()), read_from_us_(started_us_ - kOverlapMicros) {}
 
 AccessWatch::~AccessWatch() {
   stop();
@@ -60,7 +65,6 @@ void AccessWatch::start() {
     if (running_) return;
     running_ = true;
   }
-  read_from_us_ = wallMicros() - kOverlapMicros;
   thread_ = std::thread([this] { run(); });
 }
 
@@ -76,9 +80,14 @@ void AccessWatch::stop() {
 
 void AccessWatch::revoke(Poco::Data::Session& s, const sdk::Revocation& r) {
   if (r.account_id.empty()) throw std::invalid_argument("a revocation names its account");
+  // What the columns hold: a longer value would fail the revoking transaction on MariaDB.
+  if (r.account_id.size() > 64 || r.credential.size() > 128 || r.identity.size() > 64 ||
+      r.code.size() > 64) {
+    throw std::invalid_argument("a revocation's account, credential, identity or code is too long");
+  }
   std::string id = sdk::newUuid();
   std::string account = r.account_id, credential = r.credential, identity = r.identity;
-  std::string code = r.code, detail = r.detail.substr(0, 500);
+  std::string code = r.code, detail = sdk::truncateUtf8(r.detail, 500);
   int status = r.status;
   Poco::Int64 created = wallMicros();
   s << "INSERT INTO svc_revocations (id, account_id, credential, identity_id, status, code, "
@@ -102,9 +111,13 @@ void AccessWatch::track(const std::shared_ptr<sdk::Stream>& stream, Holder holde
   {
     std::lock_guard lock(mutex_);
     for (const auto& seen : recent_) {
-      if (seen.at >= authenticated_at && covers(seen.revocation, holder)) {
-        missed.push_back(seen.revocation);
-      }
+      // A revoked credential never works again, so any revocation of it ends the request: the
+      // authenticator may have let it through a moment after this watch applied the revocation
+      // (its caches follow within a second). One of a whole account (a suspension, which may be
+      // lifted) counts when it came after the authentication, or within that second before it.
+      const bool in_time =
+          !seen.revocation.credential.empty() || seen.at + kAuthenticatorLag >= authenticated_at;
+      if (in_time && covers(seen.revocation, holder)) missed.push_back(seen.revocation);
     }
     if (missed.empty()) {
       auto& list = by_account_[holder.account];
@@ -192,7 +205,8 @@ void AccessWatch::poll() {
   std::vector<sdk::Revocation> fresh;
   for (const Row& row : rows) {
     if (!seen_.emplace(row.get<0>(), row.get<7>()).second) continue;
-    if (!primed_) continue;  // there before this process started: nothing of it is held here
+    // Made before this watch was: nothing this process holds was opened before it.
+    if (row.get<7>() < started_us_) continue;
     sdk::Revocation r;
     r.account_id = row.get<1>();
     r.credential = row.get<2>();
@@ -202,13 +216,27 @@ void AccessWatch::poll() {
     r.detail = row.get<6>();
     fresh.push_back(std::move(r));
   }
-  primed_ = true;
   read_from_us_ = read_at - kOverlapMicros;
   for (auto it = seen_.begin(); it != seen_.end();) {
     it = it->second <= read_from_us_ ? seen_.erase(it) : std::next(it);
   }
   for (const auto& r : fresh) apply(r);
+  if (++polls_ % kSweepEveryPolls == 0) sweep();
   prune(read_at);
+}
+
+void AccessWatch::sweep() {
+  std::lock_guard lock(mutex_);
+  for (auto it = by_account_.begin(); it != by_account_.end();) {
+    auto& list = it->second;
+    list.erase(std::remove_if(list.begin(), list.end(),
+                              [](const Tracked& t) {
+                                auto open = t.stream.lock();
+                                return !open || !open->isOpen();
+                              }),
+               list.end());
+    it = list.empty() ? by_account_.erase(it) : std::next(it);
+  }
 }
 
 void AccessWatch::prune(std::int64_t now_us) {

@@ -50,7 +50,7 @@ class AccessWatch : public sdk::AccessRevocations {
   AccessWatch(const AccessWatch&) = delete;
   AccessWatch& operator=(const AccessWatch&) = delete;
 
-  /// Starts the reading thread (rows already there are taken as applied).
+  /// Starts the reading thread (revocations made before this watch was are not applied).
   void start();
   void stop();
 
@@ -84,6 +84,8 @@ class AccessWatch : public sdk::AccessRevocations {
   void apply(const sdk::Revocation& revocation);
   static void end(sdk::Stream& stream, const sdk::Revocation& revocation);
   void wake();
+  /// Drops closed requests and the accounts left with none.
+  void sweep();
   void prune(std::int64_t now_us);
 
   SqlDatabase& db_;
@@ -91,8 +93,9 @@ class AccessWatch : public sdk::AccessRevocations {
   std::unordered_map<std::string, std::vector<Tracked>> by_account_;
   std::deque<Received> recent_;               // what this process applied, newest last
   std::map<std::string, std::int64_t> seen_;  // row id -> created_us, within the overlap
-  std::int64_t read_from_us_ = 0;             // the next read looks from here
-  bool primed_ = false;                       // the rows there at start were taken as seen
+  const std::int64_t started_us_;             // revocations made before are not this process's
+  std::int64_t read_from_us_;                 // the next read looks from here
+  std::uint64_t polls_ = 0;
 
   std::mutex wake_mutex_;
   std::condition_variable wake_;

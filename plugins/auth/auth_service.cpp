@@ -12,6 +12,8 @@ using sdk::sha256Hex;
 
 namespace {
 
+constexpr std::int64_t kRevocationOverlapUs = 30'000'000;
+
 sdk::HttpError failed(const std::string& why) {
   return sdk::HttpError(401, "authentication_failed", why);
 }
@@ -199,9 +201,10 @@ void AuthService::poll() {
     lock.unlock();
     try {
       std::int64_t now = sdk::nowMicros();
-      // Overlap the windows so a revocation committed while we looked is not missed.
-      for (const auto& hash : store_.revokedSince(since - 2000000)) forget(hash);
-      families_.load(store_, since - 2000000);
+      // Overlap the windows so a revocation committed while we looked is not missed, nor one
+      // whose transaction took long to commit after it stamped its time.
+      for (const auto& hash : store_.revokedSince(since - kRevocationOverlapUs)) forget(hash);
+      families_.load(store_, since - kRevocationOverlapUs);
       since = now;
       if (++ticks % 20 == 0) flushLastUsed();
     } catch (...) {

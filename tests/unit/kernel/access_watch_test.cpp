@@ -79,8 +79,6 @@ class AccessWatchTest : public ::testing::Test {
     db_->migrate("kernel.access", accessWatchMigrations());
     here_ = std::make_unique<AccessWatch>(*db_);
     there_ = std::make_unique<AccessWatch>(*db_);
-    here_->poll();  // primed: what was there before is not theirs to apply
-    there_->poll();
   }
   void TearDown() override {
     here_.reset();
@@ -167,19 +165,44 @@ TEST_F(AccessWatchTest, NothingEndsWhenTheRevokingTransactionRollsBack) {
   EXPECT_THROW(revoke(*here_, ofKey("", "key:k1")), std::invalid_argument);
 }
 
-// Authenticated before the revocation was read here, held after: ended as it is tracked. One
-// authenticated after the revocation was read is a new authentication, which the authenticator
-// answered, so it stays.
+// Held after the revocation was read here: ended as it is tracked. A revoked credential never
+// works again (an authenticator's cache may still let it through for a moment), so whenever it was
+// authenticated; a whole account's revocation (a suspension, which may be lifted) only when it
+// came after the authentication or within the authenticator's lag before it.
 TEST_F(AccessWatchTest, ARequestHeldJustAfterARevocationIsEndedAsItIsTracked) {
-  const auto authenticated = AccessWatch::Clock::now();
   revoke(*here_, ofKey("acct-1", "key:k1"));
+  sdk::Revocation suspended;
+  suspended.account_id = "acct-2";
+  revoke(*here_, suspended);
   there_->poll();
+  const auto now = AccessWatch::Clock::now();
   auto late = std::make_shared<RecordingStream>();
-  there_->track(late, {"acct-1", "key:k1", "", ""}, authenticated);
+  there_->track(late, {"acct-1", "key:k1", "", ""}, now + std::chrono::seconds(30));
   EXPECT_EQ(late->status(), 401);
-  auto after = std::make_shared<RecordingStream>();
-  there_->track(after, {"acct-1", "key:k1", "", ""}, AccessWatch::Clock::now());
-  EXPECT_TRUE(after->isOpen());
+  auto just_after = std::make_shared<RecordingStream>();
+  there_->track(just_after, {"acct-2", "key:k9", "", ""}, now);
+  EXPECT_EQ(just_after->status(), 401);
+  auto resumed = std::make_shared<RecordingStream>();
+  there_->track(resumed, {"acct-2", "key:k9", "", ""}, now + std::chrono::seconds(30));
+  EXPECT_TRUE(resumed->isOpen());
+  auto other = std::make_shared<RecordingStream>();
+  there_->track(other, {"acct-1", "key:k2", "", ""}, now);
+  EXPECT_TRUE(other->isOpen());
+}
+
+// A process that starts after a revocation holds nothing it could cover, even when its first
+// reads fail and the row is only read later.
+TEST_F(AccessWatchTest, RevocationsMadeBeforeAWatchWasAreNotItsToApply) {
+  revoke(*here_, ofKey("acct-1", "key:k1"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  AccessWatch newcomer(*db_);
+  auto held = std::make_shared<RecordingStream>();
+  newcomer.track(held, {"acct-1", "key:k2", "", ""}, AccessWatch::Clock::now());
+  newcomer.poll();
+  EXPECT_TRUE(held->isOpen());
+  revoke(*here_, ofKey("acct-1", "key:k2"));
+  newcomer.poll();
+  EXPECT_EQ(held->status(), 401);
 }
 
 TEST_F(AccessWatchTest, TheThreadAppliesOtherProcessesRevocationsWithoutBeingAsked) {
