@@ -4,6 +4,9 @@
 json() { python3 -c "import json,sys; print(json.load(sys.stdin)[\"$1\"])"; }
 
 bench_start_svcd() {  # bench_start_svcd [svcd args...]
+  # A restart's log starts empty before the wait below reads it: truncated by the child, the file
+  # could still show the last run's ready line to a fast reader, and then its port read as empty.
+  rm -f "$work/svcd.log"
   # No DNS server off this machine: inbound mail's checks say temperror at once (a caller may
   # name its own with --set email.dns.server=...).
   "$build/bin/svcd" --port 0 --data-dir "$work/data" --set admin.listen=127.0.0.1:0 --set email.smtp.listen=127.0.0.1:0 \
