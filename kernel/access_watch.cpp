@@ -122,12 +122,7 @@ void AccessWatch::track(const std::shared_ptr<sdk::Stream>& stream, Holder holde
     if (missed.empty()) {
       auto& list = by_account_[holder.account];
       // Closed ones leave as new ones come, so a list never holds more than were open at once.
-      list.erase(std::remove_if(list.begin(), list.end(),
-                                [](const Tracked& t) {
-                                  auto open = t.stream.lock();
-                                  return !open || !open->isOpen();
-                                }),
-                 list.end());
+      dropClosed(list);
       list.push_back({stream, std::move(holder)});
       return;
     }
@@ -225,16 +220,20 @@ void AccessWatch::poll() {
   prune(read_at);
 }
 
+void AccessWatch::dropClosed(std::vector<Tracked>& list) {
+  list.erase(std::remove_if(list.begin(), list.end(),
+                            [](const Tracked& t) {
+                              auto open = t.stream.lock();
+                              return !open || !open->isOpen();
+                            }),
+             list.end());
+}
+
 void AccessWatch::sweep() {
   std::lock_guard lock(mutex_);
   for (auto it = by_account_.begin(); it != by_account_.end();) {
     auto& list = it->second;
-    list.erase(std::remove_if(list.begin(), list.end(),
-                              [](const Tracked& t) {
-                                auto open = t.stream.lock();
-                                return !open || !open->isOpen();
-                              }),
-               list.end());
+    dropClosed(list);
     it = list.empty() ? by_account_.erase(it) : std::next(it);
   }
 }

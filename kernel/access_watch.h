@@ -84,6 +84,8 @@ class AccessWatch : public sdk::AccessRevocations {
   void apply(const sdk::Revocation& revocation);
   static void end(sdk::Stream& stream, const sdk::Revocation& revocation);
   void wake();
+  /// Drops the closed requests of a list.
+  static void dropClosed(std::vector<Tracked>& list);
   /// Drops closed requests and the accounts left with none.
   void sweep();
   void prune(std::int64_t now_us);

@@ -5,14 +5,14 @@
 // not marked in the table fails it too).
 #include "harness.h"
 
-#include <Poco/Base64Encoder.h>
+#include <svc/sdk/util.h>
+
 #include <Poco/JSON/Array.h>
 
 #include <gtest/gtest.h>
 
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,12 +20,7 @@ namespace svc::testing {
 namespace {
 
 std::string b64(std::size_t n, char fill) {
-  std::ostringstream out;
-  Poco::Base64Encoder encoder(out);
-  encoder.rdbuf()->setLineLength(0);
-  encoder << std::string(n, fill);
-  encoder.close();
-  return out.str();
+  return sdk::base64(std::string(n, fill));
 }
 
 struct Call {
