@@ -65,7 +65,19 @@ std::vector<sdk::Migration> eventLogMigrations() {
   text.mysql = {"ALTER TABLE svc_events CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
                 "ALTER TABLE svc_events MODIFY data TEXT CHARACTER SET utf8mb4 COLLATE "
                 "utf8mb4_bin NOT NULL"};
-  return {m, text};
+  // MySQL/MariaDB: events are stored unnumbered and numbered after commit (EventSequencer), so
+  // that no row is written by every publishing transaction; the insert order is kept by row_id,
+  // and the counter row also holds the numbering lease. SQLite numbers as before.
+  sdk::Migration sequencer;
+  sequencer.version = 3;
+  sequencer.description = "events numbered after commit; the sequencer's lease";
+  sequencer.mysql = {
+      "ALTER TABLE svc_events DROP PRIMARY KEY, "
+      "ADD COLUMN row_id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY FIRST, "
+      "MODIFY seq BIGINT NULL, ADD UNIQUE INDEX svc_events_seq (seq)",
+      "ALTER TABLE svc_event_counter ADD COLUMN holder VARCHAR(64) NOT NULL DEFAULT '', "
+      "ADD COLUMN beat BIGINT NOT NULL DEFAULT 0"};
+  return {m, text, sequencer};
 }
 
 struct EventLog::StreamState {
@@ -99,7 +111,11 @@ std::string liveKey(const std::string& account, const std::string& identity) {
 }  // namespace
 
 EventLog::EventLog(SqlDatabase& db, int retention_days, int ping_seconds)
-    : db_(db), retention_days_(retention_days), ping_seconds_(ping_seconds) {}
+    : db_(db), retention_days_(retention_days), ping_seconds_(ping_seconds) {
+  if (db_.dialect() == sdk::Dialect::kMysql) {
+    sequencer_ = std::make_unique<EventSequencer>(db_, [this] { wakeEventThread(); });
+  }
+}
 
 EventLog::~EventLog() {
   stop();
@@ -110,11 +126,13 @@ void EventLog::start() {
   Poco::Int64 max = 0;
   s << "SELECT COALESCE(MAX(seq), 0) FROM svc_events", into(max), now;
   position_ = max;
+  if (sequencer_) sequencer_->start();
   running_ = true;
   thread_ = std::thread([this] { run(); });
 }
 
 void EventLog::stop() {
+  if (sequencer_) sequencer_->stop();
   if (!running_.exchange(false)) return;
   wakeEventThread();
   thread_.join();
@@ -183,6 +201,24 @@ sdk::Event EventLog::publish(const std::string& type, const std::string& account
                            "\",\"account\":" + jsonString(account) +
                            ",\"identity\":" + (identity.empty() ? "null" : jsonString(identity)) +
                            ",\"object\":" + object_json.str() + "}";
+  if (db_.dialect() == sdk::Dialect::kMysql) {
+    // Numbered after commit by the sequencer (event_sequencer.h): e.sequence stays 0.
+    auto insert = [&](Poco::Data::Session& s) {
+      std::string id = e.id, t = type, a = account, i = identity, d = data;
+      Poco::Int64 at = e.created_us;
+      s << "INSERT INTO svc_events (id, type, account_id, identity_id, created_us, data) "
+           "VALUES (?, ?, ?, ?, ?, ?)",
+          use(id), use(t), use(a), use(i), use(at), use(d), now;
+    };
+    if (transaction) {
+      insert(*transaction);
+      db_.afterCommit([this] { wakeSequencer(); });
+    } else {
+      db_.transaction(insert);
+      wakeSequencer();
+    }
+    return e;
+  }
   auto append = [&](Poco::Data::Session& s) {
     Poco::Int64 seq = 0;
     const std::uint64_t serial = db_.transactionSerial();
@@ -270,6 +306,10 @@ void EventLog::addStream(std::shared_ptr<sdk::Stream> stream, StreamFilter filte
   }
   ++stream_count_;
   wakeEventThread();
+}
+
+void EventLog::wakeSequencer() {
+  if (sequencer_) sequencer_->wake();
 }
 
 void EventLog::wakeEventThread() {

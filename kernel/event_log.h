@@ -1,14 +1,16 @@
 // The durable event log and the Server-Sent Events streams that read it.
 //
 // publish() appends to the svc_events table, inside the caller's transaction when it gives one.
-// A counter row taken in that transaction numbers events and serializes their commits, so the
-// log's order is the commit order in every svcd process sharing the database: a reader that has
-// seen sequence N has seen everything before it. One event thread per process reads the log
+// On SQLite a counter row taken in that transaction numbers events and serializes their commits;
+// on MySQL/MariaDB events are numbered after they commit, by one svcd at a time, so writes share
+// no row (event_sequencer.h). Either way a reader that has seen sequence N has seen everything
+// before it, in every svcd process sharing the database. One event thread per process reads the log
 // (woken by local publishes, and every 50 ms for other processes' events) and hands each event,
 // once and in order, to in-process subscribers and to the SSE streams held in the kernel's hub.
 #pragma once
 
 #include "database.h"
+#include "event_sequencer.h"
 #include "event_types.h"
 
 #include <svc/sdk/events.h>
@@ -86,6 +88,8 @@ class EventLog : public sdk::EventBus {
   void run();
   /// Has the event thread look at the log (and its new streams) now.
   void wakeEventThread();
+  /// Has the sequencer (MySQL) number what this process just committed.
+  void wakeSequencer();
   void poll();
   void catchUp(StreamState& s);
   void dispatch(const sdk::Event& e, const std::string& frame);
@@ -105,6 +109,7 @@ class EventLog : public sdk::EventBus {
   bool woken_ = false;
   std::atomic<std::int64_t> position_{0};
   std::atomic<std::size_t> stream_count_{0};
+  std::unique_ptr<EventSequencer> sequencer_;  // MySQL/MariaDB only
 
   std::mutex subscribers_mutex_;
   std::uint64_t next_token_ = 1;

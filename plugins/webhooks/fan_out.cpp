@@ -29,7 +29,10 @@ std::string quoted(const std::string& s) {
 }  // namespace
 
 bool matches(const WebhookRow& w, const sdk::Event& e) {
-  if (!w.enabled || e.sequence <= w.after_seq || e.account != w.account_id) return false;
+  if (!w.enabled || !w.after_event.empty() || e.sequence <= w.after_seq ||
+      e.account != w.account_id) {
+    return false;
+  }
   if (!w.identity_uuid.empty() && e.identity != w.identity_uuid) return false;
   return w.event_types.empty() ||
          std::find(w.event_types.begin(), w.event_types.end(), e.type) != w.event_types.end();
@@ -79,9 +82,15 @@ std::size_t FanOut::runOnce() {
     });
     return 0;
   }
-  const auto batch = events_.read(cursor, kBatch);
-  if (batch.empty()) return 0;
+  auto batch = events_.read(cursor, kBatch);
   more_ = batch.size() == kBatch;
+  // Nothing past `newest`: a webhook made after the read of the webhooks may wait for its own
+  // event there (after_event), and must find it after the cursor.
+  while (!batch.empty() && batch.back().sequence > newest) {
+    batch.pop_back();
+    more_ = true;
+  }
+  if (batch.empty()) return 0;
   std::size_t made = 0;
   const char* ignore =
       db_.dialect() == sdk::Dialect::kSqlite ? "INSERT OR IGNORE" : "INSERT IGNORE";
@@ -96,8 +105,16 @@ std::size_t FanOut::runOnce() {
            use(from));
       if (cas.execute() == 0) throw CursorMoved{};
       const Poco::Int64 at = sdk::nowMicros();
+      std::vector<WebhookRow> waiting = hooks;  // this attempt's copy: a retry starts afresh
       for (const auto& e : batch) {
-        for (const auto& w : hooks) {
+        for (auto& w : waiting) {
+          if (!w.after_event.empty() && w.after_event == e.id) {
+            // Its own event, numbered after commit: it gets what follows.
+            store_.startAt(tx, w, e.sequence);
+            w.after_seq = e.sequence;
+            w.after_event.clear();
+            continue;
+          }
           if (!matches(w, e)) continue;
           std::string id = sdk::newUuid(), hook = w.id, event_id = e.id, type = e.type,
                       payload = payloadOf(e);

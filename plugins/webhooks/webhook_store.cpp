@@ -18,12 +18,12 @@ namespace {
 constexpr const char* kColumns =
     "SELECT id, account_id, identity_uuid, url, event_types, description, enabled, "
     "disabled_reason, secret, previous_secret, previous_until_us, after_seq, created_us, "
-    "updated_us FROM webhooks ";
+    "updated_us, after_event FROM webhooks ";
 
 std::vector<WebhookRow> readWebhooks(Poco::Data::Statement& select) {
   using T = Poco::Tuple<std::string, std::string, std::string, std::string, std::string,
                         std::string, int, std::string, std::string, std::string, Poco::Int64,
-                        Poco::Int64, Poco::Int64, Poco::Int64>;
+                        Poco::Int64, Poco::Int64, Poco::Int64, std::string>;
   std::vector<T> rows;
   select, into(rows), now;
   std::vector<WebhookRow> out;
@@ -44,6 +44,7 @@ std::vector<WebhookRow> readWebhooks(Poco::Data::Statement& select) {
     r.after_seq = t.get<11>();
     r.created_us = t.get<12>();
     r.updated_us = t.get<13>();
+    r.after_event = t.get<14>();
     out.push_back(std::move(r));
   }
   return out;
@@ -157,7 +158,10 @@ std::vector<sdk::Migration> WebhookStore::migrations() {
               2, "the replays of the last minute, for the replay limit",
               {"CREATE TABLE webhook_replays (webhook_id CHAR(36) NOT NULL, at_us BIGINT NOT "
                "NULL)",
-               "CREATE INDEX webhook_replays_window ON webhook_replays (webhook_id, at_us)"})};
+               "CREATE INDEX webhook_replays_window ON webhook_replays (webhook_id, at_us)"}),
+          sdk::Migration::portable(
+              3, "a webhook's start named by its event's id, for logs numbered after commit",
+              {"ALTER TABLE webhooks ADD COLUMN after_event VARCHAR(36) NOT NULL DEFAULT ''"})};
 }
 
 std::optional<WebhookRow> WebhookStore::find(Poco::Data::Session& s, const std::string& id) {
@@ -203,9 +207,25 @@ void WebhookStore::insert(Poco::Data::Session& tx, WebhookRow& r) {
       use(prev_until), use(created), use(updated), now;
   const sdk::Event e =
       events_.publish("webhook.created", r.account_id, r.identity_uuid, eventJson(r), &tx);
+  startAfter(tx, r.id, e);
   r.after_seq = e.sequence;
-  Poco::Int64 after = r.after_seq;
-  tx << "UPDATE webhooks SET after_seq = ? WHERE id = ?", use(after), use(r.id), now;
+  r.after_event = e.sequence ? "" : e.id;
+}
+
+void WebhookStore::startAfter(Poco::Data::Session& tx, const std::string& id, const sdk::Event& e) {
+  // A log that numbers events after commit gives none here: the fan-out learns the number when
+  // it reaches the event (FanOut::runOnce).
+  Poco::Int64 after = e.sequence;
+  std::string marker = e.sequence ? "" : e.id, webhook = id;
+  tx << "UPDATE webhooks SET after_seq = ?, after_event = ? WHERE id = ?", use(after), use(marker),
+      use(webhook), now;
+}
+
+void WebhookStore::startAt(Poco::Data::Session& tx, const WebhookRow& w, std::int64_t seq) {
+  Poco::Int64 after = seq;
+  std::string id = w.id, marker = w.after_event;
+  tx << "UPDATE webhooks SET after_seq = ?, after_event = '' WHERE id = ? AND after_event = ?",
+      use(after), use(id), use(marker), now;
 }
 
 bool WebhookStore::update(Poco::Data::Session& tx, const WebhookRow& row, const std::string& type) {
@@ -226,8 +246,7 @@ bool WebhookStore::update(Poco::Data::Session& tx, const WebhookRow& row, const 
   if (r.enabled && !was_enabled.empty() && was_enabled.front() == 0) {
     // Enabled again: deliveries resume with the events after this moment; what happened while
     // it was disabled is not delivered (the fan-out may have passed it already, or not).
-    Poco::Int64 after = e.sequence;
-    tx << "UPDATE webhooks SET after_seq = ? WHERE id = ?", use(after), use(r.id), now;
+    startAfter(tx, r.id, e);
   }
   return true;
 }

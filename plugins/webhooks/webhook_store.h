@@ -3,10 +3,11 @@
 //   webhooks            one row per webhook: its URL, event types ('' = all, else a comma list),
 //                       identity ('' = the whole account), secrets (the current one, and the one
 //                       it replaced while that still signs), `after_seq` (the sequence of its own
-//                       `webhook.created`: it gets events after it), `retry_at_us` (when its oldest
-//                       pending delivery is next due: later ones wait behind it, in order) and
-//                       the delivery lease (`lease_owner`, `lease_until_us`): the one svcd
-//                       process delivering its deliveries now.
+//                       `webhook.created`: it gets events after it; while the log has not
+//                       numbered that event yet, `after_event` holds its id), `retry_at_us` (when
+//                       its oldest pending delivery is next due: later ones wait behind it, in
+//                       order) and the delivery lease (`lease_owner`, `lease_until_us`): the one
+//                       svcd process delivering its deliveries now.
 //   webhook_deliveries  one row per webhook and event (unique), with the payload as sent,
 //                       numbered by the event's sequence; state pending, delivered or failed.
 //   webhook_cursor      the fan-out cursor: the last event sequence turned into deliveries.
@@ -37,6 +38,8 @@ struct WebhookRow {
   std::string secret, previous_secret;
   std::int64_t previous_until_us = 0;
   std::int64_t after_seq = 0;
+  /// The id of the event it starts after, while the log has not numbered it yet; else empty.
+  std::string after_event;
   std::int64_t created_us = 0, updated_us = 0;
 
   /// @return the secrets that sign a delivery now: the current one, and the one it replaced
@@ -75,6 +78,12 @@ class WebhookStore {
   /// Writes a webhook's settings and secrets and publishes `type` (`webhook.updated`,
   /// `webhook.disabled`). @return false when it is gone.
   bool update(Poco::Data::Session& tx, const WebhookRow& row, const std::string& type);
+  /// Has a webhook start after an event it published: by its number, or by its id until the
+  /// log numbers it.
+  void startAfter(Poco::Data::Session& tx, const std::string& webhook_id, const sdk::Event& e);
+  /// Records the number of the event a webhook waited for (`after_event`), unless the webhook
+  /// was given another since it was read.
+  void startAt(Poco::Data::Session& tx, const WebhookRow& webhook, std::int64_t seq);
   /// Deletes a webhook and its deliveries and publishes `webhook.deleted`.
   bool remove(Poco::Data::Session& tx, const WebhookRow& row);
 

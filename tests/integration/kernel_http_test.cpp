@@ -288,8 +288,9 @@ TEST_F(KernelHttp, EventsArePublishedToInProcessSubscribers) {
   auto first = server_->post("/api/testkit/publish/", "{\"type\":\"test.one\"}", bearer);
   auto second = server_->post("/api/testkit/publish/", "{\"type\":\"test.two\"}", bearer);
   ASSERT_EQ(first.status, 201);
-  EXPECT_GT(second.json()->getValue<int>("sequence"), first.json()->getValue<int>("sequence"));
-  // Subscribers hear from the event thread, after the commit, in order.
+  ASSERT_EQ(second.status, 201);
+  // Subscribers hear from the event thread, after the commit, in order (on MariaDB the log
+  // numbers events after the commit: publish() has no number to return there).
   std::string seen;
   for (int i = 0; i < 1500 && seen.find("test.two") == std::string::npos; ++i) {
     seen = server_->get("/api/testkit/seen/").body;

@@ -20,7 +20,10 @@ namespace svc::sdk {
 
 /// One event.
 struct Event {
-  std::int64_t sequence = 0;       ///< Assigned by the kernel; increases.
+  /// The event's place in the log, assigned by the kernel; increases. On MySQL/MariaDB events
+  /// are numbered just after they commit, so what publish() returns there has 0; what
+  /// subscribers and read() see always has it.
+  std::int64_t sequence = 0;
   std::string id;                  ///< A UUID assigned by the kernel.
   std::string type;                ///< For example `email.received`.
   std::int64_t created_us = 0;     ///< Microseconds since the epoch, assigned by the kernel.
@@ -36,7 +39,8 @@ class EventBus {
   /// Publishes an event. @param type the type. @param account the account. @param identity the
   /// identity or empty. @param object the resource. @param transaction the session of the
   /// transaction that made the change, so the event is stored with it; nullptr when none.
-  /// @return the stored event with its sequence number.
+  /// @return the stored event: its id, time and, on SQLite, its sequence (0 on MySQL/MariaDB,
+  /// which numbers it after the commit). To act from "this event on", keep its id.
   virtual Event publish(const std::string& type, const std::string& account,
                         const std::string& identity, Poco::JSON::Object::Ptr object,
                         Poco::Data::Session* transaction) = 0;
@@ -48,7 +52,8 @@ class EventBus {
   virtual void unsubscribe(std::uint64_t token) = 0;
   /// Reads stored (committed) events after a sequence number, from the durable log that every
   /// svcd process on the database shares, in sequence order. A reader that has seen sequence N
-  /// has seen every event numbered below it: events commit in sequence order. Events older than
+  /// has seen every event numbered below it: no event is numbered below one already committed
+  /// with its number. Events older than
   /// the log keeps are gone. The default (a bus without a durable log, such as a test's stand-in)
   /// reads nothing. @param after the last sequence already seen (0: from the oldest kept).
   /// @param limit the most events to read. @return them, objects included.
