@@ -149,7 +149,9 @@ svc_galera_stop() {
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   set -euo pipefail
   : "${SVC_GALERA_DIR:?set by svc_galera_start}"
-  : "${SVC_GALERA_PEERS:?set by svc_galera_start}"
+  if [ -z "${SVC_GALERA_PEERS:-}" ]; then  # from the nodes' port files
+    SVC_GALERA_PEERS=$(for n in 1 2 3; do (source "$SVC_GALERA_DIR/node$n/ports" && echo "127.0.0.1:$gcomm"); done | paste -sd,)
+  fi
   case "${1:-}" in
     kill) svc_galera_node_kill "$2" ;;
     stop) svc_galera_node_stop "$2" ;;
