@@ -7,14 +7,18 @@
 # Nodes run as the `mysql` user: the rsync state transfer writes the joiner's data directory as
 # the user the server runs as. Settings are light (the test machine has two cores).
 
-svc_galera_free_port() {  # a free TCP port P on loopback whose P+1 is free too (Galera's IST)
+# A free TCP port P on loopback whose P+1 is free too (Galera's IST), below the ephemeral range:
+# a restarted node binds its ports again, after thousands of client connections took ports from
+# that range (an IST port taken so made a rejoining node abort).
+svc_galera_free_port() {
   python3 -c '
-import socket
+import random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
 while True:
-    a = socket.socket(); a.bind(("127.0.0.1", 0)); p = a.getsockname()[1]
-    b = socket.socket()
+    p = random.randrange(10000, low - 2)
+    a, b = socket.socket(), socket.socket()
     try:
-        b.bind(("127.0.0.1", p + 1)); print(p); break
+        a.bind(("127.0.0.1", p)); b.bind(("127.0.0.1", p + 1)); print(p); break
     except OSError:
         pass
     finally:
@@ -55,7 +59,7 @@ svc_galera_node_wait() {  # N
   local n=$1 state
   for _ in $(seq 1 600); do
     state=$(svc_galera_node_client "$n" -N -e "SHOW STATUS LIKE 'wsrep_local_state_comment'" \
-      2>/dev/null | cut -f2)
+      2>/dev/null | cut -f2 || true)  # not up yet (and not an exit under set -e)
     [ "$state" = "Synced" ] && return 0
     if ! kill -0 "$(cat "$SVC_GALERA_DIR/node$n/pid")" 2>/dev/null; then
       echo "galera node $n exited:" >&2
