@@ -1,8 +1,12 @@
 #include "database.h"
 
+#include "database_errors.h"
+#include "migration_lock.h"
+
 #include <svc/sdk/util.h>
 
 #include <Poco/Data/SQLite/Connector.h>
+#include <Poco/Exception.h>
 #include <Poco/File.h>
 #include <Poco/Logger.h>
 #include <Poco/Path.h>
@@ -15,7 +19,9 @@
 #include <sqlite3.h>
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 
 using namespace Poco::Data::Keywords;
 
@@ -32,14 +38,6 @@ void registerDataConnectors() {
     Poco::Data::MySQL::Connector::registerConnector();
 #endif
   });
-}
-
-bool isTransientDatabaseError(const std::string& message) {
-  for (const char* transient : {"Deadlock found when trying to get lock",
-                                "Lock wait timeout exceeded", "database is locked"}) {
-    if (message.find(transient) != std::string::npos) return true;
-  }
-  return false;
 }
 
 namespace {
@@ -110,7 +108,11 @@ SqlDatabase::SqlDatabase(const std::string& url, int pool_size,
       pool_ = std::make_unique<Poco::Data::SessionPool>("MySQL", mysqlConnectionString(url), 1,
                                                         pool_size, 60);
       Poco::Data::Session s = pool_->get();
-      s << "SELECT 1", now;
+      // A Galera node (wsrep_on): reads wait until the node has applied what the cluster
+      // committed before them (below), and readiness asks whether the node takes queries.
+      std::string variable, wsrep;  // no row on a server built without Galera
+      s << "SHOW VARIABLES LIKE 'wsrep_on'", into(variable), into(wsrep), now;
+      galera_ = wsrep == "ON";
       // Tables made from now on hold any UTF-8 (MySQL's "utf8" stops at three bytes). Needs
       // ALTER on the database; without it, text beyond the Basic Multilingual Plane is refused.
       try {
@@ -141,7 +143,11 @@ Poco::Data::Session SqlDatabase::session() {
   } else {
     // Poco's connector asks for "utf8", which MySQL takes to mean three-byte UTF-8: text with
     // emoji would be refused. The pool hands out connections without a hook for new ones.
-    s << "SET NAMES utf8mb4", now;
+    // On Galera a write committed through one node is applied on the others a moment later: a
+    // client that wrote through one svcd and reads through another must see its write, so reads
+    // wait for the node to catch up with the cluster (wsrep_sync_wait=1, one round of the
+    // group's messages per read; writes are certified at commit anyway).
+    s << (galera_ ? "SET NAMES utf8mb4, SESSION wsrep_sync_wait = 1" : "SET NAMES utf8mb4"), now;
   }
   return s;
 }
@@ -186,12 +192,48 @@ void SqlDatabase::afterCommit(std::function<void()> fn) {
 }
 
 void SqlDatabase::transaction(const std::function<void(Poco::Data::Session&)>& work) {
+  transaction(retry_, work);
+}
+
+void SqlDatabase::transaction(const RetryPolicy& policy,
+                              const std::function<void(Poco::Data::Session&)>& work) {
   // A transaction inside another on the same thread would wait for itself on SQLite (one writer)
   // and can deadlock on row locks on MySQL: refuse it loudly on both.
-  ThreadTransaction& current = this_thread_transaction;
-  if (current.active) {
+  if (this_thread_transaction.active) {
     throw std::logic_error("Database::transaction() called inside another transaction");
   }
+  for (int attempt = 1;; ++attempt) {
+    std::vector<std::function<void()>> after;
+    try {
+      after = attempt_transaction(work);
+    } catch (const CommitOutcomeUnknown&) {
+      throw;
+    } catch (const std::exception& e) {
+      // What a retry resolves left nothing applied: the database rolled the transaction back
+      // (a conflict), or the connection was lost before COMMIT was sent (the server rolls back
+      // what a closed connection had begun). The work runs again from the start, with hooks
+      // and serial of its own.
+      // Only the database's own exceptions (Poco's) say what the database did.
+      const auto* poco = dynamic_cast<const Poco::Exception*>(&e);
+      const std::string why = poco ? poco->displayText() : std::string();
+      if (!poco || attempt >= policy.attempts ||
+          !(isTransientDatabaseError(why) || isDatabaseUnreachableError(why))) {
+        throw;
+      }
+      retries_.fetch_add(1, std::memory_order_relaxed);
+      std::this_thread::sleep_for(std::chrono::milliseconds(policy.pauseMillis(attempt + 1)));
+      continue;
+    }
+    // Committed: the hooks run outside the transaction (they may start one of their own).
+    for (auto& fn : after) fn();
+    return;
+  }
+}
+
+std::vector<std::function<void()>> SqlDatabase::attempt_transaction(
+    const std::function<void(Poco::Data::Session&)>& work) {
+  ThreadTransaction& current = this_thread_transaction;
+  current.clear();
   current.active = true;
   current.serial = ++transaction_serials;
   struct Reset {
@@ -216,10 +258,24 @@ void SqlDatabase::transaction(const std::function<void(Poco::Data::Session&)>& w
     }
   } restore{s, dialect_ == sdk::Dialect::kMysql};
   s.begin();
+  bool committing = false;
   try {
     work(s);
     for (std::size_t i = 0; i < current.before_commit.size(); ++i) current.before_commit[i](s);
+    committing = true;
     s.commit();
+  } catch (const std::exception& e) {
+    try {
+      s.rollback();
+    } catch (...) {
+    }
+    // A COMMIT the server refused (a certification failure) is known to be rolled back; one
+    // whose connection broke may have been applied before the answer was lost.
+    if (committing && dialect_ == sdk::Dialect::kMysql &&
+        isDatabaseUnreachableError(databaseErrorText(e))) {
+      throw CommitOutcomeUnknown(databaseErrorText(e));
+    }
+    throw;
   } catch (...) {
     try {
       s.rollback();
@@ -227,16 +283,19 @@ void SqlDatabase::transaction(const std::function<void(Poco::Data::Session&)>& w
     }
     throw;
   }
-  // Committed: the hooks run outside the transaction (they may start one of their own).
-  auto after = std::move(current.after_commit);
-  current.clear();
-  if (lock.owns_lock()) lock.unlock();
-  for (auto& fn : after) fn();
+  return std::move(current.after_commit);
 }
 
 bool SqlDatabase::ping() {
   try {
     Poco::Data::Session s = session();
+    if (galera_) {
+      // A node that lost its cluster's quorum (or is still joining) answers queries with error
+      // 1047: it is connected, not ready.
+      std::string variable, ready;
+      s << "SHOW STATUS LIKE 'wsrep_ready'", into(variable), into(ready), now;
+      return ready == "ON";
+    }
     int one = 0;
     s << "SELECT 1", into(one), now;
     return one == 1;
@@ -247,34 +306,35 @@ bool SqlDatabase::ping() {
   }
 }
 
+bool SqlDatabase::migrationApplied(const std::string& plugin, int version) {
+  Poco::Data::Session s = session();
+  std::string name = plugin;
+  int applied = 0;
+  s << "SELECT COUNT(*) FROM svc_migrations WHERE plugin = ? AND version = ?", use(name),
+      use(version), into(applied), now;
+  return applied != 0;
+}
+
 void SqlDatabase::migrate(const std::string& plugin,
                           const std::vector<sdk::Migration>& migrations) {
-  {
-    Poco::Data::Session s = session();
+  // Several svcd processes may start at once on one MySQL database or on the nodes of a Galera
+  // cluster: one migrates at a time, whichever node each is on.
+  std::unique_ptr<MigrationLock> lock;
+  if (dialect_ == sdk::Dialect::kMysql) {
+    transaction([](Poco::Data::Session& s) {
+      s << "CREATE TABLE IF NOT EXISTS svc_migration_lock (name VARCHAR(64) NOT NULL PRIMARY KEY, "
+           "holder VARCHAR(64) NOT NULL, beat BIGINT NOT NULL)",
+          now;
+    });
+    lock = std::make_unique<MigrationLock>([this] { return session(); }, "migrations");
+    lock->acquire();
+  }
+  transaction([](Poco::Data::Session& s) {
     s << "CREATE TABLE IF NOT EXISTS svc_migrations (plugin VARCHAR(64) NOT NULL, "
          "version INT NOT NULL, description VARCHAR(255) NOT NULL, applied_us BIGINT NOT NULL, "
          "PRIMARY KEY (plugin, version))",
         now;
-  }
-  // Several svcd processes may start at once on one MySQL database: one migrates at a time.
-  std::unique_ptr<Poco::Data::Session> lock_session;
-  if (dialect_ == sdk::Dialect::kMysql) {
-    lock_session = std::make_unique<Poco::Data::Session>(session());
-    int got = 0;
-    *lock_session << "SELECT GET_LOCK('svc_migrations', 60)", into(got), now;
-    if (got != 1) throw std::runtime_error("could not take the migration lock within 60 s");
-  }
-  struct Unlock {
-    Poco::Data::Session* s;
-    ~Unlock() {
-      if (!s) return;
-      try {
-        int released = 0;
-        *s << "SELECT RELEASE_LOCK('svc_migrations')", into(released), now;
-      } catch (...) {
-      }
-    }
-  } unlock{lock_session.get()};
+  });
 
   int previous = 0;
   for (const auto& m : migrations) {
@@ -283,19 +343,18 @@ void SqlDatabase::migrate(const std::string& plugin,
                                "' is out of order");
     }
     previous = m.version;
-    int applied = 0;
-    {
-      Poco::Data::Session s = session();
-      std::string name = plugin;
-      int version = m.version;
-      s << "SELECT COUNT(*) FROM svc_migrations WHERE plugin = ? AND version = ?", use(name),
-          use(version), into(applied), now;
+    if (migrationApplied(plugin, m.version)) continue;
+    if (lock && !lock->held()) {
+      throw std::runtime_error(
+          "another svcd took the migration lock over while this one held it "
+          "(no sign of life for 20 s); start again");
     }
-    if (applied) continue;
     const auto& statements = dialect_ == sdk::Dialect::kSqlite ? m.sqlite : m.mysql;
     std::size_t index = 0;
     try {
-      transaction([&](Poco::Data::Session& s) {
+      // Once: on MySQL each DDL statement commits by itself, so a second attempt would meet
+      // the first one's tables.
+      transaction(RetryPolicy{1}, [&](Poco::Data::Session& s) {
         for (index = 0; index < statements.size(); ++index) {
           s << statements[index], now;
         }
@@ -307,11 +366,14 @@ void SqlDatabase::migrate(const std::string& plugin,
             use(name), use(version), use(description), use(at), now;
       });
     } catch (const Poco::Exception& e) {
+      // Another svcd that held the lock before ours was taken over may have applied it.
+      if (migrationApplied(plugin, m.version)) continue;
       throw std::runtime_error("migration " + std::to_string(m.version) + " (" + m.description +
                                ") failed at statement " + std::to_string(index + 1) + ": " +
                                e.displayText() + "; rolled back");
     }
   }
+  if (lock) lock->release();
 }
 
 int SqlDatabase::poolCapacity() const {

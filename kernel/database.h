@@ -2,7 +2,11 @@
 // the per-plugin migration runner with its record table `svc_migrations`.
 #pragma once
 
+#include "database_errors.h"
+
 #include <svc/sdk/storage.h>
+
+#include <atomic>
 
 #include <Poco/Data/SessionPool.h>
 
@@ -27,7 +31,16 @@ class SqlDatabase : public sdk::Database {
 
   sdk::Dialect dialect() const override { return dialect_; }
   Poco::Data::Session session() override;
+  /// Retries the whole transaction (hooks and serial afresh) on what a retry resolves: conflicts
+  /// (isTransientDatabaseError) and a lost or refused connection before COMMIT, as the retry
+  /// policy says; the last failure is rethrown. @throws CommitOutcomeUnknown when the connection
+  /// broke during COMMIT (never retried: it may have been applied).
   void transaction(const std::function<void(Poco::Data::Session&)>& work) override;
+  void transaction(const RetryPolicy& policy,
+                   const std::function<void(Poco::Data::Session&)>& work);
+  void setRetryPolicy(const RetryPolicy& policy) { retry_ = policy; }
+  /// @return how many attempts of transactions were retried since the start.
+  std::uint64_t retries() const { return retries_.load(); }
   /// @return a number naming the transaction this thread is in (never reused), or 0 for none.
   std::uint64_t transactionSerial() const;
   /// Runs `fn` with the transaction's session as the last work of the transaction this thread is
@@ -49,17 +62,19 @@ class SqlDatabase : public sdk::Database {
   int poolIdle() const;
 
  private:
+  std::vector<std::function<void()>> attempt_transaction(
+      const std::function<void(Poco::Data::Session&)>& work);
+  bool migrationApplied(const std::string& plugin, int version);
+
   sdk::Dialect dialect_;
+  bool galera_ = false;
+  RetryPolicy retry_;
+  std::atomic<std::uint64_t> retries_{0};
   std::unique_ptr<Poco::Data::SessionPool> pool_;
   std::mutex sqlite_writer_;  // SQLite allows one writer; serialize ours instead of retrying.
 };
 
 /// Registers the Poco Data connectors once.
 void registerDataConnectors();
-
-/// @param message an exception's text (Poco's displayText()). @return whether it is a database
-/// condition that passes: a transaction chosen as a deadlock's victim or that waited too long for
-/// a lock (MySQL/MariaDB 1213, 1205), or SQLite busy. The request may be retried as it was.
-bool isTransientDatabaseError(const std::string& message);
 
 }  // namespace svc::kernel

@@ -202,9 +202,23 @@ sdk::Response Pipeline::dispatchMatched(const RouteMatch& match, sdk::Request& r
     // Poco's what() is only the exception's name; its displayText() says what happened.
     const auto* poco = dynamic_cast<const Poco::Exception*>(&e);
     const std::string why = poco ? poco->displayText() : std::string(e.what());
+    // A transaction whose COMMIT lost its connection may have been applied: not a 503, which
+    // promises that nothing was (a client or load balancer may send a 503's request again).
+    const bool commit_unknown = dynamic_cast<const CommitOutcomeUnknown*>(&e) != nullptr;
+    if (commit_unknown) {
+      if (rt_.error_log) {
+        rt_.error_log->error("request " + req.request_id + " " + req.method + " " + req.path +
+                             " failed: " + why);
+      }
+      return errorResponse(sdk::HttpError(500, "server_error",
+                                          "The connection to the database broke while this "
+                                          "request's change was committed: it may have been "
+                                          "applied or not. Check before repeating it."),
+                           req.request_id);
+    }
     if (isTransientDatabaseError(why)) {
-      // The database gave up this transaction for another's sake: nothing of it was kept, and
-      // the same request will most likely succeed.
+      // The database gave up this transaction for another's sake, as often as svcd retried it:
+      // nothing of it was kept, and the same request will most likely succeed.
       if (rt_.error_log) {
         rt_.error_log->warning("request " + req.request_id + " " + req.method + " " + req.path +
                                " met a passing database conflict (503): " + why);
@@ -212,6 +226,17 @@ sdk::Response Pipeline::dispatchMatched(const RouteMatch& match, sdk::Request& r
       return errorResponse(sdk::HttpError(503, "service_unavailable",
                                           "A conflicting change held the data this request "
                                           "needed; nothing was changed. Retry the request.")
+                               .header("Retry-After", "1"),
+                           req.request_id);
+    }
+    if (isDatabaseUnreachableError(why)) {
+      if (rt_.error_log) {
+        rt_.error_log->warning("request " + req.request_id + " " + req.method + " " + req.path +
+                               " could not reach the database (503): " + why);
+      }
+      return errorResponse(sdk::HttpError(503, "service_unavailable",
+                                          "This server cannot reach its database; nothing was "
+                                          "changed. Retry the request, here or on another server.")
                                .header("Retry-After", "1"),
                            req.request_id);
     }

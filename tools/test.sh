@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The second command: set up (as root, installing what is missing), build, and run every test:
-# unit tests, the integration suites on SQLite and on a private MariaDB server, and the SDK's
-# out-of-tree example. `--sanitize` does the same in an ASan+UBSan build (build-asan/).
+# unit tests, the integration suites on SQLite and on a private MariaDB server, the cluster suite
+# on a three-node Galera cluster, and the SDK's out-of-tree example. `--sanitize` does the same
+# in an ASan+UBSan build (build-asan/).
 set -euo pipefail
 SVC_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 source "$SVC_ROOT/tools/deps.sh"
 source "$SVC_ROOT/tools/mariadb.sh"
+source "$SVC_ROOT/tools/galera.sh"
 
 build_dir="$SVC_ROOT/build"
 cmake_args=()
@@ -36,8 +38,11 @@ step "build"
 SVC_FUZZ_SEED=1 bash "$SVC_ROOT/tools/fuzz.sh" --runs 20000 60
 step "fuzzing (build and runs)"
 
-trap svc_mariadb_stop EXIT
+trap 'svc_galera_stop; svc_mariadb_stop' EXIT
 svc_mariadb_start
+# The cluster suite's three-node Galera cluster (galera.* tests; about 20 s to start).
+svc_galera_start
+step "databases"
 export SVC_TEST_REQUIRE_MYSQL=1
 cd "$build_dir"
 # Each GoogleTest case is a test of its own; most of an integration test's time is spent waiting

@@ -41,6 +41,7 @@ long Rotation::pass(const std::string& key_id, std::set<Place>& failed) {
       long moved_here = 0;
       try {
         store_.database().transaction([&](Poco::Data::Session& tx) {
+          moved_here = 0;  // the database may run this more than once (a retried conflict)
           for (const auto& was : batch) {
             std::string plain;
             try {

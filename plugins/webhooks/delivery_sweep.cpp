@@ -33,7 +33,10 @@ std::size_t DeliverySweep::capPending(std::int64_t now_us) {
   }
   std::size_t disabled = 0;
   for (const auto& id : over) {
+    // Counted once committed: the database may run the work more than once (a retried conflict).
+    bool disabled_now = false;
     db_.transaction([&](Poco::Data::Session& tx) {
+      disabled_now = false;
       auto hook = store_.find(tx, id);
       if (!hook || !hook->enabled) return;
       hook->enabled = false;
@@ -42,8 +45,9 @@ std::size_t DeliverySweep::capPending(std::int64_t now_us) {
                               "PATCH enabled=true to resume (the waiting ones are delivered "
                               "first, in order).";
       hook->updated_us = now_us;
-      if (store_.update(tx, *hook, "webhook.disabled")) ++disabled;
+      disabled_now = store_.update(tx, *hook, "webhook.disabled");
     });
+    if (disabled_now) ++disabled;
   }
   return disabled;
 }

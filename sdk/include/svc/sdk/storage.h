@@ -50,6 +50,10 @@ class Database {
   /// Runs work in a transaction: commits when it returns, rolls back and rethrows when it throws.
   /// On SQLite, write transactions from this process are serialized (SQLite allows one writer).
   /// Transactions do not nest: calling this from inside work throws std::logic_error.
+  /// When the database gives the transaction up in a way a retry resolves (a deadlock, a lock
+  /// wait timeout, a cluster's certification conflict, a connection lost before COMMIT), it is
+  /// rolled back and work runs again from the start, a few times at most: work must set, not
+  /// add to, what it hands back, and leave effects outside the database to after the commit.
   /// @param work the statements to run, given the transaction's session.
   virtual void transaction(const std::function<void(Poco::Data::Session&)>& work) = 0;
   /// @return true when a trivial query succeeds.

@@ -1,0 +1,245 @@
+// Three svcd, one per node of a three-node MariaDB Galera cluster (tools/galera.sh, started by
+// tools/test.sh, exports SVC_TEST_GALERA_URLS): they start together on an empty database, take
+// concurrent writes through every node without a failure, and survive a database node's death.
+// Skipped without a cluster.
+#include "harness.h"
+
+#include <Poco/Data/MySQL/Connector.h>
+#include <Poco/Data/Session.h>
+#include <Poco/Environment.h>
+#include <Poco/String.h>
+#include <Poco/URI.h>
+#include <Poco/UUIDGenerator.h>
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+using namespace Poco::Data::Keywords;
+
+namespace svc::testing {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+long long millisSince(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count();
+}
+
+class Cluster : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::istringstream urls(Poco::Environment::get("SVC_TEST_GALERA_URLS", ""));
+    for (std::string url; urls >> url;) urls_.push_back(url);
+    if (urls_.size() != 3) GTEST_SKIP() << "SVC_TEST_GALERA_URLS does not name three nodes";
+    Poco::Data::MySQL::Connector::registerConnector();
+    database_ = "svc_c_" +
+                Poco::replace(
+                    Poco::UUIDGenerator::defaultGenerator().createRandom().toString().substr(0, 13),
+                    "-", "");
+    admin(0) << "CREATE DATABASE " + database_ + " CHARACTER SET utf8mb4", now;
+    for (std::size_t i = 0; i < 3; ++i) {
+      Svcd::Options o;
+      o.plugins = {"auth", "identities", "contacts"};
+      o.db_url = urls_[i] + "/" + database_;
+      svcd_[i] = std::make_unique<Svcd>(o);
+    }
+  }
+
+  void TearDown() override {
+    for (auto& s : svcd_) s.reset();
+    if (urls_.size() != 3) return;
+    restartNode(0);  // a test that failed half-way may leave it down
+    try {
+      admin(1) << "DROP DATABASE IF EXISTS " + database_, now;
+    } catch (...) {
+    }
+  }
+
+  Poco::Data::Session admin(std::size_t node) {
+    Poco::URI uri(urls_[node]);
+    const std::string info = uri.getUserInfo();
+    return Poco::Data::Session("MySQL", "host=" + uri.getHost() +
+                                            ";port=" + std::to_string(uri.getPort()) +
+                                            ";user=" + info.substr(0, info.find(':')) +
+                                            ";password=" + info.substr(info.find(':') + 1));
+  }
+
+  // The cluster's script kills and restarts nodes (it knows their directories and ports).
+  static std::string galera(const std::string& what) {
+    return "bash " SVC_TEST_SOURCE_DIR "/tools/galera.sh " + what;
+  }
+  void killNode(std::size_t node) {
+    auto [rc, out] = runCommand(galera("kill " + std::to_string(node + 1)));
+    ASSERT_EQ(rc, 0) << out;
+  }
+  void restartNode(std::size_t node) {
+    try {
+      admin(node) << "SELECT 1", now;
+      return;  // up
+    } catch (...) {
+    }
+    auto [rc, out] = runCommand(galera("start " + std::to_string(node + 1)));
+    ASSERT_EQ(rc, 0) << out;
+  }
+
+  // All three at the same moment, as an operator's three machines would after a deploy.
+  void startTogether() {
+    std::array<bool, 3> up{};
+    std::vector<std::thread> starters;
+    for (std::size_t i = 0; i < 3; ++i) {
+      starters.emplace_back([this, i, &up] { up[i] = svcd_[i]->start(); });
+    }
+    for (auto& t : starters) t.join();
+    for (std::size_t i = 0; i < 3; ++i)
+      ASSERT_TRUE(up[i]) << "svcd " << i << ": " << svcd_[i]->log();
+  }
+
+  // An account with an identity, made through svcd `via`. @return {management key, identity}.
+  std::pair<std::string, std::string> account(std::size_t via, const std::string& email) {
+    auto login = operatorLogin(*svcd_[via], email);
+    const std::string key = login->optValue<std::string>("management_key", "");
+    auto r =
+        http(svcd_[via]->port(), "POST", "/api/identities/", R"({"name":"agent"})", bearer(key));
+    EXPECT_EQ(r.status, 201) << r.body;
+    return {key, r.status == 201 ? r.json()->getValue<std::string>("uuid") : ""};
+  }
+
+  HttpReply createContact(std::size_t via, const std::pair<std::string, std::string>& who,
+                          const std::string& email) {
+    return http(svcd_[via]->port(), "POST", "/api/contacts/?identity=" + who.second,
+                R"({"email":")" + email + R"("})", bearer(who.first));
+  }
+
+  std::vector<std::string> urls_;
+  std::string database_;
+  std::array<std::unique_ptr<Svcd>, 3> svcd_;
+};
+
+TEST_F(Cluster, ThreeSvcdStartedTogetherOnAnEmptyClusterAllComeUp) {
+  startTogether();
+  for (auto& s : svcd_) {
+    auto health = s->get("/api/health/");
+    EXPECT_EQ(health.status, 200) << health.body;
+  }
+  // Each migration was applied once, whichever svcd applied it.
+  int applied = 0, distinct = 0;
+  auto s = admin(2);
+  s << "SELECT COUNT(*), COUNT(DISTINCT plugin, version) FROM " + database_ + ".svc_migrations",
+      into(applied), into(distinct), now;
+  EXPECT_GT(applied, 0);
+  EXPECT_EQ(applied, distinct);
+}
+
+TEST_F(Cluster, ConcurrentCreatesThroughEveryNodeAllSucceedAndAreReadEverywhere) {
+  startTogether();
+  std::vector<std::pair<std::string, std::string>> accounts;
+  for (std::size_t i = 0; i < 3; ++i) {
+    accounts.push_back(account(i, "owner" + std::to_string(i) + "@example.com"));
+    ASSERT_FALSE(accounts.back().second.empty());
+  }
+  std::mutex mutex;
+  std::vector<std::tuple<std::size_t, std::string>> created;  // (account, uuid)
+  std::vector<std::string> failures;
+  std::vector<std::thread> clients;
+  for (int n = 0; n < 120; ++n) {
+    clients.emplace_back([&, n] {
+      const std::size_t via = n % 3, who = (n / 3) % 3;
+      auto r = createContact(via, accounts[who], "c" + std::to_string(n) + "@example.com");
+      std::lock_guard<std::mutex> lock(mutex);
+      if (r.status == 201) {
+        created.emplace_back(who, r.json()->getValue<std::string>("uuid"));
+      } else {
+        failures.push_back(std::to_string(r.status) + " through svcd " + std::to_string(via) +
+                           ": " + r.body);
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(failures.size(), 0u) << (failures.empty() ? "" : failures.front());
+  EXPECT_EQ(created.size() + failures.size(), 120u);
+  for (const auto& [who, uuid] : created) {
+    for (std::size_t via = 0; via < 3; ++via) {
+      auto r = http(svcd_[via]->port(), "GET", "/api/contacts/" + uuid + "/", "",
+                    bearer(accounts[who].first));
+      EXPECT_EQ(r.status, 200) << uuid << " through svcd " << via << ": " << r.body;
+    }
+  }
+}
+
+TEST_F(Cluster, ADatabaseNodeLostIsUnavailableOnItsSvcdAloneAndServesAgainWhenBack) {
+  startTogether();
+  auto who = account(1, "owner@example.com");
+  ASSERT_FALSE(who.second.empty());
+  // Writers through the two svcd whose nodes stay up, for the whole test.
+  std::atomic<bool> stop{false};
+  std::mutex mutex;
+  std::vector<std::string> acknowledged, failures;
+  std::vector<std::thread> writers;
+  for (std::size_t via : {1u, 2u}) {
+    for (int w = 0; w < 2; ++w) {
+      writers.emplace_back([&, via, w] {
+        for (int n = 0; !stop; ++n) {
+          const std::string email = "w" + std::to_string(via) + "-" + std::to_string(w) + "-" +
+                                    std::to_string(n) + "@example.com";
+          auto r = createContact(via, who, email);
+          std::lock_guard<std::mutex> lock(mutex);
+          if (r.status == 201) {
+            acknowledged.push_back(r.json()->getValue<std::string>("uuid"));
+          } else {
+            failures.push_back(std::to_string(r.status) + " " + r.body);
+          }
+        }
+      });
+    }
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  killNode(0);
+  const auto killed = Clock::now();
+
+  // The svcd on the dead node answers 503 with Retry-After at once, never 500.
+  auto during = Clock::now();
+  auto refused = createContact(0, who, "dead@example.com");
+  EXPECT_EQ(refused.status, 503) << refused.body;
+  EXPECT_FALSE(refused.header("retry-after").empty());
+  EXPECT_LT(millisSince(during), 1000) << "the answer took too long";
+  // Its health says not ready within about a second.
+  int health = 200;
+  while (millisSince(killed) < 3000 && (health = svcd_[0]->get("/api/health/").status) == 200) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(health, 503);
+  EXPECT_LT(millisSince(killed), 1600) << "health saw the lost node late";
+
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  restartNode(0);
+  // Back: health ready and writes succeed through it again.
+  const auto restarted = Clock::now();
+  while (millisSince(restarted) < 30000 && svcd_[0]->get("/api/health/").status != 200) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(svcd_[0]->get("/api/health/").status, 200);
+  int again = 0;
+  for (int i = 0; i < 5; ++i) {
+    auto r = createContact(0, who, "back" + std::to_string(i) + "@example.com");
+    EXPECT_EQ(r.status, 201) << r.body;
+    again += r.status == 201;
+  }
+  stop = true;
+  for (auto& t : writers) t.join();
+  EXPECT_EQ(failures.size(), 0u) << (failures.empty() ? "" : failures.front());
+  EXPECT_GT(acknowledged.size(), 10u);
+  // Nothing acknowledged was lost: every write is there, read through the node that was down.
+  for (const auto& uuid : acknowledged) {
+    auto r = http(svcd_[0]->port(), "GET", "/api/contacts/" + uuid + "/", "", bearer(who.first));
+    EXPECT_EQ(r.status, 200) << uuid << ": " << r.body;
+  }
+}
+
+}  // namespace
+}  // namespace svc::testing
