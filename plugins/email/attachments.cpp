@@ -1,5 +1,6 @@
 #include "attachments.h"
 
+#include "blob_response.h"
 #include "request_scope.h"
 #include "upload_form.h"
 
@@ -45,17 +46,14 @@ sdk::Response Attachments::record(sdk::Request& r) {
 
 sdk::Response Attachments::download(sdk::Request& r) {
   auto a = visibleAttachment(r);
-  auto bytes = blobs_.get(a.sha256);
-  if (!bytes) throw sdk::HttpError(500, "server_error", "The attachment's bytes are missing.");
-  sdk::Response resp;
-  resp.status = 200;
-  resp.content_type = a.content_type;
-  resp.body = std::move(*bytes);
-  // Never rendered in the API's origin: downloaded, not sniffed, sandboxed if opened.
-  resp.headers.emplace_back("Content-Disposition", contentDisposition(a.filename));
-  resp.headers.emplace_back("X-Content-Type-Options", "nosniff");
-  resp.headers.emplace_back("Content-Security-Policy", "sandbox; default-src 'none'");
-  return resp;
+  auto reader = blobs_.open(a.sha256);
+  if (!reader) throw sdk::HttpError(500, "server_error", "The attachment's bytes are missing.");
+  // Never rendered in the API's origin: downloaded, not sniffed, sandboxed if opened. Streamed
+  // when larger than a piece (blob_response.h).
+  return blobResponse(std::move(reader), a.content_type,
+                      {{"Content-Disposition", contentDisposition(a.filename)},
+                       {"X-Content-Type-Options", "nosniff"},
+                       {"Content-Security-Policy", "sandbox; default-src 'none'"}});
 }
 
 }  // namespace svc::plugins::email

@@ -9,16 +9,19 @@
 #include "auth/authenticator.h"
 #include "auth/checks.h"
 #include "auth/dns_resolver.h"
+#include "blob_import.h"
 #include "blob_store.h"
 #include "bounces/bounce_intake.h"
 #include "bounces/bounce_store.h"
 #include "dashboard_pages.h"
 #include "data_dirs.h"
+#include "db_blob_store.h"
 #include "dkim.h"
 #include "domains.h"
 #include "email_config.h"
 #include "email_routes.h"
 #include "email_schemas.h"
+#include "file_blob_store.h"
 #include "identity_fields.h"
 #include "inboxes.h"
 #include "ingest.h"
@@ -118,7 +121,14 @@ class EmailPlugin : public sdk::Plugin {
       }
     }
     ::rmdir((root + "email").c_str());  // the emptied legacy directory; fails if anything is left
-    blobs_ = std::make_unique<BlobStore>(root + "blobs");
+    // On MySQL/MariaDB several svcd, each with a directory of its own, share the database:
+    // every blob lives there, and files an older version kept are moved in at start.
+    blob_dir_ = root + "blobs";
+    if (context.database().dialect() == sdk::Dialect::kMysql) {
+      blobs_ = std::make_unique<DbBlobStore>(context.database());
+    } else {
+      blobs_ = std::make_unique<FileBlobStore>(blob_dir_);
+    }
     store_ = std::make_unique<MailStore>(context.database(), context.events(), *blobs_);
     bounces_ = std::make_unique<BounceStore>(*store_, context.events());
     bounce_intake_ =
@@ -168,6 +178,7 @@ class EmailPlugin : public sdk::Plugin {
   void registerServices(sdk::ServiceRegistry&) override {}
 
   void start() override {
+    if (context_->database().dialect() == sdk::Dialect::kMysql) importBlobs();
     try {
       inboxes_->start();
       rules_->start();
@@ -203,6 +214,16 @@ class EmailPlugin : public sdk::Plugin {
   }
 
  private:
+  // Attachment files an svcd on this database kept before blobs lived there (blob_import.h),
+  // before any route can ask for them.
+  void importBlobs() {
+    auto done = importBlobFiles(blob_dir_, *blobs_, context_->logger());
+    if (done.imported > 0) {
+      context_->logger().notice("moved %z attachment files from %s into the database",
+                                done.imported, blob_dir_);
+    }
+  }
+
   // The plugin's figures on /metrics: each read from what the code already keeps (atomics, or
   // one COUNT over the outbox, which holds only mail not yet handed to the relay).
   void registerMetrics() {
@@ -246,6 +267,7 @@ class EmailPlugin : public sdk::Plugin {
   sdk::PluginContext* context_ = nullptr;
   EmailConfig config_;
   std::unique_ptr<DkimSigner> dkim_;
+  std::string blob_dir_;
   std::unique_ptr<BlobStore> blobs_;
   std::unique_ptr<MailStore> store_;
   std::unique_ptr<BounceStore> bounces_;

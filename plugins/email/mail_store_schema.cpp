@@ -1,6 +1,7 @@
 // MailStore's schema: the email plugin's tables and their migrations.
 #include "mail_store.h"
 
+#include <string>
 #include <utility>
 
 namespace svc::plugins::email {
@@ -129,7 +130,22 @@ std::vector<sdk::Migration> MailStore::migrations() {
        // Accounts with rules already have their row: their first creates lock it, not a gap.
        "INSERT INTO email_rule_accounts (account_id, locked_us) SELECT DISTINCT account_id, 0 "
        "FROM email_rules"});
-  return {m, spool, codes, auth, rules, bounces, rule_locks};
+  // Attachment bytes in the database (db_blob_store.h), where several svcd share it: each blob's
+  // chunks, then its manifest. On SQLite the tables stay empty (blobs are files there). Chunks
+  // are kBlobPieceBytes; MEDIUMBLOB holds up to 16 MiB, so a larger chunk would still fit.
+  sdk::Migration blobs;
+  blobs.version = 8;
+  blobs.description = "attachment bytes in the database";
+  for (const char* type : {"BLOB", "MEDIUMBLOB"}) {
+    auto& list = std::string(type) == "BLOB" ? blobs.sqlite : blobs.mysql;
+    list = {
+        "CREATE TABLE email_blobs (sha256 CHAR(64) NOT NULL PRIMARY KEY, size BIGINT NOT "
+        "NULL, parts INTEGER NOT NULL, created_us BIGINT NOT NULL)",
+        "CREATE TABLE email_blob_chunks (sha256 CHAR(64) NOT NULL, part INTEGER NOT NULL, "
+        "bytes " +
+            std::string(type) + " NOT NULL, PRIMARY KEY (sha256, part))"};
+  }
+  return {m, spool, codes, auth, rules, bounces, rule_locks, blobs};
 }
 
 }  // namespace svc::plugins::email
