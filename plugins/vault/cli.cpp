@@ -144,7 +144,7 @@ int rotateKey(CliContext& cli, const CliArgs&) {
   auto reply = cli.admin("POST", "/admin/vault/rotate-key/", "{}");
   cli.expect(reply, 200);
   cli.print(reply, [&](const Poco::JSON::Object& r) {
-    cli.out() << "master key " << r.getValue<std::string>("key_id") << ": "
+    cli.out() << "data key " << r.getValue<std::string>("key_id") << ": "
               << r.getValue<long>("reencrypted") << " values re-encrypted";
     auto retired = r.getArray("retired");
     if (retired && retired->size() > 0) {
@@ -162,14 +162,67 @@ int rotateKey(CliContext& cli, const CliArgs&) {
   return 0;
 }
 
+int replaceMasterKey(CliContext& cli, const CliArgs& args) {
+  if (args.has("--finish") && args.has("--cancel")) {
+    throw sdk::CliError("--finish and --cancel exclude each other");
+  }
+  const std::string path = args.has("--finish")   ? "/admin/vault/master-key/finish/"
+                           : args.has("--cancel") ? "/admin/vault/master-key/cancel/"
+                                                  : "/admin/vault/master-key/";
+  auto reply = cli.admin("POST", path, "{}");
+  cli.expect(reply, 200);
+  cli.print(reply, [&](const Poco::JSON::Object& r) {
+    const auto state = r.getValue<std::string>("state");
+    const auto id = r.getValue<std::string>("master_key_id");
+    if (state == "replacing") {
+      cli.out() << "new master key " << id << " wraps the " << r.getValue<long>("data_keys")
+                << " data keys beside the old one. Copy " << r.getValue<std::string>("file")
+                << " over vault.master_key_file on every machine (this one too; mode 0600, "
+                   "svcd's user), then run svcctl vault replace-master-key --finish\n";
+    } else if (state == "replaced") {
+      cli.out() << "master key " << id << " alone wraps the " << r.getValue<long>("data_keys")
+                << " data keys: the old key file no longer opens them\n";
+    } else if (state == "cancelled") {
+      cli.out() << "replacement by master key " << id
+                << " cancelled: the old key file alone opens the data keys\n";
+    } else {
+      cli.out() << "no master key replacement was under way\n";
+    }
+  });
+  return 0;
+}
+
+int keys(CliContext& cli, const CliArgs&) {
+  auto reply = cli.admin("GET", "/admin/vault/keys/");
+  cli.expect(reply, 200);
+  cli.print(reply, [&](const Poco::JSON::Object& r) {
+    cli.out() << "current data key " << r.getValue<std::string>("current_key_id") << " ("
+              << r.getArray("data_keys")->size() << " data keys), wrapped by master key "
+              << r.getValue<std::string>("master_key_id");
+    const auto next = r.getValue<std::string>("new_master_key_id");
+    if (!next.empty()) cli.out() << " and new master key " << next;
+    cli.out() << "\n"
+              << r.getValue<std::string>("file") << " on this svcd "
+              << (r.getValue<bool>("file_holds_master_key") ? "holds" : "does not hold")
+              << " the master key";
+    if (!next.empty()) {
+      cli.out() << ", "
+                << (r.getValue<bool>("file_holds_new_master_key") ? "holds" : "does not hold")
+                << " the new one";
+    }
+    cli.out() << "\n";
+  });
+  return 0;
+}
+
 std::vector<CliCommand> commands() {
   const sdk::CliOption passphrase = e2e::passphraseFileOption();
   const sdk::CliOption drop = {"--drop-undecryptable", "",
                                "let the change delete values the server cannot decrypt"};
   return {CliCommand::group(
       "vault",
-      "the vault: end-to-end encryption (set up, check, change the passphrase); master key "
-      "rotation (operator)",
+      "the vault: end-to-end encryption (set up, check, change the passphrase); data key "
+      "rotation and master key replacement (operator)",
       {CliCommand::leaf("status", "whether the account has end-to-end encryption set up", {}, {},
                         status)
            .calls({"GET /api/encryption/"}),
@@ -199,10 +252,29 @@ std::vector<CliCommand> commands() {
            .calls({"GET /api/encryption/", "POST /api/encryption/rekey/", "PUT /api/encryption/",
                    "DELETE /api/encryption/rekey/"}),
        CliCommand::leaf("rotate-key",
-                        "re-encrypt every vault value under a new master key while svcd serves "
-                        "(operator)",
+                        "make a new data key current on every svcd and re-encrypt every vault "
+                        "value under it while svcd serves (operator)",
                         {}, {}, rotateKey)
-           .calls({"POST /admin/vault/rotate-key/"})})};
+           .calls({"POST /admin/vault/rotate-key/"}),
+       CliCommand::leaf("keys",
+                        "the data keys, the master key wrapping them, and whether this svcd's key "
+                        "file holds it (operator)",
+                        {}, {}, keys)
+           .calls({"GET /admin/vault/keys/"}),
+       CliCommand::leaf(
+           "replace-master-key",
+           "replace the master key of vault.master_key_file without downtime (operator)", {},
+           {{"--finish", "", "every machine has the new file: drop the old key's wrapping"},
+            {"--cancel", "", "give the replacement up: drop the new key's wrapping"}},
+           replaceMasterKey,
+           "Without an option, writes a new key file beside the svcd's own (<file>.new) and wraps "
+           "every data key under its key as well, so the old file and the new one both work. Copy "
+           "the new file over vault.master_key_file on every machine (each svcd takes it up "
+           "without a restart), check each with svcctl vault keys, then run it with --finish: "
+           "from then on only the new file opens the vault. Rotation is refused meanwhile by a "
+           "svcd that lacks the new file.")
+           .calls({"POST /admin/vault/master-key/", "POST /admin/vault/master-key/finish/",
+                   "POST /admin/vault/master-key/cancel/"})})};
 }
 
 }  // namespace

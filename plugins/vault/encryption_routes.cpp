@@ -147,7 +147,7 @@ sdk::Response EncryptionRoutes::set(sdk::Request& r) {
     for (auto& row : current) {
       const auto& value = submitted.at({row.holder, row.record, row.field});
       if (value) {
-        service_.seal(row, *value);
+        service_.seal(tx, row, *value);
         store_.putValue(tx, row);
       } else if (!service_.tryOpenRow(row)) {
         store_.eraseValue(tx, row.account_id, row.holder, row.record, row.field);

@@ -147,26 +147,10 @@ const MasterKey* MasterKeys::find(const std::string& id) const {
   return nullptr;
 }
 
-MasterKeys MasterKeys::withNewCurrent() const {
-  MasterKeys out;
-  out.keys_.push_back(newKey(keys_));
-  out.keys_.insert(out.keys_.end(), keys_.begin(), keys_.end());
-  return out;
-}
-
-MasterKeys MasterKeys::keeping(const std::vector<std::string>& ids) const {
-  MasterKeys out;
-  out.keys_.push_back(current());
-  for (std::size_t i = 1; i < keys_.size(); ++i) {
-    if (std::find(ids.begin(), ids.end(), keys_[i].id) != ids.end()) out.keys_.push_back(keys_[i]);
-  }
-  return out;
-}
-
 void MasterKeys::save(const std::string& path) const {
   std::string text =
-      "# svc vault master keys: `<id> <base64>`, the current key first. Keep this file secret\n"
-      "# and backed up with the database: without it the vault's values cannot be read.\n";
+      "# svc vault master key: `<id> <base64>`. Keep this file secret, the same on every svcd\n"
+      "# of the database, and backed up: without it the vault's values cannot be read.\n";
   for (const auto& k : keys_) text += k.id + " " + sdk::base64(k.bytes) + "\n";
   std::string temporary = path + ".XXXXXX";
   const int fd = ::mkostemp(temporary.data(), O_CLOEXEC);  // a name of its own, made 0600

@@ -1,10 +1,11 @@
-// The server's master keys for the vault's encryption at rest, in `vault.master_key_file`.
+// The key file of the vault's encryption at rest, `vault.master_key_file`: the master key that
+// wraps the data keys kept in the database (at_rest.h), the same file on every machine.
 //
-// The file holds one key per line, `<id> <base64 of 32 bytes>`, the current key first; the others
-// only decrypt what was written under them until a rotation has re-encrypted it. Every change is a
-// read-change-write under an exclusive lock on `<file>.lock` (several svcd may share the file), and
-// the file is always written whole, to a temporary file renamed over it, so a crash leaves the old
-// file or the new one, never half of one. It must be a regular file of svcd's user, mode 0600.
+// The file holds one key per line, `<id> <base64 of 32 bytes>`. A new file has one; a file from
+// before data keys may hold several, the first of which (or the one the database names) wraps,
+// the others kept for the values sealed under them until start moves them into the database. It is
+// made under an exclusive lock on `<file>.lock`, written whole, to a temporary file renamed over
+// it, so a crash leaves no half of one. It must be a regular file of svcd's user, mode 0600.
 #pragma once
 
 #include <cstddef>
@@ -47,17 +48,13 @@ class MasterKeys {
   /// @return keys holding one new key.
   static MasterKeys fresh();
 
-  /// @return the key new values are encrypted under.
+  /// @return the file's first key (the wrapping key of a new database).
   const MasterKey& current() const { return keys_.front(); }
   /// @param id a key id. @return the key, or nullptr when the file has none by that id.
   const MasterKey* find(const std::string& id) const;
-  /// @return every key, the current one first.
+  /// @return every key, in the file's order.
   const std::vector<MasterKey>& all() const { return keys_; }
 
-  /// @return these keys with a new current key first (its id unlike any other).
-  MasterKeys withNewCurrent() const;
-  /// @param ids the ids to keep (the current key is always kept). @return the kept keys.
-  MasterKeys keeping(const std::vector<std::string>& ids) const;
   /// Writes the keys to path (0600, atomically). @throws std::runtime_error on failure.
   void save(const std::string& path) const;
 

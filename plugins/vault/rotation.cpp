@@ -22,7 +22,7 @@ long Rotation::pass(const std::string& key_id, std::set<Place>& failed) {
   for (;;) {
     // Another rotation (here or in another svcd) made a newer key: this one's job is its now.
     if (cipher_.currentKeyId() != key_id) {
-      throw RotationSuperseded("another rotation replaced master key " + key_id + " meanwhile");
+      throw RotationSuperseded("another rotation replaced data key " + key_id + " meanwhile");
     }
     std::vector<ValueRow> batch;
     {
@@ -39,20 +39,26 @@ long Rotation::pass(const std::string& key_id, std::set<Place>& failed) {
     // one (MariaDB picks a victim) is simply tried again.
     for (int attempt = 1;; ++attempt) {
       long moved_here = 0;
+      std::set<Place> failed_here;
       try {
+        // Safe to run again (the kernel retries a transaction a deadlock or a Galera
+        // certification failure ended): its counts start over, and a value resealed by a run
+        // that did not commit is still as read.
         store_.database().transaction([&](Poco::Data::Session& tx) {
-          moved_here = 0;  // the database may run this more than once (a retried conflict)
+          moved_here = 0;
+          failed_here.clear();
           for (const auto& was : batch) {
             std::string plain;
             try {
               plain = service_.openRow(was);
             } catch (const std::runtime_error&) {
-              failed.insert({was.holder, was.record, was.field});  // logged by open()
+              failed_here.insert({was.holder, was.record, was.field});  // logged by open()
               continue;
             }
             ValueRow now = was;
-            service_.seal(now, plain);
-            // A write since the read already used the new key: leave it.
+            service_.seal(tx, now, plain);
+            // A write since the read already used the new key: leave it. A seal under a key
+            // newer than this rotation's means another rotation began: its pass moves the rest.
             if (store_.reseal(tx, was, now.key_id, now.sealed)) ++moved_here;
           }
         });
@@ -61,6 +67,7 @@ long Rotation::pass(const std::string& key_id, std::set<Place>& failed) {
         continue;
       }
       moved += moved_here;
+      failed.insert(failed_here.begin(), failed_here.end());
       break;
     }
   }
@@ -69,24 +76,18 @@ long Rotation::pass(const std::string& key_id, std::set<Place>& failed) {
 RotationResult Rotation::run() {
   std::lock_guard lock(running_);
   RotationResult result;
-  // Keys that were already old before this rotation may go once nothing uses them; the key
-  // current until now stays one rotation longer, for writes that sealed under it and commit late.
-  std::vector<std::string> older = cipher_.keyIds();
-  older.erase(older.begin());
+  // The new data key is current in the database: every svcd seals under it from its next write.
   result.key_id = cipher_.rotate();
   std::set<Place> failed;
   result.reencrypted = pass(result.key_id, failed);
-  // Other svcd on this database notice the new key within a second; what they wrote under the
-  // old one meanwhile is moved by a last pass.
+  // A write another svcd began before the rotation committed may commit under the old key a
+  // moment later: a last pass moves it.
   std::this_thread::sleep_for(std::chrono::milliseconds(settle_ms_));
   result.reencrypted += pass(result.key_id, failed);
   result.failed = static_cast<long>(failed.size());
-  std::vector<std::string> in_use;
-  {
-    Poco::Data::Session s = store_.database().session();
-    in_use = store_.keyIdsInUse(s);
-  }
-  result.retired = cipher_.retire(older, in_use);
+  // Data keys that were already old go once no value uses them; the one current until now stays
+  // one rotation longer, for writes that sealed under it and commit late.
+  result.retired = cipher_.retire();
   return result;
 }
 

@@ -1,7 +1,8 @@
-// Master key rotation (`svcctl vault rotate-key`, `POST /admin/vault/rotate-key/`): a new current
-// key, then every value re-encrypted under it in small transactions while svcd serves. The key
-// that was current until then stays in the file one more rotation (a write that sealed under it
-// may commit a moment later); keys older than that go once no value uses them.
+// Data key rotation (`svcctl vault rotate-key`, `POST /admin/vault/rotate-key/`): a new current
+// data key in the database, which every svcd seals under from its next write, then every value
+// re-encrypted under it in small transactions while svcd serves. The data key current until then
+// stays one more rotation (a write that sealed under it may commit a moment later); older ones go
+// once no value uses them.
 #pragma once
 
 #include "at_rest.h"
@@ -21,10 +22,10 @@ namespace svc::plugins::vault {
 
 /// What a rotation did.
 struct RotationResult {
-  std::string key_id;                ///< The new current key.
+  std::string key_id;                ///< The new current data key.
   long reencrypted = 0;              ///< Values moved to it.
   long failed = 0;                   ///< Values that did not decrypt (left as they were, logged).
-  std::vector<std::string> retired;  ///< Keys dropped from the file.
+  std::vector<std::string> retired;  ///< Data keys dropped from the database.
 };
 
 /// Another rotation made a newer key while this one ran.
@@ -39,7 +40,8 @@ class Rotation {
   /// @param store the tables. @param service opens and seals. @param cipher the keys.
   /// @param settle_ms how long other svcd get to notice the new key before the last pass.
   Rotation(VaultStore& store, VaultService& service, AtRestCipher& cipher, int settle_ms = 1500);
-  /// @return what was done. @throws std::runtime_error when the key file cannot be written.
+  /// @return what was done. @throws sdk::HttpError 409 while a master key replacement runs whose
+  /// new file this svcd lacks.
   RotationResult run();
   /// POST /admin/vault/rotate-key/.
   sdk::Response handle(sdk::Request& r);

@@ -1,14 +1,17 @@
 // vault: where plugins keep protected values (sdk::Vault, svc/sdk/vault.h). It owns each account's
 // end-to-end encryption metadata (`/api/encryption/`) and the rule that follows from it, encrypts
-// every value at rest under the master key of `vault.master_key_file`, rotates that key, and
-// changes an account's passphrase atomically. Passwords and secrets each require it, and nothing
-// else of one another. In the dashboard it adds the script with which pages open and seal values
-// in the browser, and the page where a person sets up end-to-end encryption.
+// every value at rest under data keys kept in the database, wrapped by the master key of
+// `vault.master_key_file` (the same file on every svcd of the database), rotates the data key,
+// replaces the master key, and changes an account's passphrase atomically. Passwords and secrets
+// each require it, and nothing else of one another. In the dashboard it adds the script with which
+// pages open and seal values in the browser, and the page where a person sets up end-to-end
+// encryption.
 //
 // This is the module: what the plugin declares, and the wiring of its core (svc_vault_core).
 #include "at_rest.h"
 #include "encryption_routes.h"
 #include "encryption_shapes.h"
+#include "key_routes.h"
 #include "rotation.h"
 #include "vault_pages.h"
 #include "vault_service.h"
@@ -45,8 +48,8 @@ class VaultPlugin : public sdk::Plugin {
     info_.uses_services = {sdk::kDashboardPagesService.name};
     info_.config = {
         {"vault.master_key_file", "${data.dir}/vault/master.key",
-         "the master keys of encryption at rest (made, mode 0600, when absent); back it up with "
-         "the database",
+         "the master key that wraps the data keys of encryption at rest (made, mode 0600, when "
+         "absent): the same file on every svcd of the database; back it up with the database",
          false, false},
         {"vault.rekey_seconds", "600",
          "how long a passphrase change may hold an account's vault before it lapses", false, false},
@@ -62,11 +65,13 @@ class VaultPlugin : public sdk::Plugin {
     if (lease < 10 || lease > 86400) {
       throw std::invalid_argument("vault.rekey_seconds must be from 10 to 86400");
     }
-    cipher_ = std::make_unique<AtRestCipher>(config.getString("vault.master_key_file"));
+    cipher_ = std::make_unique<AtRestCipher>(config.getString("vault.master_key_file"),
+                                             context.database());
     store_ = std::make_unique<VaultStore>(context.database());
     service_ = std::make_shared<VaultService>(*store_, *cipher_, context.logger());
     routes_ = std::make_unique<EncryptionRoutes>(*store_, *service_, context.events(), lease);
     rotation_ = std::make_unique<Rotation>(*store_, *service_, *cipher_);
+    key_routes_ = std::make_unique<KeyRoutes>(*cipher_);
   }
 
   std::vector<sdk::Migration> migrations() const override { return VaultStore::migrations(); }
@@ -109,34 +114,40 @@ class VaultPlugin : public sdk::Plugin {
         sdk::bindHandler(e, &EncryptionRoutes::endRekey), rekeyEndSchema(), {{204, Schema::any()}},
         {expired});
     add("POST", "/admin/vault/rotate-key/", AuthNeed::kOperator,
-        "Re-encrypt every vault value under a new master key.",
+        "Make a new data key current on every svcd and re-encrypt every vault value under it.",
         sdk::bindHandler(*rotation_, &Rotation::handle), Schema::object(),
-        {{200, rotationSchema()}}, {{409, "conflict", "another rotation made a newer key"}});
+        {{200, rotationSchema()}},
+        {{409, "conflict",
+          "another rotation made a newer key, or a master key replacement runs whose new file "
+          "this svcd lacks"}});
+    KeyRoutes& k = *key_routes_;
+    add("GET", "/admin/vault/keys/", AuthNeed::kOperator,
+        "The data keys, the master key that wraps them, and what this svcd's key file holds.",
+        sdk::bindHandler(k, &KeyRoutes::status), std::nullopt, {{200, KeyRoutes::statusSchema()}});
+    add("POST", "/admin/vault/master-key/", AuthNeed::kOperator,
+        "Begin replacing the master key: a new key file beside this svcd's, every data key "
+        "wrapped under both.",
+        sdk::bindHandler(k, &KeyRoutes::begin), Schema::object(),
+        {{200, KeyRoutes::replacementSchema()}},
+        {{409, "conflict", "a replacement is under way already"}});
+    add("POST", "/admin/vault/master-key/finish/", AuthNeed::kOperator,
+        "Finish replacing the master key: the old one no longer wraps the data keys.",
+        sdk::bindHandler(k, &KeyRoutes::finish), Schema::object(),
+        {{200, KeyRoutes::replacementSchema()}},
+        {{409, "conflict", "none is under way, or this svcd's key file is not the new one yet"}});
+    add("POST", "/admin/vault/master-key/cancel/", AuthNeed::kOperator,
+        "Cancel replacing the master key: the new one no longer wraps the data keys.",
+        sdk::bindHandler(k, &KeyRoutes::cancel), Schema::object(),
+        {{200, KeyRoutes::replacementSchema()}});
   }
 
   void registerServices(sdk::ServiceRegistry& services) override {
     services.offer(sdk::kVaultService, std::static_pointer_cast<sdk::Vault>(service_));
   }
   void start() override {
-    // A wrong or lost key file must not pass for a new one: every key a stored value names must
-    // be in it.
-    std::vector<std::string> in_use;
-    {
-      Poco::Data::Session s = store_->database().session();
-      in_use = store_->keyIdsInUse(s);
-    }
-    const auto have = cipher_->keyIds();
-    std::string missing;
-    for (const auto& id : in_use) {
-      if (std::find(have.begin(), have.end(), id) == have.end()) missing += " " + id;
-    }
-    if (!missing.empty()) {
-      throw std::runtime_error(
-          "vault.master_key_file " + cipher_->path() +
-          (cipher_->madeFile() ? " did not exist and was made new, but" : " lacks keys:") +
-          " the database holds values encrypted under master key(s)" + missing +
-          ". Point vault.master_key_file at the file that holds them (restore it from backup).");
-    }
+    // A wrong or lost key file must not pass for a new one: it must open every data key of the
+    // database (an older install's keys are moved into the database first).
+    cipher_->start();
     // The dashboard may be disabled; without it there are no pages to serve the script to.
     if (auto pages = context_->services().find(sdk::kDashboardPagesService)) {
       pages->addScript(dashboardScript());
@@ -163,6 +174,7 @@ class VaultPlugin : public sdk::Plugin {
   std::shared_ptr<VaultService> service_;
   std::unique_ptr<EncryptionRoutes> routes_;
   std::unique_ptr<Rotation> rotation_;
+  std::unique_ptr<KeyRoutes> key_routes_;
 };
 
 }  // namespace svc::plugins::vault

@@ -86,7 +86,7 @@ void VaultService::put(Poco::Data::Session& tx, const sdk::VaultWrite& write) {
       continue;
     }
     ValueRow row{write.holder, record, field, write.account, write.identity, "", ""};
-    seal(row, value);
+    seal(tx, row, value);
     store_.putValue(tx, row);
   }
 }
@@ -167,8 +167,8 @@ void VaultService::erase(Poco::Data::Session& tx, const std::string& account,
 
 void VaultService::report(const ValueRow& row) {
   log_.error(
-      "vault: the %s of %s %s does not decrypt under master key %s (damaged, moved, or "
-      "the key is missing from vault.master_key_file)",
+      "vault: the %s of %s %s does not decrypt under data key %s (damaged, moved, or "
+      "the key is not in the database or not wrapped under vault.master_key_file's key)",
       row.field, row.holder, row.record, row.key_id);
 }
 
@@ -189,8 +189,8 @@ std::string VaultService::openRow(const ValueRow& row) {
   return std::move(*plain);
 }
 
-void VaultService::seal(ValueRow& row, const std::string& value) {
-  const SealedAtRest sealed = cipher_.seal(associatedData(row), value);
+void VaultService::seal(Poco::Data::Session& s, ValueRow& row, const std::string& value) {
+  const SealedAtRest sealed = cipher_.seal(s, associatedData(row), value);
   row.key_id = sealed.key_id;
   row.sealed = sealed.data;
 }

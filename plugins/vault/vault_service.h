@@ -48,8 +48,9 @@ class VaultService : public sdk::Vault {
   /// @param row a stored value. @return its plaintext, or nullopt (logged) when it does not
   /// decrypt.
   std::optional<std::string> tryOpenRow(const ValueRow& row);
-  /// @param row where a value goes (its sealed and key_id are filled in). @param value the value.
-  void seal(ValueRow& row, const std::string& value);
+  /// @param s the write's session (the current data key is read through it). @param row where a
+  /// value goes (its sealed and key_id are filled in). @param value the value.
+  void seal(Poco::Data::Session& s, ValueRow& row, const std::string& value);
   /// @throws sdk::HttpError 409 `vault_rekeying` while a passphrase change holds the account.
   /// @param row the account's row, if it has one.
   static void refuseWhileRekeying(const std::optional<AccountRow>& row);

@@ -1,5 +1,7 @@
 #include "vault_store.h"
 
+#include "key_store.h"
+
 #include <svc/sdk/util.h>
 
 #include <Poco/Tuple.h>
@@ -72,7 +74,7 @@ std::vector<sdk::Migration> VaultStore::migrations() {
                           ? mysql + " DEFAULT CHARSET=ascii COLLATE=ascii_bin"
                           : mysql);
   }
-  return {m};
+  return {m, KeyStore::migration()};
 }
 
 std::string VaultStore::lockClause(Lock lock) const {
