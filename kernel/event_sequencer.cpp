@@ -3,7 +3,6 @@
 #include <svc/sdk/util.h>
 
 #include <Poco/Data/Statement.h>
-#include <Poco/Exception.h>
 #include <Poco/Logger.h>
 
 #include <vector>
@@ -188,10 +187,8 @@ void EventSequencer::run() {
       // A full batch: there may be more waiting.
       while (running_ && runOnce() == static_cast<std::size_t>(kBatch)) {
       }
-    } catch (const Poco::Exception& e) {
-      failed(log, e.displayText());
     } catch (const std::exception& e) {
-      failed(log, e.what());
+      failed(log, databaseErrorText(e));
     }
   }
 }
