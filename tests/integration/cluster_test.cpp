@@ -1,6 +1,7 @@
 // Three svcd, one per node of a three-node MariaDB Galera cluster (tools/galera.sh, started by
 // tools/test.sh, exports SVC_TEST_GALERA_URLS): they start together on an empty database, take
-// concurrent writes through every node without a failure, and survive a database node's death.
+// concurrent writes through every node without a failure, survive a database node's death, and
+// deliver an event stream that resumes on another node with nothing missed or repeated.
 // Skipped without a cluster.
 #include "harness.h"
 
@@ -19,6 +20,8 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <utility>
+#include <vector>
 
 using namespace Poco::Data::Keywords;
 
@@ -29,6 +32,28 @@ using Clock = std::chrono::steady_clock;
 
 long long millisSince(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count();
+}
+
+// The events of a stream's text, as (id, data) in the order they came; the opening frame and
+// pings, which carry no data, are left out.
+std::vector<std::pair<long long, std::string>> streamEvents(const std::string& text) {
+  std::vector<std::pair<long long, std::string>> events;
+  std::size_t at = text.find("\r\n\r\n");  // after the response's head
+  at = at == std::string::npos ? 0 : at + 4;
+  while (at < text.size()) {
+    const std::size_t end = text.find("\n\n", at);
+    if (end == std::string::npos) break;  // cut off
+    std::istringstream block(text.substr(at, end - at));
+    long long id = -1;
+    std::string data;
+    for (std::string line; std::getline(block, line);) {
+      if (line.rfind("id: ", 0) == 0) id = std::stoll(line.substr(4));
+      if (line.rfind("data: ", 0) == 0) data = line.substr(6);
+    }
+    if (id >= 0 && !data.empty()) events.emplace_back(id, data);
+    at = end + 2;
+  }
+  return events;
 }
 
 class Cluster : public ::testing::Test {
@@ -238,6 +263,48 @@ TEST_F(Cluster, ADatabaseNodeLostIsUnavailableOnItsSvcdAloneAndServesAgainWhenBa
   for (const auto& uuid : acknowledged) {
     auto r = http(svcd_[0]->port(), "GET", "/api/contacts/" + uuid + "/", "", bearer(who.first));
     EXPECT_EQ(r.status, 200) << uuid << ": " << r.body;
+  }
+}
+
+TEST_F(Cluster, AStreamResumedOnAnotherNodeMissesAndRepeatsNothing) {
+  startTogether();
+  auto who = account(0, "streams@example.com");
+  ASSERT_FALSE(who.second.empty());
+  // Where the account's stream stands now: the opening frame's id.
+  const std::string opening =
+      eventStream(svcd_[0]->port(), who.first, "types=contact.created", {"id: "});
+  const std::size_t id_at = opening.find("id: ");
+  ASSERT_NE(id_at, std::string::npos) << opening;
+  const std::string from = std::to_string(std::stoll(opening.substr(id_at + 4)));
+  // A stream on A from there, open while contacts are created through B and C.
+  std::vector<std::string> emails;
+  for (int n = 0; n < 6; ++n) emails.push_back("s" + std::to_string(n) + "@example.com");
+  std::string live;
+  std::thread reader([&] {
+    live = eventStream(svcd_[0]->port(), who.first, "types=contact.created&last_event_id=" + from,
+                       emails);
+  });
+  for (std::size_t n = 0; n < emails.size(); ++n) {
+    auto r = createContact(1 + n % 2, who, emails[n]);
+    EXPECT_EQ(r.status, 201) << r.body;
+  }
+  reader.join();
+  const auto seen = streamEvents(live);
+  ASSERT_EQ(seen.size(), 6u) << live;
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    if (i > 0) {
+      EXPECT_GT(seen[i].first, seen[i - 1].first) << live;
+    }
+    EXPECT_NE(seen[i].second.find(emails[i]), std::string::npos) << live;
+  }
+  // Resumed on C after the third: exactly the last three, with the same ids, nothing more.
+  const std::string after = std::to_string(seen[2].first);
+  const auto resumed =
+      streamEvents(eventStream(svcd_[2]->port(), who.first,
+                               "types=contact.created&last_event_id=" + after, {emails[5]}, 1000));
+  ASSERT_EQ(resumed.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(resumed[i], seen[i + 3]);
   }
 }
 
