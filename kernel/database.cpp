@@ -349,31 +349,80 @@ void SqlDatabase::migrate(const std::string& plugin,
           "another svcd took the migration lock over while this one held it "
           "(no sign of life for 20 s); start again");
     }
-    const auto& statements = dialect_ == sdk::Dialect::kSqlite ? m.sqlite : m.mysql;
-    std::size_t index = 0;
-    try {
-      // Once: on MySQL each DDL statement commits by itself, so a second attempt would meet
-      // the first one's tables.
-      transaction(RetryPolicy{1}, [&](Poco::Data::Session& s) {
-        for (index = 0; index < statements.size(); ++index) {
-          s << statements[index], now;
-        }
-        std::string name = plugin, description = m.description;
-        int version = m.version;
-        Poco::Int64 at = sdk::nowMicros();
-        s << "INSERT INTO svc_migrations (plugin, version, description, applied_us) "
-             "VALUES (?, ?, ?, ?)",
-            use(name), use(version), use(description), use(at), now;
-      });
-    } catch (const Poco::Exception& e) {
-      // Another svcd that held the lock before ours was taken over may have applied it.
-      if (migrationApplied(plugin, m.version)) continue;
-      throw std::runtime_error("migration " + std::to_string(m.version) + " (" + m.description +
-                               ") failed at statement " + std::to_string(index + 1) + ": " +
-                               e.displayText() + "; rolled back");
+    if (dialect_ == sdk::Dialect::kSqlite) {
+      applySqliteMigration(plugin, m);
+    } else {
+      applyMysqlMigration(plugin, m);
     }
   }
   if (lock) lock->release();
+}
+
+namespace {
+
+void recordMigration(Poco::Data::Session& s, const std::string& plugin, const sdk::Migration& m) {
+  std::string name = plugin, description = m.description;
+  int version = m.version;
+  Poco::Int64 at = sdk::nowMicros();
+  s << "INSERT INTO svc_migrations (plugin, version, description, applied_us) "
+       "VALUES (?, ?, ?, ?)",
+      use(name), use(version), use(description), use(at), now;
+}
+
+// What a statement of a migration answers when what it makes is there already: made by an svcd
+// that died (or lost the lock) after the statement and before the migration was recorded.
+bool madeBefore(const std::string& why) {
+  for (const char* made : {"already exists", "Duplicate column name", "Duplicate key name",
+                           "Duplicate entry", "Multiple primary key defined"}) {
+    if (why.find(made) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string migrationName(const sdk::Migration& m) {
+  return "migration " + std::to_string(m.version) + " (" + m.description + ")";
+}
+
+}  // namespace
+
+void SqlDatabase::applySqliteMigration(const std::string& plugin, const sdk::Migration& m) {
+  std::size_t index = 0;
+  try {
+    // All or nothing: SQLite's DDL is transactional.
+    transaction(RetryPolicy{1}, [&](Poco::Data::Session& s) {
+      for (index = 0; index < m.sqlite.size(); ++index) s << m.sqlite[index], now;
+      recordMigration(s, plugin, m);
+    });
+  } catch (const Poco::Exception& e) {
+    throw std::runtime_error(migrationName(m) + " failed at statement " +
+                             std::to_string(index + 1) + ": " + e.displayText() + "; rolled back");
+  }
+}
+
+void SqlDatabase::applyMysqlMigration(const std::string& plugin, const sdk::Migration& m) {
+  // MySQL commits each DDL statement by itself: a migration cannot be rolled back, so it is made
+  // resumable. Each statement is retried on a conflict (a Galera node's DDL meets another's) and
+  // taken as done when what it makes is there, left by an svcd that stopped half-way through.
+  for (std::size_t index = 0; index < m.mysql.size(); ++index) {
+    try {
+      transaction([&](Poco::Data::Session& s) { s << m.mysql[index], now; });
+    } catch (const Poco::Exception& e) {
+      if (!madeBefore(e.displayText())) {
+        throw std::runtime_error(migrationName(m) + " failed at statement " +
+                                 std::to_string(index + 1) + ": " + e.displayText() +
+                                 "; the statements before it stay applied and are taken as done "
+                                 "at the next start");
+      }
+      Poco::Logger::get("svcd").warning(migrationName(m) + ": statement " +
+                                        std::to_string(index + 1) + " was applied before (" +
+                                        e.displayText() + "); going on");
+    }
+  }
+  try {
+    transaction([&](Poco::Data::Session& s) { recordMigration(s, plugin, m); });
+  } catch (const Poco::Exception& e) {
+    if (!madeBefore(e.displayText())) throw;  // recorded by another svcd meanwhile: done
+  }
 }
 
 int SqlDatabase::poolCapacity() const {

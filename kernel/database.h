@@ -65,6 +65,8 @@ class SqlDatabase : public sdk::Database {
   std::vector<std::function<void()>> attempt_transaction(
       const std::function<void(Poco::Data::Session&)>& work);
   bool migrationApplied(const std::string& plugin, int version);
+  void applySqliteMigration(const std::string& plugin, const sdk::Migration& m);
+  void applyMysqlMigration(const std::string& plugin, const sdk::Migration& m);
 
   sdk::Dialect dialect_;
   bool galera_ = false;
