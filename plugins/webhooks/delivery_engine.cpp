@@ -30,14 +30,6 @@ constexpr std::chrono::milliseconds kFairTime{2000};
 constexpr std::chrono::milliseconds kPatience{250};
 // How often the delivery log is pruned and its pending rows counted (and once at start).
 constexpr std::chrono::minutes kSweepEvery{10};
-// The condition on `w` (a webhooks row) that its account holds fewer leases than the cap (as
-// lease() reads it); binds now, then the cap. A lease is taken by a compare-and-set on its own row,
-// so two workers taking the last free share at once may both get it: the cap holds within the
-// workers racing for it.
-constexpr const char* kUnderCap =
-    "w.account_id NOT IN (SELECT account_id FROM webhooks WHERE lease_owner <> '' AND "
-    "lease_until_us > ? GROUP BY account_id HAVING COUNT(*) >= ?)";
-
 std::int64_t wallSeconds() {
   // The signature's timestamp is the real time: receivers compare it with their own clock.
   return std::chrono::duration_cast<std::chrono::seconds>(
@@ -60,6 +52,7 @@ DeliveryEngine::DeliveryEngine(sdk::Database& db, sdk::EventBus& events, Webhook
       settings_(settings),
       policy_(settings.retry_base_us, settings.retry_window_us),
       log_(log),
+      leases_(db, std::chrono::microseconds(settings.lease_us), settings.account_workers),
       fan_out_(db, events, store),
       sweep_(db, store, settings.retention_us),
       workers_(settings.workers, settings.max_workers, kPatience) {}
@@ -146,7 +139,7 @@ void DeliveryEngine::workerLoop(DeliveryWorkers::Worker& worker) {
   while (running_ && worker.keep()) {
     std::optional<Lease> webhook;
     try {
-      webhook = lease();
+      webhook = leases_.takeOne();
     } catch (const std::exception& e) {
       log_.warning(std::string("webhooks lease: ") + e.what());
     }
@@ -158,7 +151,7 @@ void DeliveryEngine::workerLoop(DeliveryWorkers::Worker& worker) {
         sender.reset();
       }
       try {
-        release(*webhook);
+        leases_.release(*webhook);
       } catch (const std::exception&) {
         // The lease lapses by itself.
       }
@@ -169,84 +162,6 @@ void DeliveryEngine::workerLoop(DeliveryWorkers::Worker& worker) {
                            [&] { return work_generation_ != seen || !running_; });
     seen = work_generation_;
   }
-}
-
-std::optional<DeliveryEngine::Lease> DeliveryEngine::lease() {
-  const Poco::Int64 now_us = sdk::nowMicros();
-  std::vector<Poco::Tuple<std::string, Poco::Int64>> candidates;
-  {
-    // Of the account holding the fewest leases now first (one account's hanging receivers do
-    // not keep the next free worker from another account), then the webhook served longest ago
-    // (a release leaves lease_until_us at its moment), then the one due longest: one given up
-    // for its fair share does not come straight back ahead of the webhooks that waited for a
-    // worker. Never of an account holding its share (account_workers) already.
-    Poco::Data::Session s = db_.session();
-    Poco::Int64 a = now_us, b = now_us, c = now_us, d = now_us;
-    int cap = settings_.account_workers;
-    s << "SELECT d.webhook_id, MIN(d.next_attempt_us) AS due FROM webhook_deliveries d JOIN "
-         "webhooks w ON w.id = d.webhook_id LEFT JOIN (SELECT account_id, COUNT(*) AS held FROM "
-         "webhooks WHERE lease_owner <> '' AND lease_until_us > ? GROUP BY account_id) h ON "
-         "h.account_id = w.account_id WHERE d.state = 'pending' AND d.next_attempt_us <= ? AND "
-         "w.enabled = 1 AND w.retry_at_us <= ? AND w.lease_until_us < ? AND COALESCE(h.held, 0) "
-         "< ? GROUP BY d.webhook_id, w.lease_until_us, h.held ORDER BY COALESCE(h.held, 0), "
-         "w.lease_until_us, due LIMIT 16",
-        use(d), use(a), use(b), use(c), use(cap), into(candidates), now;
-  }
-  for (const auto& candidate : candidates) {
-    Lease l{candidate.get<0>(), sdk::newUuid(), now_us + settings_.lease_us};
-    std::size_t taken = 0;
-    db_.transaction([&](Poco::Data::Session& tx) {
-      Poco::Int64 until = l.until_us, at = now_us;
-      Poco::Data::Statement q =
-          (tx << "UPDATE webhooks SET lease_owner = ?, lease_until_us = ? WHERE id = ? AND "
-                 "lease_until_us < ? AND enabled = 1",
-           use(l.token), use(until), use(l.webhook), use(at));
-      taken = q.execute();
-    });
-    if (taken == 1) return l;
-  }
-  return std::nullopt;
-}
-
-void DeliveryEngine::release(const Lease& l) {
-  db_.transaction([&](Poco::Data::Session& tx) {
-    std::string id = l.webhook, owner = l.token;
-    Poco::Int64 at = sdk::nowMicros();  // lapsed now, and served now (lease()'s order)
-    tx << "UPDATE webhooks SET lease_owner = '', lease_until_us = ? WHERE id = ? AND "
-          "lease_owner = ?",
-        use(at), use(id), use(owner), now;
-  });
-}
-
-bool DeliveryEngine::renew(Lease& l) {
-  std::size_t kept = 0;
-  const Poco::Int64 until = sdk::nowMicros() + settings_.lease_us;
-  db_.transaction([&](Poco::Data::Session& tx) {
-    std::string id = l.webhook, owner = l.token;
-    Poco::Int64 u = until;
-    Poco::Data::Statement q =
-        (tx << "UPDATE webhooks SET lease_until_us = ? WHERE id = ? AND lease_owner = ?", use(u),
-         use(id), use(owner));
-    kept = q.execute();
-  });
-  if (kept == 1) l.until_us = until;
-  return kept == 1;
-}
-
-bool DeliveryEngine::othersDue(const std::string& webhook) {
-  Poco::Data::Session s = db_.session();
-  const Poco::Int64 now_us = sdk::nowMicros();
-  Poco::Int64 a = now_us, b = now_us, c = now_us, d = now_us;
-  std::string id = webhook;
-  int cap = settings_.account_workers;
-  std::vector<std::string> due;
-  s << std::string(
-           "SELECT d.webhook_id FROM webhook_deliveries d JOIN webhooks w ON w.id = "
-           "d.webhook_id WHERE d.state = 'pending' AND d.next_attempt_us <= ? AND "
-           "w.enabled = 1 AND w.retry_at_us <= ? AND w.lease_until_us < ? AND ") +
-           kUnderCap + " AND w.id <> ? LIMIT 1",
-      use(a), use(b), use(c), use(d), use(cap), use(id), into(due), now;
-  return !due.empty();
 }
 
 std::vector<DeliveryRow> DeliveryEngine::pendingOf(const std::string& webhook,
@@ -290,8 +205,9 @@ void DeliveryEngine::deliverFor(Lease& lease, Sender& sender, DeliveryWorkers::W
   std::uint64_t seen = 0;
   // An attempt is cut at the timeout; recording its outcome takes a moment more. The lease is
   // renewed before a send when less than this is left of it.
-  const std::int64_t longest_us =
-      2 * std::chrono::duration_cast<std::chrono::microseconds>(settings_.timeout).count();
+  const auto longest = 2 * settings_.timeout;
+  // Whether an attempt started now ends before the lease's deadline (this process's clock).
+  const auto timeLeft = [&] { return lease.deadline - leases_.clock() >= longest; };
   // Its fair share spent (looked at now and then: othersDue() is a query).
   auto looked = leased_at;
   const auto shareSpent = [&] {
@@ -303,16 +219,16 @@ void DeliveryEngine::deliverFor(Lease& lease, Sender& sender, DeliveryWorkers::W
   };
   // The batch being recorded while the next is sent: only batches delivered whole (a failure
   // stops the run and is recorded before anything else is sent, so the order holds).
-  std::future<std::optional<std::int64_t>> recording;
+  std::future<std::optional<Lease::Clock::time_point>> recording;
   std::unordered_set<std::string> recording_ids;
   bool lost = false;  // a record found the lease no longer this one's (or the webhook gone)
   // Waits for the batch being recorded. @return false when the lease is no longer this one's.
   const auto settled = [&] {
     if (recording.valid()) {
-      const std::optional<std::int64_t> until = recording.get();
+      const std::optional<Lease::Clock::time_point> renewed = recording.get();
       recording_ids.clear();
-      if (until) {
-        lease.until_us = std::max(lease.until_us, *until);
+      if (renewed) {
+        leases_.extend(lease, *renewed);
       } else {
         lost = true;
       }
@@ -339,7 +255,8 @@ void DeliveryEngine::deliverFor(Lease& lease, Sender& sender, DeliveryWorkers::W
       // Drained: keep the lease (and the connection) a moment for what the fan-out makes next,
       // so a steady flow of events does not cost a lease and a release each; not while another
       // webhook waits for a worker.
-      if (std::chrono::steady_clock::now() - idle_since > kIdleHold || othersDue(webhook)) return;
+      if (std::chrono::steady_clock::now() - idle_since > kIdleHold || leases_.othersDue(webhook))
+        return;
       std::unique_lock lock(mutex_);
       workers_wake_.wait_for(lock, kIdleHold / 4,
                              [&] { return work_generation_ != seen || !running_; });
@@ -374,8 +291,9 @@ void DeliveryEngine::deliverFor(Lease& lease, Sender& sender, DeliveryWorkers::W
         break;
       }
       // Too little of the lease left for one more attempt: renew it first, so it cannot lapse
-      // (and go to another worker) while this one still sends.
-      if (lease.until_us - now_us < longest_us && !renew(lease)) {
+      // (and go to another worker) while this one still sends; unrenewed, this worker stops
+      // before its deadline, and a taker waits longer than that (LeaseTable).
+      if (!timeLeft() && (!leases_.renew(lease) || !timeLeft())) {
         stop_run = true;
         break;
       }
@@ -396,7 +314,7 @@ void DeliveryEngine::deliverFor(Lease& lease, Sender& sender, DeliveryWorkers::W
         stop_run = true;
         break;
       }
-      if (shareSpent() && othersDue(webhook)) {
+      if (shareSpent() && leases_.othersDue(webhook)) {
         stop_run = true;  // the worker goes to a webhook waiting for one
         break;
       }
@@ -405,7 +323,7 @@ void DeliveryEngine::deliverFor(Lease& lease, Sender& sender, DeliveryWorkers::W
     if (outcomes.empty()) return;
     if (!mine || stop_run || !running_) {
       // What was sent is recorded whatever became of the lease (else it is sent again).
-      if (auto until = record(lease, outcomes); until && mine) lease.until_us = *until;
+      if (auto renewed = record(lease, outcomes); renewed && mine) leases_.extend(lease, *renewed);
       return;
     }
     for (const auto& o : outcomes) recording_ids.insert(o.delivery.id);
@@ -416,26 +334,19 @@ void DeliveryEngine::deliverFor(Lease& lease, Sender& sender, DeliveryWorkers::W
   settled();
 }
 
-std::optional<std::int64_t> DeliveryEngine::record(const Lease& lease,
-                                                   const std::vector<Outcome>& outcomes) {
+std::optional<Lease::Clock::time_point> DeliveryEngine::record(
+    const Lease& lease, const std::vector<Outcome>& outcomes) {
   const std::string& webhook = lease.webhook;
   bool still_mine = true;
   std::uint64_t ok = 0, failed = 0;
-  const Poco::Int64 renewed_until = sdk::nowMicros() + settings_.lease_us;
+  // Before the transaction (and any retry of it): the deadline counts from no later than the
+  // renewal that committed.
+  const Lease::Clock::time_point started = leases_.clock();
   db_.transaction([&](Poco::Data::Session& tx) {
     ok = failed = 0;
-    std::string id = webhook, owner = lease.token;
-    // The lease is only ever extended here: this record may have waited for the writer while the
-    // worker renewed the lease further (renew()), and shortening it would let it lapse mid-run.
-    std::vector<Poco::Int64> held;
-    tx << std::string("SELECT lease_until_us FROM webhooks WHERE id = ? AND lease_owner = ?") +
-              (db_.dialect() == sdk::Dialect::kMysql ? " FOR UPDATE" : ""),
-        use(id), use(owner), into(held), now;
-    still_mine = !held.empty();
-    if (still_mine && held.front() < renewed_until) {
-      Poco::Int64 until = renewed_until;
-      tx << "UPDATE webhooks SET lease_until_us = ? WHERE id = ?", use(until), use(id), now;
-    }
+    std::string id = webhook;
+    // Renewed first: the beat's row lock orders this record after any takeover.
+    still_mine = LeaseTable::renewIn(tx, lease);
     Poco::Int64 retry_at = 0;
     for (const auto& o : outcomes) {
       std::string did = o.delivery.id, error = o.result.error;
@@ -485,7 +396,7 @@ std::optional<std::int64_t> DeliveryEngine::record(const Lease& lease,
   delivered_ += ok;
   failed_attempts_ += failed;
   if (!still_mine) return std::nullopt;
-  return renewed_until;
+  return started;
 }
 
 }  // namespace svc::plugins::webhooks

@@ -4,18 +4,20 @@
 // which only wakes this one) and every poll interval, and wakes the workers when it made
 // deliveries; the workers also look every poll interval (retries come due, other svcds' work).
 //
-// A worker leases one webhook at a time (webhooks.lease_owner/lease_until_us, taken with a
-// compare-and-set under a token fresh for every lease, so one worker of one svcd process delivers
-// a webhook's deliveries at any moment) and sends its pending deliveries oldest first over one
-// kept-alive connection, recording a batch of outcomes in one transaction while it sends the next
-// (at most one batch is being recorded: a database writer busy elsewhere, and SQLite has one, does
-// not stop the sending; the rows of the batch being recorded are still pending and are skipped by
-// id when the next batch is read; a batch is at most 500 deliveries or a second of sending, and a
-// record that finds the lease lost stops the sending at once; a record only ever extends the
-// lease, and an outcome does not overwrite a replay asked while it was being sent). The lease is
-// renewed before a send whenever what is left of it is shorter than the longest attempt could take
-// (an attempt is cut at webhooks.timeout_seconds, and the lease is at least three times that), so
-// it never lapses while its holder still sends. Webhooks are leased those of the account holding
+// A worker leases one webhook at a time (LeaseTable: the row's owner and a beat its holder bumps,
+// judged by each svcd's own steady clock, never by comparing clocks; one worker of one svcd
+// process delivers a webhook's deliveries at any moment) and sends its pending deliveries oldest
+// first over one kept-alive connection, recording a batch of outcomes in one transaction while it
+// sends the next (at most one batch is being recorded: a database writer busy elsewhere, and
+// SQLite has one, does not stop the sending; the rows of the batch being recorded are still
+// pending and are skipped by id when the next batch is read; a batch is at most 500 deliveries or
+// a second of sending, and a record that finds the lease lost stops the sending at once; a record
+// renews the lease, and an outcome does not overwrite a replay asked while it was being sent).
+// The lease is renewed before a send whenever what is left of it (to its deadline on this
+// process's steady clock) is shorter than the longest attempt could take (an attempt is cut at
+// webhooks.timeout_seconds, and the lease is at least three times that); when it cannot be
+// renewed, the worker stops: every attempt ends before the deadline, and no other svcd takes the
+// lease before it (LeaseTable::margin()). Webhooks are leased those of the account holding
 // the fewest leases first, then least recently served, then oldest-due first, and a worker gives
 // its webhook up after kFairDeliveries deliveries or kFairTime when another webhook is due: a busy
 // webhook does not keep a worker from the others. An account holds at most `account_workers` leases
@@ -34,6 +36,7 @@
 #include "delivery_sweep.h"
 #include "delivery_workers.h"
 #include "fan_out.h"
+#include "lease_table.h"
 #include "retry_policy.h"
 #include "sender.h"
 #include "watchdog.h"
@@ -94,23 +97,9 @@ class DeliveryEngine {
   /// Prunes and caps the delivery log (DeliverySweep), every kSweepEvery.
   void sweep();
   void workerLoop(DeliveryWorkers::Worker& worker);
-  /// A webhook leased by one worker: token names this lease (and no other) in lease_owner.
-  struct Lease {
-    std::string webhook, token;
-    std::int64_t until_us = 0;  ///< When it lapses unless renewed.
-  };
-  /// @return a webhook with due deliveries (the one served longest ago first, then the one due
-  /// longest) this worker took, or nullopt.
-  std::optional<Lease> lease();
   /// Delivers the leased webhook's due deliveries in order, until drained, failing, or its fair
   /// share spent while others are due.
   void deliverFor(Lease& lease, Sender& sender, DeliveryWorkers::Worker& worker);
-  void release(const Lease& lease);
-  /// Extends the lease. @return false when it is no longer this lease.
-  bool renew(Lease& lease);
-  /// @return whether a webhook other than this one has due deliveries, no lease, and an account
-  /// under its lease cap.
-  bool othersDue(const std::string& webhook);
   /// @return the webhook's pending deliveries, oldest first (a batch), but those in `skip` (sent
   /// and being recorded).
   std::vector<DeliveryRow> pendingOf(const std::string& webhook,
@@ -122,9 +111,11 @@ class DeliveryEngine {
     std::int64_t at_us = 0;
   };
   /// Records a run's outcomes (all delivered but maybe the last) and renews the lease (on any
-  /// thread: it reads the lease, never changes it). @return when the renewed lease lapses, or
-  /// nullopt when the webhook is gone, disabled or no longer leased by this process.
-  std::optional<std::int64_t> record(const Lease& lease, const std::vector<Outcome>& outcomes);
+  /// thread: it reads the lease, never changes it). @return when the renewal started (this
+  /// process's steady clock, for LeaseTable::extend), or nullopt when the webhook is gone,
+  /// disabled or no longer leased by this process.
+  std::optional<Lease::Clock::time_point> record(const Lease& lease,
+                                                 const std::vector<Outcome>& outcomes);
 
   sdk::Database& db_;
   sdk::EventBus& events_;
@@ -132,6 +123,7 @@ class DeliveryEngine {
   const EngineSettings settings_;
   const RetryPolicy policy_;
   Poco::Logger& log_;
+  LeaseTable leases_;
   FanOut fan_out_;
   DeliverySweep sweep_;
   Watchdog watchdog_;

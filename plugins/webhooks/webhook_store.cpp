@@ -152,16 +152,20 @@ std::vector<sdk::Migration> WebhookStore::migrations() {
       "CREATE TABLE webhook_cursor (name VARCHAR(16) NOT NULL PRIMARY KEY, seq BIGINT NOT NULL)",
       "INSERT INTO webhook_cursor (name, seq) VALUES ('fanout', 0)",
   };
-  return {sdk::Migration::portableUtf8(1, "webhooks, their deliveries and the fan-out cursor",
-                                       statements),
-          sdk::Migration::portableUtf8(
-              2, "the replays of the last minute, for the replay limit",
-              {"CREATE TABLE webhook_replays (webhook_id CHAR(36) NOT NULL, at_us BIGINT NOT "
-               "NULL)",
-               "CREATE INDEX webhook_replays_window ON webhook_replays (webhook_id, at_us)"}),
-          sdk::Migration::portable(
-              3, "a webhook's start named by its event's id, for logs numbered after commit",
-              {"ALTER TABLE webhooks ADD COLUMN after_event VARCHAR(36) NOT NULL DEFAULT ''"})};
+  return {
+      sdk::Migration::portableUtf8(1, "webhooks, their deliveries and the fan-out cursor",
+                                   statements),
+      sdk::Migration::portableUtf8(
+          2, "the replays of the last minute, for the replay limit",
+          {"CREATE TABLE webhook_replays (webhook_id CHAR(36) NOT NULL, at_us BIGINT NOT "
+           "NULL)",
+           "CREATE INDEX webhook_replays_window ON webhook_replays (webhook_id, at_us)"}),
+      sdk::Migration::portable(
+          3, "a webhook's start named by its event's id, for logs numbered after commit",
+          {"ALTER TABLE webhooks ADD COLUMN after_event VARCHAR(36) NOT NULL DEFAULT ''"}),
+      sdk::Migration::portable(
+          4, "a delivery lease held by a beat its holder bumps, judged on each svcd's own clock",
+          {"ALTER TABLE webhooks ADD COLUMN lease_beat BIGINT NOT NULL DEFAULT 0"})};
 }
 
 std::optional<WebhookRow> WebhookStore::find(Poco::Data::Session& s, const std::string& id) {

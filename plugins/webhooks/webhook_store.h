@@ -6,8 +6,9 @@
 //                       `webhook.created`: it gets events after it; while the log has not
 //                       numbered that event yet, `after_event` holds its id), `retry_at_us` (when
 //                       its oldest pending delivery is next due: later ones wait behind it, in
-//                       order) and the delivery lease (`lease_owner`, `lease_until_us`): the one
-//                       svcd process delivering its deliveries now.
+//                       order) and the delivery lease (`lease_owner`, `lease_beat`: the one
+//                       svcd process delivering its deliveries now, see LeaseTable;
+//                       `lease_until_us` is only when it was last released, for the order).
 //   webhook_deliveries  one row per webhook and event (unique), with the payload as sent,
 //                       numbered by the event's sequence; state pending, delivered or failed.
 //   webhook_cursor      the fan-out cursor: the last event sequence turned into deliveries.

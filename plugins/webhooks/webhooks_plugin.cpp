@@ -65,8 +65,9 @@ class WebhooksPlugin : public sdk::Plugin {
          "limit)",
          false, false},
         {"webhooks.lease_seconds", "30",
-         "how long a webhook stays with the svcd delivering it, renewed while it delivers (a "
-         "process that dies holds it this long); at least 3 times webhooks.timeout_seconds",
+         "how long a webhook stays with the svcd delivering it, renewed while it delivers (another "
+         "svcd takes over from one that died once it has seen no renewal for this long plus 2 s "
+         "and 1 %, by its own clock); at least 3 times webhooks.timeout_seconds",
          false, false},
         {"webhooks.poll_ms", "250",
          "how often due retries and other svcd processes' deliveries are looked for", false, false},
