@@ -7,10 +7,11 @@ SVC_BUILD_PACKAGES=(build-essential cmake ccache pkg-config git libpoco-dev libb
   libboost-filesystem-dev libssl-dev libsodium-dev libsqlite3-dev sqlite3 libmariadb-dev
   libspf2-dev libopendkim-dev libopendmarc-dev publicsuffix)
 # libnet-ssleay-perl and libio-socket-ssl-perl: swaks's STARTTLS (only Recommends, which we skip).
-# clang and libfuzzer-14-dev: the libFuzzer targets (tools/fuzz.sh).
+# clang and libfuzzer-14-dev: the libFuzzer targets (tools/fuzz.sh). sysbench: the database's own
+# write rate beside svcd's (benchmarks/load_writes.sh); haproxy: svcd behind a load balancer.
 SVC_TEST_PACKAGES=(googletest libgtest-dev libbenchmark-dev mariadb-server mariadb-client wrk procps
   curl jq python3 openssl chromium qrencode swaks dnsmasq-base postfix python3-dkim
-  libnet-ssleay-perl libio-socket-ssl-perl clang libfuzzer-14-dev)
+  libnet-ssleay-perl libio-socket-ssl-perl clang libfuzzer-14-dev sysbench haproxy)
 
 svc_install_packages() {
   local missing=()
