@@ -1,5 +1,7 @@
 #include "database.h"
 
+#include "mysql_session.h"
+
 #include <svc/sdk/util.h>
 
 #include <Poco/Data/SQLite/Connector.h>
@@ -30,6 +32,7 @@ void registerDataConnectors() {
     Poco::Data::SQLite::Connector::registerConnector();
 #ifdef SVC_WITH_MYSQL
     Poco::Data::MySQL::Connector::registerConnector();
+    registerMysqlConnector();
 #endif
   });
 }
@@ -55,8 +58,11 @@ std::string mysqlConnectionString(const std::string& url) {
   Poco::URI::decode(raw_pass, password);
   std::string db = uri.getPath().substr(1);
   unsigned port = uri.getPort() == 0 ? 3306 : uri.getPort();
+  // utf8mb4 from the handshake on: Poco's default "utf8" is MySQL's three-byte UTF-8, which
+  // refuses text with emoji.
   return "host=" + uri.getHost() + ";port=" + std::to_string(port) + ";user=" + user +
-         ";password=" + password + ";db=" + db + ";auto-reconnect=true;secure-auth=true";
+         ";password=" + password + ";db=" + db +
+         ";auto-reconnect=true;secure-auth=true;character-set=utf8mb4";
 }
 
 // SQLite settings that belong to each connection, applied as the pool opens it.
@@ -107,8 +113,8 @@ SqlDatabase::SqlDatabase(const std::string& url, int pool_size,
     } else if (url.rfind("mysql://", 0) == 0) {
 #ifdef SVC_WITH_MYSQL
       dialect_ = sdk::Dialect::kMysql;
-      pool_ = std::make_unique<Poco::Data::SessionPool>("MySQL", mysqlConnectionString(url), 1,
-                                                        pool_size, 60);
+      pool_ = std::make_unique<Poco::Data::SessionPool>(kMysqlConnector, mysqlConnectionString(url),
+                                                        1, pool_size, 60);
       Poco::Data::Session s = pool_->get();
       s << "SELECT 1", now;
       // Tables made from now on hold any UTF-8 (MySQL's "utf8" stops at three bytes). Needs
@@ -135,14 +141,9 @@ SqlDatabase::~SqlDatabase() {
 
 Poco::Data::Session SqlDatabase::session() {
   Poco::Data::Session s = pool_->get();
-  if (dialect_ == sdk::Dialect::kSqlite) {
-    // Per connection: wait for another process's writer instead of failing at once.
-    s.setConnectionTimeout(5);
-  } else {
-    // Poco's connector asks for "utf8", which MySQL takes to mean three-byte UTF-8: text with
-    // emoji would be refused. The pool hands out connections without a hook for new ones.
-    s << "SET NAMES utf8mb4", now;
-  }
+  // Per connection: wait for another process's writer instead of failing at once. (MySQL's
+  // connections are utf8mb4 from the connection string on.)
+  if (dialect_ == sdk::Dialect::kSqlite) s.setConnectionTimeout(5);
   return s;
 }
 
