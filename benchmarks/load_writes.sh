@@ -45,8 +45,11 @@ run_sqlite() {
   bench_start_svcd "${svcd_args[@]}"
   pids+=("$pid")
   writes_setup "$port" "$admin" "$token" "$accounts" "$work/creds.lua"
+  local before
+  before=$(cpu_ticks "$pid")
   writes_wrk "$port" 64 "$work/creds.lua" sqlite >"$work/wrk.out"
   writes_report sqlite "$work/wrk.out"
+  cpu_per_write svcd "$pid" "$before" "$(sed -n 's/^WRK writes=\([0-9]*\).*/\1/p' "$work/wrk.out")"
   stop_svcd "$pid"
 }
 
@@ -66,11 +69,16 @@ run_mariadb() {
   # A second's warm-up: the pool's connections are open, their statements seen once.
   writes_wrk "$port" 64 "$work/creds.lua" warm 1 >/dev/null
   general_log_on "$server" "$work/general.log"
+  local before server_before writes
+  before=$(cpu_ticks "$pid")
+  server_before=$(cpu_ticks "${SVC_MARIADB_PID:-0}")
   writes_wrk "$port" 64 "$work/creds.lua" mariadb >"$work/wrk.out"
   general_log_off "$server"
   writes_report mariadb "$work/wrk.out"
-  local writes
   writes=$(sed -n 's/^WRK writes=\([0-9]*\).*/\1/p' "$work/wrk.out")
+  cpu_per_write svcd "$pid" "$before" "$writes"
+  # The server's CPU is known when this script started it (a shared one serves others too).
+  [ -n "$started_mariadb" ] && cpu_per_write mariadbd "$SVC_MARIADB_PID" "$server_before" "$writes"
   general_log_count "$server" "$db" "$work/general.log" "$writes" "${TOP:-0}"
   # Requests alone (one at a time), less a window as long without requests (the background
   # pollers): what one request costs, by statement.

@@ -79,6 +79,17 @@ LUA
   wrk -c"$2" -t2 -d"${5:-$secs}" --latency -s "$script" "http://127.0.0.1:$1"
 }
 
+cpu_ticks() {  # cpu_ticks PID: the user and system CPU the process has used, in clock ticks
+  awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+
+# cpu_per_write NAME PID TICKS_BEFORE WRITES: the process's CPU per write since TICKS_BEFORE
+cpu_per_write() {
+  python3 -c "import sys, os; t = (int(sys.argv[3]) - int(sys.argv[2])) / os.sysconf('SC_CLK_TCK')
+print('  %s: %.2f ms CPU per write (%.1f s)' % (sys.argv[1], 1000 * t / max(int(sys.argv[4]), 1), t))" \
+    "$1" "$3" "$(cpu_ticks "$2")" "$4"
+}
+
 writes_report() {  # writes_report NAME WRK_OUTPUT
   sed -n 's/^WRK writes=\([0-9]*\) failures=\([0-9]*\) rate=\([0-9.]*\) p50_ms=\([0-9.]*\) p99_ms=\([0-9.]*\)/\3 \1 \2 \4 \5/p' "$2" |
     while read -r rate writes failures p50 p99; do
