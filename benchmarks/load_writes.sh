@@ -19,6 +19,8 @@ accounts=${2:-32}
 secs=${3:-10}
 targets=${4:-sqlite,mariadb,cluster}
 alone=${ALONE:-20}  # requests measured one at a time
+# MOST_COMMANDS=N: fail when a write under load costs more than N database commands (MariaDB's
+# general log, the background pollers included).
 base=$(mktemp -d /tmp/svc-writes.XXXXXX)
 pids=()
 started_mariadb=
@@ -79,7 +81,7 @@ run_mariadb() {
   cpu_per_write svcd "$pid" "$before" "$writes"
   # The server's CPU is known when this script started it (a shared one serves others too).
   [ -n "$started_mariadb" ] && cpu_per_write mariadbd "$SVC_MARIADB_PID" "$server_before" "$writes"
-  general_log_count "$server" "$db" "$work/general.log" "$writes" "${TOP:-0}"
+  general_log_count "$server" "$db" "$work/general.log" "$writes" "${TOP:-0}" "" "${MOST_COMMANDS:-}"
   # Requests alone (one at a time), less a window as long without requests (the background
   # pollers): what one request costs, by statement.
   general_log_on "$server" "$work/idle.log"

@@ -132,17 +132,18 @@ general_log_on() {  # general_log_on SERVER FILE
 }
 general_log_off() { sql "$1" "SET GLOBAL general_log = 0; FLUSH GENERAL LOGS"; }
 
-# general_log_count SERVER DB FILE WRITES TOP [IDLE_FILE]: the commands svcd's connections (those
-# on DB: open now, or connected during the log) sent, per write; TOP > 0 also lists the most
-# frequent texts (values as ?). IDLE_FILE: a log of a window as long without requests, whose
-# commands (the background pollers') are taken off FILE's, text by text.
+# general_log_count SERVER DB FILE WRITES TOP [IDLE_FILE [MOST]]: the commands svcd's connections
+# (those on DB: open now, or connected during the log) sent, per write; TOP > 0 also lists the
+# most frequent texts (values as ?). IDLE_FILE: a log of a window as long without requests, whose
+# commands (the background pollers') are taken off FILE's, text by text. MOST: fails when there
+# were more per write.
 general_log_count() {
   local ids
   ids=$(sql "$1" "SELECT GROUP_CONCAT(ID) FROM information_schema.PROCESSLIST WHERE DB = '$2'")
-  python3 - "$2" "$3" "$4" "$5" "$ids" "${6:-}" <<'PY'
+  python3 - "$2" "$3" "$4" "$5" "$ids" "${6:-}" "${7:-}" <<'PY'
 import collections, re, sys
-db, path, writes, top, ids, idle = (sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]),
-                                    sys.argv[5], sys.argv[6])
+db, path, writes, top, ids, idle, most = (sys.argv[1], sys.argv[2], int(sys.argv[3]),
+                                          int(sys.argv[4]), sys.argv[5], sys.argv[6], sys.argv[7])
 ours = set(ids.split(",")) if ids and ids != "NULL" else set()
 commands = ("Query|Prepare|Execute|Close stmt|Reset stmt|Connect|Quit|Init DB|Ping|Fetch|"
             "Long Data|Set option|Change user|Reset connection|Field List|Statistics")
@@ -174,6 +175,8 @@ print("  %d commands for %d writes: %.1f per write (%s)" % (
     total, writes, total / max(writes, 1), ", ".join("%s %d" % kv for kv in by_command.most_common())))
 for (c, t), n in mine.most_common(top):
     print("  %6.1f  %-10s %s" % (n / max(writes, 1), c, t))
+if most and total / max(writes, 1) > float(most):
+    sys.exit("  more than %s commands per write" % most)
 PY
 }
 
