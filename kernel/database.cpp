@@ -2,6 +2,7 @@
 
 #include "database_errors.h"
 #include "migration_lock.h"
+#include "mysql_session.h"
 
 #include <svc/sdk/util.h>
 
@@ -36,6 +37,7 @@ void registerDataConnectors() {
     Poco::Data::SQLite::Connector::registerConnector();
 #ifdef SVC_WITH_MYSQL
     Poco::Data::MySQL::Connector::registerConnector();
+    registerMysqlConnector();
 #endif
   });
 }
@@ -53,8 +55,11 @@ std::string mysqlConnectionString(const std::string& url) {
   Poco::URI::decode(raw_pass, password);
   std::string db = uri.getPath().substr(1);
   unsigned port = uri.getPort() == 0 ? 3306 : uri.getPort();
+  // utf8mb4 from the handshake on: Poco's default "utf8" is MySQL's three-byte UTF-8, which
+  // refuses text with emoji.
   return "host=" + uri.getHost() + ";port=" + std::to_string(port) + ";user=" + user +
-         ";password=" + password + ";db=" + db + ";auto-reconnect=true;secure-auth=true";
+         ";password=" + password + ";db=" + db +
+         ";auto-reconnect=true;secure-auth=true;character-set=utf8mb4";
 }
 
 // SQLite settings that belong to each connection, applied as the pool opens it.
@@ -105,8 +110,8 @@ SqlDatabase::SqlDatabase(const std::string& url, int pool_size,
     } else if (url.rfind("mysql://", 0) == 0) {
 #ifdef SVC_WITH_MYSQL
       dialect_ = sdk::Dialect::kMysql;
-      pool_ = std::make_unique<Poco::Data::SessionPool>("MySQL", mysqlConnectionString(url), 1,
-                                                        pool_size, 60);
+      pool_ = std::make_unique<Poco::Data::SessionPool>(kMysqlConnector, mysqlConnectionString(url),
+                                                        1, pool_size, 60);
       Poco::Data::Session s = pool_->get();
       // A Galera node (wsrep_on): reads wait until the node has applied what the cluster
       // committed before them (below), and readiness asks whether the node takes queries.
@@ -137,18 +142,10 @@ SqlDatabase::~SqlDatabase() {
 
 Poco::Data::Session SqlDatabase::session() {
   Poco::Data::Session s = pool_->get();
-  if (dialect_ == sdk::Dialect::kSqlite) {
-    // Per connection: wait for another process's writer instead of failing at once.
-    s.setConnectionTimeout(5);
-  } else {
-    // Poco's connector asks for "utf8", which MySQL takes to mean three-byte UTF-8: text with
-    // emoji would be refused. The pool hands out connections without a hook for new ones.
-    // On Galera a write committed through one node is applied on the others a moment later: a
-    // client that wrote through one svcd and reads through another must see its write, so reads
-    // wait for the node to catch up with the cluster (wsrep_sync_wait=1, one round of the
-    // group's messages per read; writes are certified at commit anyway).
-    s << (galera_ ? "SET NAMES utf8mb4, SESSION wsrep_sync_wait = 1" : "SET NAMES utf8mb4"), now;
-  }
+  // Per connection: wait for another process's writer instead of failing at once. (MySQL's
+  // connections are utf8mb4 from the connection string on, and on a Galera node their reads wait
+  // for the node to apply what the cluster committed before them: mysql_session.cpp.)
+  if (dialect_ == sdk::Dialect::kSqlite) s.setConnectionTimeout(5);
   return s;
 }
 

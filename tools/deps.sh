@@ -11,11 +11,11 @@ SVC_BUILD_PACKAGES=(build-essential cmake ccache pkg-config git libpoco-dev libb
 # galera-4, rsync and iproute2 (ss, which the rsync state transfer uses): the cluster suite's
 # three-node MariaDB Galera cluster (tools/galera.sh).
 # haproxy: benchmarks/load_failover.sh, in front of three svcd with etc/haproxy/svc.cfg.
+# sysbench: the database's own write rate beside svcd's (benchmarks/load_writes.sh).
 SVC_TEST_PACKAGES=(googletest libgtest-dev libbenchmark-dev mariadb-server mariadb-client galera-4
   rsync iproute2 wrk procps
-  haproxy
   curl jq python3 openssl chromium qrencode swaks dnsmasq-base postfix python3-dkim
-  libnet-ssleay-perl libio-socket-ssl-perl clang libfuzzer-14-dev)
+  libnet-ssleay-perl libio-socket-ssl-perl clang libfuzzer-14-dev sysbench haproxy)
 
 svc_install_packages() {
   local missing=()
