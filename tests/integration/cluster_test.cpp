@@ -1,8 +1,11 @@
 // Three svcd, one per node of a three-node MariaDB Galera cluster (tools/galera.sh, started by
 // tools/test.sh, exports SVC_TEST_GALERA_URLS): they start together on an empty database, take
 // concurrent writes through every node without a failure, survive a database node's death, and
-// deliver an event stream that resumes on another node with nothing missed or repeated.
-// Skipped without a cluster.
+// deliver an event stream that resumes on another node with nothing missed or repeated; mail
+// received by one is downloaded from the others, a data key rotated on one is used by all, and
+// webhooks fed through all three deliver each event once. Skipped without a cluster.
+#include "cluster_fixture.h"
+#include "email_fixture.h"
 #include "harness.h"
 
 #include <Poco/Data/MySQL/Connector.h>
@@ -69,11 +72,17 @@ class Cluster : public ::testing::Test {
                     "-", "");
     admin(0) << "CREATE DATABASE " + database_ + " CHARACTER SET utf8mb4", now;
     for (std::size_t i = 0; i < 3; ++i) {
-      Svcd::Options o;
-      o.plugins = {"auth", "identities", "contacts"};
+      Svcd::Options o = options();
       o.db_url = urls_[i] + "/" + database_;
       svcd_[i] = std::make_unique<Svcd>(o);
     }
+  }
+
+  // What each svcd runs; a suite for other plugins says its own.
+  virtual Svcd::Options options() const {
+    Svcd::Options o;
+    o.plugins = {"auth", "identities", "contacts"};
+    return o;
   }
 
   void TearDown() override {
@@ -113,15 +122,16 @@ class Cluster : public ::testing::Test {
     ASSERT_EQ(rc, 0) << out;
   }
 
-  // All three at the same moment, as an operator's three machines would after a deploy.
-  void startTogether() {
+  // All three (from `first` on) at the same moment, as an operator's three machines would after
+  // a deploy.
+  void startTogether(std::size_t first = 0) {
     std::array<bool, 3> up{};
     std::vector<std::thread> starters;
-    for (std::size_t i = 0; i < 3; ++i) {
+    for (std::size_t i = first; i < 3; ++i) {
       starters.emplace_back([this, i, &up] { up[i] = svcd_[i]->start(); });
     }
     for (auto& t : starters) t.join();
-    for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t i = first; i < 3; ++i)
       ASSERT_TRUE(up[i]) << "svcd " << i << ": " << svcd_[i]->log();
   }
 
@@ -306,6 +316,131 @@ TEST_F(Cluster, AStreamResumedOnAnotherNodeMissesAndRepeatsNothing) {
   for (std::size_t i = 0; i < 3; ++i) {
     EXPECT_EQ(resumed[i], seen[i + 3]);
   }
+}
+
+// Mail: an attachment of several database chunks, received by A's SMTP listener.
+class ClusterEmail : public Cluster {
+  Svcd::Options options() const override {
+    Svcd::Options o;
+    o.plugins = {"auth", "identities", "email"};
+    o.args = {"--set", "email.domains=agents.test"};
+    return o;
+  }
+};
+
+TEST_F(ClusterEmail, AnAttachmentReceivedByOneSvcdIsDownloadedFromTheOthers) {
+  startTogether();
+  const std::string key =
+      operatorLogin(*svcd_[0], "owner@example.com")->optValue<std::string>("management_key", "");
+  auto sink = http(svcd_[0]->port(), "POST", "/api/identities/",
+                   R"({"name":"Sink","email_identifier":"sink"})", bearer(key));
+  ASSERT_EQ(sink.status, 201) << sink.body;
+  const std::string identity = sink.json()->getValue<std::string>("uuid");
+  const std::string bytes = attachmentBytes(1024 * 1024 + 4321);  // five 256 KiB chunks
+  const int smtp_port = smtpPortOf(*svcd_[0]);
+  ASSERT_NE(smtp_port, 0) << svcd_[0]->log();
+  const std::string said = rawExchange(
+      smtp_port, smtpEnvelope("a@example.com", "sink@agents.test", mailWithAttachment(bytes)),
+      30000);
+  ASSERT_NE(said.find("250 2.0.0 Ok: stored"), std::string::npos) << said;
+  // Filed a moment after its 250.
+  std::string message;
+  ASSERT_TRUE(waitFor(
+      [&] {
+        auto list = http(svcd_[0]->port(), "GET", "/api/email-messages/?identity=" + identity, "",
+                         bearer(key));
+        auto results = list.json()->getArray("results");
+        if (results->size() == 0) return false;
+        message = results->getObject(0)->getValue<std::string>("id");
+        return true;
+      },
+      30));
+  auto filed =
+      http(svcd_[0]->port(), "GET", "/api/email-messages/" + message + "/", "", bearer(key));
+  ASSERT_EQ(filed.status, 200) << filed.body;
+  auto attachments = filed.json()->getArray("attachments");
+  ASSERT_EQ(attachments->size(), 1u) << filed.body;
+  const std::string uuid = attachments->getObject(0)->getValue<std::string>("uuid");
+  for (std::size_t via : {1u, 2u}) {
+    auto reply = http(svcd_[via]->port(), "GET", "/api/email-attachments/" + uuid + "/download/",
+                      "", bearer(key));
+    ASSERT_EQ(reply.status, 200) << "svcd " << via << ": " << reply.body.substr(0, 300);
+    EXPECT_EQ(reply.body.size(), bytes.size()) << "svcd " << via;
+    EXPECT_TRUE(reply.body == bytes) << "svcd " << via << ": byte for byte";
+  }
+}
+
+// The vault: every svcd holds a copy of A's key file, as the operator's machines would.
+class ClusterVault : public Cluster {
+  Svcd::Options options() const override {
+    Svcd::Options o;
+    o.plugins = {"auth", "identities", "vault", "secrets"};
+    return o;
+  }
+};
+
+TEST_F(ClusterVault, ADataKeyRotatedOnOneSvcdIsUsedByTheOthers) {
+  ASSERT_TRUE(svcd_[0]->start()) << svcd_[0]->log();
+  for (std::size_t i : {1u, 2u}) copyKeyFile(vaultKeyFile(*svcd_[0]), vaultKeyFile(*svcd_[i]));
+  startTogether(1);
+  auto who = account(0, "vault@example.com");
+  ASSERT_FALSE(who.second.empty());
+  auto rotated = http(svcd_[0]->adminPort(), "POST", "/admin/vault/rotate-key/", "{}",
+                      bearer(svcd_[0]->adminToken()));
+  ASSERT_EQ(rotated.status, 200) << rotated.body;
+  auto stored = http(svcd_[0]->port(), "POST", "/api/secrets/?identity=" + who.second,
+                     R"({"key":"AFTER","value":"v-after"})", bearer(who.first));
+  ASSERT_EQ(stored.status, 201) << stored.body;
+  const std::string uuid = stored.json()->getValue<std::string>("uuid");
+  for (std::size_t via : {1u, 2u}) {
+    auto r = http(svcd_[via]->port(), "GET", "/api/secrets/" + uuid + "/", "", bearer(who.first));
+    ASSERT_EQ(r.status, 200) << "svcd " << via << ": " << r.body;
+    EXPECT_EQ(r.json()->getValue<std::string>("value"), "v-after") << "svcd " << via;
+  }
+}
+
+// Webhooks: all three deliver (short polls and retries, private URLs for the receiver).
+class ClusterWebhooks : public Cluster {
+  Svcd::Options options() const override {
+    Svcd::Options o;
+    o.plugins = {"auth", "identities", "contacts", "webhooks"};
+    o.args = {"--set", "webhooks.allow_private_urls=true", "--set", "webhooks.poll_ms=50",
+              "--set", "webhooks.retry_base_ms=50"};
+    return o;
+  }
+
+ protected:
+  CountingReceiver receiver_;
+};
+
+TEST_F(ClusterWebhooks, EventsCreatedThroughEverySvcdAreEachDeliveredOnce) {
+  startTogether();
+  auto who = account(0, "hooks@example.com");
+  ASSERT_FALSE(who.second.empty());
+  auto hook =
+      http(svcd_[1]->port(), "POST", "/api/webhooks/",
+           R"({"url":")" + receiver_.url("hook") + R"(","event_types":["contact.created"]})",
+           bearer(who.first));
+  ASSERT_EQ(hook.status, 201) << hook.body;
+  receiver_.delay_ms = 5;
+  constexpr int kEvents = 45;
+  std::vector<std::thread> clients;
+  for (std::size_t via = 0; via < 3; ++via) {
+    clients.emplace_back([&, via] {
+      for (int n = 0; n < kEvents / 3; ++n) {
+        auto r = createContact(
+            via, who, "h" + std::to_string(via) + "-" + std::to_string(n) + "@example.com");
+        EXPECT_EQ(r.status, 201) << "svcd " << via << ": " << r.body;
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  ASSERT_TRUE(waitFor([&] { return receiver_.counts().size() == std::size_t{kEvents}; }, 60))
+      << receiver_.counts().size() << " of " << kEvents << " delivered";
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // a duplicate would come now
+  const auto counts = receiver_.counts();
+  EXPECT_EQ(counts.size(), std::size_t{kEvents});
+  for (const auto& [what, n] : counts) EXPECT_EQ(n, 1) << what << " came " << n;
 }
 
 }  // namespace

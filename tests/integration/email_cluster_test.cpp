@@ -6,8 +6,6 @@
 #include "email_fixture.h"
 #include "harness.h"
 
-#include <svc/sdk/util.h>
-
 #include <Poco/File.h>
 
 #include <gtest/gtest.h>
@@ -17,25 +15,6 @@
 
 namespace svc::testing {
 namespace {
-
-// 3 MiB: twelve of the database's chunks, streamed as a held response.
-std::string attachmentBytes() {
-  std::string out(3 * 1024 * 1024, '\0');
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<char>(i * 7 + i / 4099);
-  return out;
-}
-
-std::string mailWith(const std::string& bytes) {
-  const std::string b64 = sdk::base64(bytes);
-  std::string body;
-  for (std::size_t at = 0; at < b64.size(); at += 76) body += b64.substr(at, 76) + "\r\n";
-  return "From: a@example.com\r\nTo: sink@agents.test\r\nSubject: big\r\n"
-         "Content-Type: multipart/mixed; boundary=b\r\n\r\n"
-         "--b\r\nContent-Type: text/plain\r\n\r\nsee attached\r\n"
-         "--b\r\nContent-Type: application/octet-stream; name=\"big.bin\"\r\n"
-         "Content-Transfer-Encoding: base64\r\n\r\n" +
-         body + "--b--";
-}
 
 class EmailCluster : public Email {
  protected:
@@ -61,8 +40,8 @@ class EmailCluster : public Email {
 
 TEST_F(EmailCluster, MailReceivedByOneSvcdHasItsAttachmentDownloadedFromAnother) {
   Ident sink = identity("Sink", "sink");
-  const std::string bytes = attachmentBytes();
-  ASSERT_NE(smtp(envelope("a@example.com", "sink@agents.test", mailWith(bytes)))
+  const std::string bytes = attachmentBytes();  // 3 MiB: twelve of the database's chunks
+  ASSERT_NE(smtp(envelope("a@example.com", "sink@agents.test", mailWithAttachment(bytes)))
                 .find("250 2.0.0 Ok: stored"),
             std::string::npos);
   auto list = messages("identity=" + sink.uuid);

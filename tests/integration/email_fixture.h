@@ -5,6 +5,8 @@
 
 #include "harness.h"
 
+#include <svc/sdk/util.h>
+
 #include <Poco/JSON/Array.h>
 #include <Poco/Net/DatagramSocket.h>
 #include <Poco/Net/ServerSocket.h>
@@ -121,6 +123,43 @@ class Child {
   int port_ = 0;
 };
 
+/// @return the port svcd's SMTP listener took (it names it in its log once it listens).
+inline int smtpPortOf(const Svcd& svcd) {
+  std::smatch m;
+  const std::string log = svcd.waitForLog("SMTP listener on port");
+  if (!std::regex_search(log, m, std::regex("SMTP listener on port (\\d+)"))) return 0;
+  return std::stoi(m[1]);
+}
+
+/// One SMTP session's commands: a message from `from` to `to`, then QUIT.
+inline std::string smtpEnvelope(const std::string& from, const std::string& to,
+                                const std::string& data) {
+  return "EHLO client.example\r\nMAIL FROM:<" + from + ">\r\nRCPT TO:<" + to + ">\r\nDATA\r\n" +
+         data + "\r\n.\r\nQUIT\r\n";
+}
+
+/// `size` bytes of every value, in no short repeating pattern.
+inline std::string attachmentBytes(std::size_t size = 3 * 1024 * 1024) {
+  std::string out(size, '\0');
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<char>(i * 7 + i / 4099);
+  return out;
+}
+
+/// A message to `to` with `bytes` attached as big.bin (base64).
+inline std::string mailWithAttachment(const std::string& bytes,
+                                      const std::string& to = "sink@agents.test") {
+  const std::string b64 = sdk::base64(bytes);
+  std::string body;
+  for (std::size_t at = 0; at < b64.size(); at += 76) body += b64.substr(at, 76) + "\r\n";
+  return "From: a@example.com\r\nTo: " + to +
+         "\r\nSubject: big\r\n"
+         "Content-Type: multipart/mixed; boundary=b\r\n\r\n"
+         "--b\r\nContent-Type: text/plain\r\n\r\nsee attached\r\n"
+         "--b\r\nContent-Type: application/octet-stream; name=\"big.bin\"\r\n"
+         "Content-Transfer-Encoding: base64\r\n\r\n" +
+         body + "--b--";
+}
+
 class Email : public ::testing::Test {
  protected:
   void SetUp() override { startSvcd({}); }
@@ -133,10 +172,8 @@ class Email : public ::testing::Test {
     if (!db_url_.empty()) o.db_url = db_url_;
     svcd_ = std::make_unique<Svcd>(o);
     ASSERT_TRUE(svcd_->start()) << svcd_->log();
-    std::smatch m;
-    std::string log = svcd_->waitForLog("SMTP listener on port");
-    ASSERT_TRUE(std::regex_search(log, m, std::regex("SMTP listener on port (\\d+)")));
-    smtp_port_ = std::stoi(m[1]);
+    smtp_port_ = smtpPortOf(*svcd_);
+    ASSERT_NE(smtp_port_, 0) << svcd_->log();
     if (key_.empty()) key_ = signIn("owner@example.com");
   }
 
@@ -273,8 +310,7 @@ class Email : public ::testing::Test {
 
   static std::string envelope(const std::string& from, const std::string& to,
                               const std::string& data) {
-    return "EHLO client.example\r\nMAIL FROM:<" + from + ">\r\nRCPT TO:<" + to + ">\r\nDATA\r\n" +
-           data + "\r\n.\r\nQUIT\r\n";
+    return smtpEnvelope(from, to, data);
   }
 
   std::unique_ptr<Svcd> svcd_;

@@ -853,13 +853,6 @@ TEST_F(Email, OutgoingMailIsDkimSigned) {
   Poco::File(dir).remove(true);
 }
 
-int smtpPortOf(const Svcd& svcd) {
-  std::smatch m;
-  std::string log = svcd.waitForLog("SMTP listener on port");
-  return std::regex_search(log, m, std::regex("SMTP listener on port (\\d+)")) ? std::stoi(m[1])
-                                                                               : 0;
-}
-
 // STARTTLS both ways: swaks upgrades a session to svcd B's listener, and svcd A's relay reaches
 // B over STARTTLS, checking B's certificate against the configured CA file.
 TEST_F(Email, StartTlsOnTheListenerAndToTheRelay) {

@@ -3,31 +3,17 @@
 // at once, values stored on either open on both, a svcd with another key file refuses to start
 // naming it, and the master key is replaced while both serve. Two svcd on one SQLite file are
 // not supported: skipped there.
+#include "cluster_fixture.h"
 #include "harness.h"
 
 #include <Poco/File.h>
 
 #include <gtest/gtest.h>
 
-#include <sys/stat.h>
-
-#include <fstream>
 #include <memory>
-#include <sstream>
 
 namespace svc::testing {
 namespace {
-
-void copyKeyFile(const std::string& from, const std::string& to) {
-  Poco::File(to.substr(0, to.rfind('/'))).createDirectories();
-  std::ifstream in(from);
-  std::ostringstream text;
-  text << in.rdbuf();
-  ASSERT_FALSE(text.str().empty()) << from;
-  std::ofstream(to + ".tmp") << text.str();
-  ::chmod((to + ".tmp").c_str(), 0600);
-  ASSERT_EQ(::rename((to + ".tmp").c_str(), to.c_str()), 0);
-}
 
 class VaultCluster : public ::testing::Test {
  protected:
@@ -56,7 +42,7 @@ class VaultCluster : public ::testing::Test {
     if (!key_file.empty()) copyKeyFile(key_file, keyFile(*svcd));
     return svcd;
   }
-  static std::string keyFile(const Svcd& svcd) { return svcd.dataDir() + "/vault/master.key"; }
+  static std::string keyFile(const Svcd& svcd) { return vaultKeyFile(svcd); }
 
   HttpReply call(Svcd& at, const std::string& method, const std::string& path,
                  const std::string& body = "") {

@@ -3,16 +3,8 @@
 // (once it has seen them stand still for the lease plus the margin, by its own clock). Only a
 // delivery the receiver had already been sent when the holder died may come again: one sent but
 // not yet recorded (at least once); every event first sent after the kill arrives once.
+#include "cluster_fixture.h"
 #include "harness.h"
-
-#include <Poco/JSON/Parser.h>
-#include <Poco/Net/HTTPRequestHandler.h>
-#include <Poco/Net/HTTPRequestHandlerFactory.h>
-#include <Poco/Net/HTTPServer.h>
-#include <Poco/Net/HTTPServerRequest.h>
-#include <Poco/Net/HTTPServerResponse.h>
-#include <Poco/Net/ServerSocket.h>
-#include <Poco/StreamCopier.h>
 
 #include <gtest/gtest.h>
 
@@ -26,68 +18,6 @@
 
 namespace svc::testing {
 namespace {
-
-// Counts each (webhook-id header, receiving path) as it arrives, before answering.
-class CountingReceiver {
- public:
-  CountingReceiver()
-      : server_(new Factory(*this),
-                Poco::Net::ServerSocket(Poco::Net::SocketAddress("127.0.0.1", 0)),
-                new Poco::Net::HTTPServerParams) {
-    server_.start();
-  }
-  ~CountingReceiver() {
-    server_.stopAll(true);
-    while (active_.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  std::string url(const std::string& path) const {
-    return "http://127.0.0.1:" + std::to_string(server_.port()) + "/" + path;
-  }
-  /// @return how many times each (path, event id) arrived.
-  std::map<std::string, int> counts() {
-    std::lock_guard lock(mutex_);
-    return counts_;
-  }
-  std::atomic<int> delay_ms{0};
-
- private:
-  struct Handler : Poco::Net::HTTPRequestHandler {
-    explicit Handler(CountingReceiver& r) : r(r) {}
-    void handleRequest(Poco::Net::HTTPServerRequest& req,
-                       Poco::Net::HTTPServerResponse& res) override {
-      ++r.active_;
-      struct Done {
-        std::atomic<int>& n;
-        ~Done() { --n; }
-      } done{r.active_};
-      std::string body;
-      Poco::StreamCopier::copyToString(req.stream(), body);
-      {
-        std::lock_guard lock(r.mutex_);
-        ++r.counts_[req.getURI() + " " + req.get("webhook-id", "")];
-      }
-      if (const int d = r.delay_ms.load(); d > 0) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(d));
-      }
-      res.setStatus(Poco::Net::HTTPResponse::HTTP_NO_CONTENT);
-      res.setContentLength(0);
-      res.send();
-    }
-    CountingReceiver& r;
-  };
-  struct Factory : Poco::Net::HTTPRequestHandlerFactory {
-    explicit Factory(CountingReceiver& r) : r(r) {}
-    Poco::Net::HTTPRequestHandler* createRequestHandler(
-        const Poco::Net::HTTPServerRequest&) override {
-      return new Handler(r);
-    }
-    CountingReceiver& r;
-  };
-  std::mutex mutex_;
-  std::map<std::string, int> counts_;
-  std::atomic<int> active_{0};
-  Poco::Net::HTTPServer server_;
-};
 
 class WebhooksOnTwoNodes : public ::testing::Test {
  protected:
@@ -138,16 +68,6 @@ class WebhooksOnTwoNodes : public ::testing::Test {
       ASSERT_EQ(r.status, 201) << r.body;
     }
   }
-  template <class F>
-  static bool waitFor(F done, int seconds) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-    while (!done()) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return true;
-  }
-
   CountingReceiver receiver_;
   std::unique_ptr<Svcd> first_, second_;
   std::vector<Account> accounts_;
