@@ -3,7 +3,7 @@
 // an OpenID Connect provider (node's oidc-provider) on loopback, and Debian's chromium driven by
 // playwright-core.
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { createServer as createHttpServer } from 'node:http';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
@@ -72,6 +72,13 @@ export class Svcd {
     const shared = settings._shared;
     delete settings._shared;
     s.db = shared ? { url: shared.db.url, drop() {} } : freshDatabase(s.dataDir);
+    // Every svcd of a database holds the same vault key file (copied, as an operator does).
+    const sharedKey = shared && path.join(shared.dataDir, 'vault', 'master.key');
+    if (sharedKey && existsSync(sharedKey)) {
+      mkdirSync(path.join(s.dataDir, 'vault'), { mode: 0o700 });
+      copyFileSync(sharedKey, path.join(s.dataDir, 'vault', 'master.key'));
+      chmodSync(path.join(s.dataDir, 'vault', 'master.key'), 0o600);
+    }
     // A port freePort picked may be taken by another test's process before svcd binds it: then
     // svcd is started again on new ports (a port the caller named is its own to keep free).
     for (let attempt = 1; ; ++attempt) {

@@ -4,15 +4,7 @@
 #include "database.h"
 #include "event_log.h"
 
-#include <svc/sdk/util.h>
-
-#include <Poco/Environment.h>
-#include <Poco/URI.h>
-#ifdef SVC_WITH_MYSQL
-#include <Poco/Data/MySQL/Connector.h>
-#endif
-
-#include <openssl/rand.h>
+#include "../test_database.h"
 
 #include <gtest/gtest.h>
 
@@ -28,27 +20,14 @@ namespace {
 class EventSequencerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    server_ = Poco::Environment::get("SVC_TEST_MYSQL_URL", "");
-    if (server_.empty()) GTEST_SKIP() << "SVC_TEST_MYSQL_URL is not set";
-    unsigned char r[4];
-    RAND_bytes(r, sizeof r);
-    name_ = "svc_q_" + sdk::hexEncode(std::string(reinterpret_cast<char*>(r), sizeof r));
-    admin() << "CREATE DATABASE " + name_, now;
-    db_ = std::make_unique<SqlDatabase>(server_ + "/" + name_, 8);
+    database_ = std::make_unique<test::TestDatabase>("mysql", dir_.path);
+    if (database_->url.empty()) GTEST_SKIP() << "SVC_TEST_MYSQL_URL is not set";
+    db_ = std::make_unique<SqlDatabase>(database_->url, 8);
     db_->migrate("kernel", eventLogMigrations());
   }
   void TearDown() override {
     db_.reset();
-    if (!name_.empty()) admin() << "DROP DATABASE " + name_, now;
-  }
-  Poco::Data::Session admin() {
-    Poco::Data::MySQL::Connector::registerConnector();
-    Poco::URI uri(server_);
-    const std::string info = uri.getUserInfo();
-    return Poco::Data::Session("MySQL", "host=" + uri.getHost() +
-                                            ";port=" + std::to_string(uri.getPort()) +
-                                            ";user=" + info.substr(0, info.find(':')) +
-                                            ";password=" + info.substr(info.find(':') + 1));
+    database_.reset();
   }
   // The log's sequences in the order of the events' insertion, and how many are unnumbered.
   std::vector<Poco::Int64> numbers(int* unnumbered = nullptr) {
@@ -67,7 +46,8 @@ class EventSequencerTest : public ::testing::Test {
         now;
   }
 
-  std::string server_, name_;
+  test::TempDir dir_;
+  std::unique_ptr<test::TestDatabase> database_;
   std::unique_ptr<SqlDatabase> db_;
 };
 

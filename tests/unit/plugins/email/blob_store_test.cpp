@@ -2,6 +2,7 @@
 // svcd share the database), read in pieces; the upgrade that moves files into the database; and
 // a blob streamed as a download. The database store runs on SQLite and, when the run has one, on
 // the MariaDB server SVC_TEST_MYSQL_URL names (a database of its own, dropped afterwards).
+#include "../../test_database.h"
 #include "blob_import.h"
 #include "blob_response.h"
 #include "database.h"
@@ -31,39 +32,8 @@
 namespace svc::plugins::email {
 namespace {
 
-struct TempDir {
-  TempDir() : path(Poco::TemporaryFile::tempName()) { Poco::File(path).createDirectories(); }
-  ~TempDir() { Poco::File(path).remove(true); }
-  std::string path;
-};
-
-// SQLite in a temporary directory, or a new database on SVC_TEST_MYSQL_URL's server.
-struct TestDatabase {
-  TestDatabase(const std::string& kind, const std::string& dir) {
-    if (kind == "sqlite") {
-      url = "sqlite:" + dir + "/t.db";
-      return;
-    }
-    server = Poco::Environment::get("SVC_TEST_MYSQL_URL", "");
-    if (server.empty()) return;
-    name = "svc_b_" + sdk::randomToken(4);
-    admin() << "CREATE DATABASE " + name, Poco::Data::Keywords::now;
-    url = server + "/" + name;
-  }
-  ~TestDatabase() {
-    if (!name.empty()) admin() << "DROP DATABASE " + name, Poco::Data::Keywords::now;
-  }
-  Poco::Data::Session admin() {
-    Poco::Data::MySQL::Connector::registerConnector();
-    Poco::URI uri(server);
-    const std::string info = uri.getUserInfo();
-    return Poco::Data::Session("MySQL", "host=" + uri.getHost() +
-                                            ";port=" + std::to_string(uri.getPort()) +
-                                            ";user=" + info.substr(0, info.find(':')) +
-                                            ";password=" + info.substr(info.find(':') + 1));
-  }
-  std::string server, name, url;
-};
+using svc::test::TempDir;
+using svc::test::TestDatabase;
 
 // Bytes no two tests share and that no piece boundary hides: every byte value, NULs included.
 std::string bytesOf(std::size_t n, unsigned seed = 1) {

@@ -3,12 +3,12 @@
 // database; the master key replaced without downtime; a file that does not open the database's
 // keys refused at start, named. Several AtRestCipher on one database stand for several svcd, each
 // with its own copy of the file.
+#include "../../test_database.h"
 #include "aead.h"
 #include "at_rest.h"
 #include "database.h"
 #include "key_store.h"
 #include "master_keys.h"
-#include "test_database.h"
 #include "vault_store.h"
 
 #include <svc/sdk/http.h>
@@ -28,8 +28,8 @@
 namespace svc::plugins::vault {
 namespace {
 
-using testing::TempDir;
-using testing::TestDatabase;
+using svc::test::TempDir;
+using svc::test::TestDatabase;
 
 TEST(MasterKeys, AFileOthersMayReadALinkOrADamagedFileIsRefused) {
   TempDir dir;

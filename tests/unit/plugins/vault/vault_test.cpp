@@ -1,11 +1,11 @@
 // The vault's core: master keys, encryption at rest, the end-to-end rule, and the Vault service
 // on a real SQLite database.
+#include "../../test_database.h"
 #include "at_rest.h"
 #include "database.h"
 #include "e2e_rule.h"
 #include "encryption_shapes.h"
 #include "rotation.h"
-#include "test_database.h"
 #include "vault_service.h"
 #include "vault_store.h"
 
@@ -34,8 +34,8 @@
 namespace svc::plugins::vault {
 namespace {
 
-using testing::TempDir;
-using testing::TestDatabase;
+using svc::test::TempDir;
+using svc::test::TestDatabase;
 
 // A sealed box's shape: `e2e::` and base64 of at least 48 bytes.
 std::string sealedLooking(std::size_t bytes = 60) {

@@ -1,4 +1,4 @@
-// The vault tests' temporary directory and database: SQLite in the directory, or a new MariaDB
+// A unit test's temporary directory and database: SQLite in the directory, or a new MariaDB
 // database on the server SVC_TEST_MYSQL_URL names (tools/test.sh starts one), dropped afterwards.
 #pragma once
 
@@ -15,7 +15,7 @@
 
 #include <string>
 
-namespace svc::plugins::vault::testing {
+namespace svc::test {
 
 struct TempDir {
   TempDir() : path(Poco::TemporaryFile::tempName()) { Poco::File(path).createDirectories(); }
@@ -33,7 +33,7 @@ struct TestDatabase {
     if (server.empty()) return;
     unsigned char r[4];
     RAND_bytes(r, sizeof r);
-    name = "svc_v_" + sdk::hexEncode(std::string(reinterpret_cast<char*>(r), sizeof r));
+    name = "svc_u_" + sdk::hexEncode(std::string(reinterpret_cast<char*>(r), sizeof r));
     admin() << "CREATE DATABASE " + name, Poco::Data::Keywords::now;
     url = server + "/" + name;
   }
@@ -52,4 +52,4 @@ struct TestDatabase {
   std::string server, name, url;
 };
 
-}  // namespace svc::plugins::vault::testing
+}  // namespace svc::test
