@@ -329,16 +329,21 @@ Replacement AtRestCipher::beginReplacement() {
     if (!state.next_wrap_id.empty() || state.wrap_id == next) {
       throw conflict("another master key replacement began meanwhile");
     }
-    out.data_keys = 0;
-    for (const auto& id : store_.keyIds(tx)) {
-      const auto key = dataKey(id, &tx);
-      if (!key) throw fileProblem("does not open data key " + id);
-      store_.add(tx, {id, next, wrapWith(next, id, *key)}, true);
-      ++out.data_keys;
-    }
+    out.data_keys = wrapEveryDataKey(tx, next);
     store_.setNextWrap(tx, next);
   });
   return out;
+}
+
+long AtRestCipher::wrapEveryDataKey(Poco::Data::Session& tx, const std::string& wrap_id) {
+  long wrapped = 0;
+  for (const auto& id : store_.keyIds(tx)) {
+    const auto key = dataKey(id, &tx);
+    if (!key) throw fileProblem("does not open data key " + id);
+    store_.add(tx, {id, wrap_id, wrapWith(wrap_id, id, *key)}, true);
+    ++wrapped;
+  }
+  return wrapped;
 }
 
 Replacement AtRestCipher::finishReplacement() {
@@ -360,14 +365,8 @@ Replacement AtRestCipher::finishReplacement() {
   store_.database().transaction([&](Poco::Data::Session& tx) {
     const KeyState state = *store_.state(tx, Lock::kExclusive);
     if (state.next_wrap_id != next) throw conflict("the replacement changed meanwhile");
-    out.data_keys = 0;
-    for (const auto& id : store_.keyIds(tx)) {
-      // A data key made meanwhile is wrapped under both already; this is for safety's sake.
-      const auto key = dataKey(id, &tx);
-      if (!key) throw fileProblem("does not open data key " + id);
-      store_.add(tx, {id, next, wrapWith(next, id, *key)}, true);
-      ++out.data_keys;
-    }
+    // A data key made meanwhile is wrapped under both already; this is for safety's sake.
+    out.data_keys = wrapEveryDataKey(tx, next);
     store_.finishWrap(tx, next);
   });
   return out;

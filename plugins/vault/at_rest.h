@@ -106,6 +106,8 @@ class AtRestCipher {
   bool holds(const std::string& wrap_id);
   std::string wrapWith(const std::string& wrap_id, const std::string& key_id,
                        const std::string& key);
+  // Wraps every data key of the database under wrap_id too (in tx). @return how many.
+  long wrapEveryDataKey(Poco::Data::Session& tx, const std::string& wrap_id);
   // The data key: cached, else loaded (through s, or a session of its own) and unwrapped.
   std::optional<std::string> dataKey(const std::string& id, Poco::Data::Session* s);
   void noteCurrent(const std::string& id);
