@@ -367,13 +367,17 @@ void recordMigration(Poco::Data::Session& s, const std::string& plugin, const sd
 }
 
 // What a statement of a migration answers when what it makes is there already: made by an svcd
-// that died (or lost the lock) after the statement and before the migration was recorded.
-bool madeBefore(const std::string& why) {
-  for (const char* made : {"already exists", "Duplicate column name", "Duplicate key name",
-                           "Duplicate entry", "Multiple primary key defined"}) {
+// that died (or lost the lock) after the statement and before the migration was recorded. Only
+// answers that name what exists: a table, a column, an index by name; and for a seed row
+// (INSERT ... VALUES), the row. A duplicate met by an index built on existing rows, or by an
+// INSERT ... SELECT, is a real failure.
+bool madeBefore(const std::string& statement, const std::string& why) {
+  for (const char* made : {"already exists", "Duplicate column name", "Duplicate key name"}) {
     if (why.find(made) != std::string::npos) return true;
   }
-  return false;
+  const std::string upper = Poco::toUpper(statement);
+  return why.find("Duplicate entry") != std::string::npos && upper.rfind("INSERT", 0) == 0 &&
+         upper.find(" VALUES") != std::string::npos && upper.find("SELECT") == std::string::npos;
 }
 
 std::string migrationName(const sdk::Migration& m) {
@@ -404,7 +408,7 @@ void SqlDatabase::applyMysqlMigration(const std::string& plugin, const sdk::Migr
     try {
       transaction([&](Poco::Data::Session& s) { s << m.mysql[index], now; });
     } catch (const Poco::Exception& e) {
-      if (!madeBefore(e.displayText())) {
+      if (!madeBefore(m.mysql[index], e.displayText())) {
         throw std::runtime_error(migrationName(m) + " failed at statement " +
                                  std::to_string(index + 1) + ": " + e.displayText() +
                                  "; the statements before it stay applied and are taken as done "
@@ -418,7 +422,8 @@ void SqlDatabase::applyMysqlMigration(const std::string& plugin, const sdk::Migr
   try {
     transaction([&](Poco::Data::Session& s) { recordMigration(s, plugin, m); });
   } catch (const Poco::Exception& e) {
-    if (!madeBefore(e.displayText())) throw;  // recorded by another svcd meanwhile: done
+    // Recorded by another svcd meanwhile: done.
+    if (e.displayText().find("Duplicate entry") == std::string::npos) throw;
   }
 }
 

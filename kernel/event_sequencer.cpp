@@ -34,8 +34,10 @@ std::string numberingStatement(const std::vector<Poco::Int64>& ids, Poco::Int64 
              std::to_string(after + 1 + static_cast<Poco::Int64>(i));
     list += (i ? "," : "") + std::to_string(ids[i]);
   }
-  return "UPDATE svc_events SET seq = CASE row_id" + cases + " END WHERE row_id IN (" + list +
-         ") AND seq IS NULL";
+  // By primary key alone: a condition on seq could have the server walk the unique index's NULL
+  // range, locking the gaps publishers insert into. The counter row's lock keeps every other
+  // leader out, and the row count is checked.
+  return "UPDATE svc_events SET seq = CASE row_id" + cases + " END WHERE row_id IN (" + list + ")";
 }
 
 // A conflict with another would-be leader, or the database out of reach: look again soon.
@@ -92,6 +94,12 @@ bool EventSequencer::tryToLead() {
         into(beat), now;
   }
   const auto at = std::chrono::steady_clock::now();
+  if (holder == me_) {
+    // Taken by a takeover whose answer was lost on the way: this process holds it already.
+    leading_ = true;
+    last_beat_ = at;
+    return true;
+  }
   if (beat != seen_beat_) {
     seen_beat_ = beat;
     seen_since_ = at;

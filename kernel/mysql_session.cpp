@@ -95,20 +95,31 @@ class Session : public my::SessionImpl {
 
   Poco::SharedPtr<Poco::Data::StatementImpl> createStatementImpl() override;
 
-  // One command each; libmariadb does not reconnect inside a transaction (the server says it is
-  // in one), so a lost connection fails the COMMIT instead of committing nothing.
+  // One command each. The client's reconnect is off while a transaction is open: a connection
+  // lost mid-transaction (the server rolled it back) must fail every statement after it and the
+  // COMMIT, never be replaced by a fresh connection whose statements would commit one by one
+  // (libmariadb refuses the first reconnect inside a transaction, then allows the next).
   void begin() override {
     if (in_transaction_) throw Poco::InvalidAccessException("Already in transaction.");
     freshen();
     send("BEGIN");
+    reconnect(false);
     in_transaction_ = true;
   }
   void commit() override {
     in_transaction_ = false;  // a failed COMMIT has ended it too (or the connection is gone)
+    struct Again {
+      Session& s;
+      ~Again() { s.reconnect(true); }
+    } again{*this};
     send("COMMIT");
   }
   void rollback() override {
     in_transaction_ = false;
+    struct Again {
+      Session& s;
+      ~Again() { s.reconnect(true); }
+    } again{*this};
     send("ROLLBACK");
   }
   bool isTransaction() const override { return in_transaction_; }
@@ -122,6 +133,7 @@ class Session : public my::SessionImpl {
   // repeated. So a connection unused for a second is pinged first (reconnecting when lost, which
   // drops its prepared statements; checkout() sees that); a busy one costs nothing.
   void freshen() {
+    if (in_transaction_) return;  // no reconnect inside a transaction (begin())
     const auto now = std::chrono::steady_clock::now();
     if (now - last_command_ > std::chrono::seconds(1)) mysql_ping(mysql());
     last_command_ = now;
@@ -129,6 +141,10 @@ class Session : public my::SessionImpl {
 
  private:
   MYSQL* mysql() { return handle(); }
+  void reconnect(bool on) {
+    my_bool value = on ? 1 : 0;
+    mysql_options(mysql(), MYSQL_OPT_RECONNECT, &value);
+  }
   void send(const char* sql) {
     if (mysql_real_query(mysql(), sql, std::strlen(sql)) != 0) {
       throw my::TransactionException(std::string(sql) + " failed", mysql());

@@ -109,10 +109,14 @@ std::size_t FanOut::runOnce() {
       for (const auto& e : batch) {
         for (auto& w : waiting) {
           if (!w.after_event.empty() && w.after_event == e.id) {
-            // Its own event, numbered after commit: it gets what follows.
-            store_.startAt(tx, w, e.sequence);
-            w.after_seq = e.sequence;
-            w.after_event.clear();
+            // Its own event, numbered after commit: it gets what follows. Unless it was disabled
+            // and enabled again since it was read: then it waits for that newer event.
+            if (store_.startAt(tx, w, e.sequence)) {
+              w.after_seq = e.sequence;
+              w.after_event.clear();
+            } else {
+              w.enabled = false;  // for this round
+            }
             continue;
           }
           if (!matches(w, e)) continue;

@@ -225,11 +225,13 @@ void WebhookStore::startAfter(Poco::Data::Session& tx, const std::string& id, co
       use(webhook), now;
 }
 
-void WebhookStore::startAt(Poco::Data::Session& tx, const WebhookRow& w, std::int64_t seq) {
+bool WebhookStore::startAt(Poco::Data::Session& tx, const WebhookRow& w, std::int64_t seq) {
   Poco::Int64 after = seq;
   std::string id = w.id, marker = w.after_event;
-  tx << "UPDATE webhooks SET after_seq = ?, after_event = '' WHERE id = ? AND after_event = ?",
-      use(after), use(id), use(marker), now;
+  Poco::Data::Statement update =
+      (tx << "UPDATE webhooks SET after_seq = ?, after_event = '' WHERE id = ? AND after_event = ?",
+       use(after), use(id), use(marker));
+  return update.execute() > 0;
 }
 
 bool WebhookStore::update(Poco::Data::Session& tx, const WebhookRow& row, const std::string& type) {

@@ -83,8 +83,8 @@ class WebhookStore {
   /// log numbers it.
   void startAfter(Poco::Data::Session& tx, const std::string& webhook_id, const sdk::Event& e);
   /// Records the number of the event a webhook waited for (`after_event`), unless the webhook
-  /// was given another since it was read.
-  void startAt(Poco::Data::Session& tx, const WebhookRow& webhook, std::int64_t seq);
+  /// was given another since it was read. @return false when it was (or is gone).
+  bool startAt(Poco::Data::Session& tx, const WebhookRow& webhook, std::int64_t seq);
   /// Deletes a webhook and its deliveries and publishes `webhook.deleted`.
   bool remove(Poco::Data::Session& tx, const WebhookRow& row);
 

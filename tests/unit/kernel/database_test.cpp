@@ -1,4 +1,5 @@
 #include "database.h"
+#include "../test_database.h"
 #include "event_log.h"
 #include "event_types.h"
 
@@ -400,6 +401,35 @@ TEST(DatabaseMysqlTest, ReadsAfterATransactionSeeLaterCommits) {
     EXPECT_EQ(update.execute(), 2u);
   }
   admin << "DROP DATABASE " + name, now;
+}
+// A connection lost in the middle of a transaction (the server rolled it back) fails the rest of
+// it, even for work that swallows the first error: nothing of it commits, not a statement after
+// the loss on a fresh connection either.
+TEST(DatabaseMysqlTest, AConnectionLostInATransactionCommitsNothingOfIt) {
+  test::TempDir dir;
+  test::TestDatabase database("mysql", dir.path);
+  if (database.url.empty()) GTEST_SKIP() << "SVC_TEST_MYSQL_URL is not set";
+  {
+    SqlDatabase db(database.url, 1);
+    db.transaction(
+        [](Poco::Data::Session& s) { s << "CREATE TABLE t (id INT NOT NULL PRIMARY KEY)", now; });
+    EXPECT_ANY_THROW(db.transaction(RetryPolicy{1}, [&](Poco::Data::Session& s) {
+      s << "INSERT INTO t VALUES (1)", now;
+      Poco::Int64 id = 0;
+      s << "SELECT CONNECTION_ID()", into(id), now;
+      database.admin() << "KILL CONNECTION " + std::to_string(id), now;
+      try {
+        s << "INSERT INTO t VALUES (2)", now;
+      } catch (const Poco::Exception&) {
+        // careless work that goes on
+      }
+      s << "INSERT INTO t VALUES (3)", now;
+    }));
+    Poco::Data::Session s = db.session();
+    int n = -1;
+    s << "SELECT COUNT(*) FROM t", into(n), now;
+    EXPECT_EQ(n, 0);
+  }
 }
 #endif
 
