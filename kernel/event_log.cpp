@@ -201,60 +201,54 @@ sdk::Event EventLog::publish(const std::string& type, const std::string& account
                            "\",\"account\":" + jsonString(account) +
                            ",\"identity\":" + (identity.empty() ? "null" : jsonString(identity)) +
                            ",\"object\":" + object_json.str() + "}";
-  if (db_.dialect() == sdk::Dialect::kMysql) {
-    // Numbered after commit by the sequencer (event_sequencer.h): e.sequence stays 0.
-    auto insert = [&](Poco::Data::Session& s) {
-      std::string id = e.id, t = type, a = account, i = identity, d = data;
-      Poco::Int64 at = e.created_us;
+  auto append = [&](Poco::Data::Session& s) {
+    std::string id = e.id, t = type, a = account, i = identity, d = data;
+    Poco::Int64 at = e.created_us;
+    if (sequencer_) {
+      // Numbered after commit by the sequencer (event_sequencer.h): e.sequence stays 0.
       s << "INSERT INTO svc_events (id, type, account_id, identity_id, created_us, data) "
            "VALUES (?, ?, ?, ?, ?, ?)",
           use(id), use(t), use(a), use(i), use(at), use(d), now;
-    };
-    if (transaction) {
-      insert(*transaction);
-      db_.afterCommit([this] { wakeSequencer(); });
-    } else {
-      db_.transaction(insert);
-      wakeSequencer();
+      return;
     }
-    return e;
-  }
-  auto append = [&](Poco::Data::Session& s) {
-    Poco::Int64 seq = 0;
-    const std::uint64_t serial = db_.transactionSerial();
-    if (serial != 0 && serial == numbering.transaction) {
-      // This transaction holds the counter row already: number on, and store the counter once,
-      // before the commit (a transaction that stores a batch publishes an event for each).
-      seq = ++numbering.last;
-    } else {
-      // The counter row is locked until this transaction ends: events commit in sequence order.
-      s << "UPDATE svc_event_counter SET seq = seq + 1 WHERE name = 'events'", now;
-      s << "SELECT seq FROM svc_event_counter WHERE name = 'events'", into(seq), now;
-      if (serial != 0) {
-        numbering = {serial, seq, seq};
-        db_.beforeCommit([](Poco::Data::Session& tx) {
-          if (numbering.last == numbering.first) return;
-          Poco::Int64 last = numbering.last;
-          tx << "UPDATE svc_event_counter SET seq = ? WHERE name = 'events'", use(last), now;
-        });
-      }
-    }
-    std::string id = e.id, t = type, a = account, i = identity, d = data;
-    Poco::Int64 at = e.created_us;
+    Poco::Int64 seq = numberInTransaction(s);
     s << "INSERT INTO svc_events (seq, id, type, account_id, identity_id, created_us, data) "
          "VALUES (?, ?, ?, ?, ?, ?, ?)",
         use(seq), use(id), use(t), use(a), use(i), use(at), use(d), now;
     e.sequence = seq;
   };
-  // The event thread is woken once the event is visible: after the caller's commit.
+  // The sequencer, or the event thread, looks once the event is visible: after the commit.
+  auto wake = [this] { sequencer_ ? wakeSequencer() : wakeEventThread(); };
   if (transaction) {
     append(*transaction);
-    db_.afterCommit([this] { wakeEventThread(); });
+    db_.afterCommit(wake);
   } else {
     db_.transaction(append);
-    wakeEventThread();
+    wake();
   }
   return e;
+}
+
+std::int64_t EventLog::numberInTransaction(Poco::Data::Session& s) {
+  const std::uint64_t serial = db_.transactionSerial();
+  if (serial != 0 && serial == numbering.transaction) {
+    // This transaction holds the counter row already: number on, and store the counter once,
+    // before the commit (a transaction that stores a batch publishes an event for each).
+    return ++numbering.last;
+  }
+  // The counter row is locked until this transaction ends: events commit in sequence order.
+  Poco::Int64 seq = 0;
+  s << "UPDATE svc_event_counter SET seq = seq + 1 WHERE name = 'events'", now;
+  s << "SELECT seq FROM svc_event_counter WHERE name = 'events'", into(seq), now;
+  if (serial != 0) {
+    numbering = {serial, seq, seq};
+    db_.beforeCommit([](Poco::Data::Session& tx) {
+      if (numbering.last == numbering.first) return;
+      Poco::Int64 last = numbering.last;
+      tx << "UPDATE svc_event_counter SET seq = ? WHERE name = 'events'", use(last), now;
+    });
+  }
+  return seq;
 }
 
 std::uint64_t EventLog::subscribe(std::function<void(const sdk::Event&)> fn) {

@@ -88,6 +88,9 @@ class EventLog : public sdk::EventBus {
   void run();
   /// Has the event thread look at the log (and its new streams) now.
   void wakeEventThread();
+  /// SQLite: the next sequence, taken in the transaction of s (the counter row stays locked
+  /// until it ends, so events commit in sequence order).
+  std::int64_t numberInTransaction(Poco::Data::Session& s);
   /// Has the sequencer (MySQL) number what this process just committed.
   void wakeSequencer();
   void poll();

@@ -199,9 +199,7 @@ sdk::Response Pipeline::dispatchMatched(const RouteMatch& match, sdk::Request& r
   } catch (const sdk::HttpError& e) {
     return errorResponse(e, req.request_id);
   } catch (const std::exception& e) {
-    // Poco's what() is only the exception's name; its displayText() says what happened.
-    const auto* poco = dynamic_cast<const Poco::Exception*>(&e);
-    const std::string why = poco ? poco->displayText() : std::string(e.what());
+    const std::string why = databaseErrorText(e);  // Poco's displayText(), else what()
     // A transaction whose COMMIT lost its connection may have been applied: not a 503, which
     // promises that nothing was (a client or load balancer may send a 503's request again).
     const bool commit_unknown = dynamic_cast<const CommitOutcomeUnknown*>(&e) != nullptr;
@@ -216,29 +214,25 @@ sdk::Response Pipeline::dispatchMatched(const RouteMatch& match, sdk::Request& r
                                           "applied or not. Check before repeating it."),
                            req.request_id);
     }
-    if (isTransientDatabaseError(why)) {
-      // The database gave up this transaction for another's sake, as often as svcd retried it:
-      // nothing of it was kept, and the same request will most likely succeed.
+    // Nothing of the request was kept, and the same request will most likely succeed: a
+    // transaction the database gave up for another's sake (as often as svcd retried it), or a
+    // database out of reach.
+    const bool conflict = isTransientDatabaseError(why);
+    if (conflict || isDatabaseUnreachableError(why)) {
       if (rt_.error_log) {
         rt_.error_log->warning("request " + req.request_id + " " + req.method + " " + req.path +
-                               " met a passing database conflict (503): " + why);
+                               (conflict ? " met a passing database conflict (503): "
+                                         : " could not reach the database (503): ") +
+                               why);
       }
-      return errorResponse(sdk::HttpError(503, "service_unavailable",
-                                          "A conflicting change held the data this request "
-                                          "needed; nothing was changed. Retry the request.")
-                               .header("Retry-After", "1"),
-                           req.request_id);
-    }
-    if (isDatabaseUnreachableError(why)) {
-      if (rt_.error_log) {
-        rt_.error_log->warning("request " + req.request_id + " " + req.method + " " + req.path +
-                               " could not reach the database (503): " + why);
-      }
-      return errorResponse(sdk::HttpError(503, "service_unavailable",
-                                          "This server cannot reach its database; nothing was "
-                                          "changed. Retry the request, here or on another server.")
-                               .header("Retry-After", "1"),
-                           req.request_id);
+      return errorResponse(
+          sdk::HttpError(503, "service_unavailable",
+                         conflict ? "A conflicting change held the data this request needed; "
+                                    "nothing was changed. Retry the request."
+                                  : "This server cannot reach its database; nothing was "
+                                    "changed. Retry the request, here or on another server.")
+              .header("Retry-After", "1"),
+          req.request_id);
     }
     if (rt_.error_log) {
       rt_.error_log->error("request " + req.request_id + " " + req.method + " " + req.path +
