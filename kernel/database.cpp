@@ -314,6 +314,27 @@ bool SqlDatabase::migrationApplied(const std::string& plugin, int version) {
 
 void SqlDatabase::migrate(const std::string& plugin,
                           const std::vector<sdk::Migration>& migrations) {
+  // Migrating is resumable (each migration is recorded once done, a MySQL one statement by
+  // statement): a read or a lock meeting a passing conflict, as svcd started side by side on a
+  // cluster's nodes do while one of them changes the schema, starts it over.
+  for (int attempt = 1;; ++attempt) {
+    try {
+      migrateOnce(plugin, migrations);
+      return;
+    } catch (const Poco::Exception& e) {
+      const std::string why = e.displayText();
+      if (attempt >= retry_.attempts ||
+          !(isTransientDatabaseError(why) || isDatabaseUnreachableError(why))) {
+        throw std::runtime_error("migrating " + plugin + ": " + why);
+      }
+      Poco::Logger::get("svcd").warning("migrating " + plugin + " again: " + why);
+      std::this_thread::sleep_for(std::chrono::milliseconds(retry_.pauseMillis(attempt + 1)));
+    }
+  }
+}
+
+void SqlDatabase::migrateOnce(const std::string& plugin,
+                              const std::vector<sdk::Migration>& migrations) {
   // Several svcd processes may start at once on one MySQL database or on the nodes of a Galera
   // cluster: one migrates at a time, whichever node each is on.
   std::unique_ptr<MigrationLock> lock;

@@ -65,6 +65,7 @@ class SqlDatabase : public sdk::Database {
   std::vector<std::function<void()>> attempt_transaction(
       const std::function<void(Poco::Data::Session&)>& work);
   bool migrationApplied(const std::string& plugin, int version);
+  void migrateOnce(const std::string& plugin, const std::vector<sdk::Migration>& migrations);
   void applySqliteMigration(const std::string& plugin, const sdk::Migration& m);
   void applyMysqlMigration(const std::string& plugin, const sdk::Migration& m);
 

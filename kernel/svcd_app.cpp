@@ -440,7 +440,7 @@ int SvcdApp::serve() {
   try {
     db = openDatabase(conf, threads);
   } catch (const std::exception& e) {
-    log.fatal(std::string("database: ") + e.what());
+    log.fatal("database: " + databaseErrorText(e));
     return EXIT_CONFIG;
   }
 
